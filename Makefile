@@ -1,0 +1,71 @@
+# icml26-lit: one command to run every check, one to execute and build the whole book.
+#   make test                      every check (sync, pytest, papermill, book build, browser check)
+#   make test CHAPTERS="06 09"     core plus the named chapters, for quick iteration
+#   make book                      export, execute every notebook at scale=ci, build the HTML book
+#   make run NB=nbs/00_core/12_example_experiments.ipynb SCALE=colab DEVICE=cuda
+#   make nbtest                    nbdev_test (for authors; papermill is what CI runs)
+# The development environment is .venv/ at the repository root, made from requirements/pins.txt
+# (the one list of exact versions) the first time any target needs it.
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PINS := requirements/pins.txt
+STAMP := $(VENV)/.icml26-$(shell cat $(PINS) settings.ini setup.py 2>/dev/null | sha1sum | cut -c1-12)
+CHAPTERS ?=
+NB ?=
+SCALE ?= colab
+DEVICE ?= auto
+SEED ?= 0
+# Where to find a CPU build of torch on machines that need one from elsewhere; empty means the
+# default index (this project's machines have the CPU wheel locally).
+TORCH_INDEX ?=
+
+.PHONY: venv test book run nbtest export clean bench toc
+
+venv: $(STAMP)
+
+$(STAMP): $(PINS) settings.ini setup.py
+	@set -e; t0=$$(date +%s); \
+	if [ ! -x $(PY) ]; then $(PYTHON) -m venv $(VENV); fi; \
+	$(PY) -m pip install -q --upgrade pip setuptools wheel; \
+	torch_pin=$$(grep -E '^torch==' $(PINS)); \
+	if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then \
+	  echo "CUDA machine: installing $$torch_pin (CUDA build)"; $(PY) -m pip install -q "$$torch_pin"; \
+	else \
+	  echo "no CUDA: installing $$torch_pin, CPU build"; \
+	  $(PY) -m pip install -q $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$$torch_pin"; \
+	  if $(PY) -c 'import torch,sys; sys.exit(0 if torch.version.cuda is None else 1)'; then :; else \
+	    echo "error: a CUDA build of torch was installed on a machine without CUDA;" \
+	         "set TORCH_INDEX to a CPU wheel index and run again"; exit 1; fi; \
+	fi; \
+	$(PY) -m pip install -q -c $(PINS) -r <(grep -vE '^(#|$$|torch==)' $(PINS) | sed 's/==.*//'); \
+	$(PY) -m pip install -q --no-deps -e .; \
+	rm -f $(VENV)/.icml26-*; touch $(STAMP); \
+	echo "environment ready in $$(( $$(date +%s) - t0 )) s: $(VENV)"
+
+export: venv
+	$(VENV)/bin/nbdev_export
+
+test: venv
+	$(PY) book/pipeline.py test --chapters "$(CHAPTERS)"
+
+book: venv
+	$(PY) book/pipeline.py book --chapters "$(CHAPTERS)"
+
+run: venv
+	@test -n "$(NB)" || { echo "usage: make run NB=<notebook> SCALE=colab|full DEVICE=cuda"; exit 2; }
+	$(PY) book/pipeline.py run "$(NB)" --scale $(SCALE) --device $(DEVICE) --seed $(SEED)
+
+nbtest: venv
+	$(VENV)/bin/nbdev_test --n_workers 2
+
+bench: venv
+	$(PY) -m icml26_lit.bench --budget-s 420
+
+toc: venv
+	$(PY) book/make_toc.py
+
+clean:
+	rm -rf _build book/_build

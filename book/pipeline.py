@@ -1,0 +1,479 @@
+#!/usr/bin/env python
+"""The book's pipeline: execute notebooks with papermill, build and check the HTML book, run one
+experiment at a larger scale, and drive `make test` stage by stage.
+
+    python book/pipeline.py execute [--chapters "01 06"]      # papermill, scale=ci, two at a time
+    python book/pipeline.py build   [--chapters ...]          # Jupyter Book from the executed copies
+    python book/pipeline.py book    [--chapters ...]          # export + execute + build
+    python book/pipeline.py test    [--chapters ...]          # every check, stage by stage
+    python book/pipeline.py run NB --scale colab --device cuda  # one notebook -> results/<slug>/<scale>.json
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NBS = ROOT / "nbs"
+BUILD = ROOT / "_build"
+EXEC = BUILD / "exec"
+CLAIMS = BUILD / "claims"
+HTML = ROOT / "book" / "_build" / "html"
+PY = sys.executable
+SUBSTRATES = ("sphere", "sim", "md", "flows")
+BOOTSTRAP_MARK = "icml26-lit: colab bootstrap"
+LAST = ("index.ipynb",)  # run after every chapter: the scoreboard reads their claims
+
+
+# ----------------------------------------------------------------------------- selection
+def chapter_dirs(chapters: list[str] | None) -> list[Path]:
+    "nbs/00_core and the chapter folders named by two-digit numbers (all when None)."
+    dirs = sorted(p for p in NBS.iterdir() if p.is_dir() and re.match(r"\d\d_", p.name))
+    if chapters:
+        unknown = set(chapters) - {d.name[:2] for d in dirs}
+        if unknown:
+            sys.exit(f"CHAPTERS names unknown chapters {sorted(unknown)}; "
+                     f"known: {' '.join(d.name[:2] for d in dirs)}")
+        dirs = [d for d in dirs if d.name[:2] == "00" or d.name[:2] in chapters]
+    return dirs
+
+
+def notebooks(chapters: list[str] | None) -> list[Path]:
+    "Every notebook to execute, the front page last."
+    nbs = [nb for d in chapter_dirs(chapters) for nb in sorted(d.glob("*.ipynb"))]
+    top = sorted(NBS.glob("*.ipynb"), key=lambda p: (p.name in LAST, p.name))
+    return nbs + top
+
+
+def test_dirs(chapters: list[str] | None) -> list[Path]:
+    "tests/core, tests/example, and each chosen chapter's tests and substrate tests."
+    out = [ROOT / "tests" / "core", ROOT / "tests" / "example"]
+    for d in chapter_dirs(chapters):
+        if d.name.startswith("00"):
+            continue
+        out.append(ROOT / "tests" / d.name[3:])
+        for nb in d.glob("*.ipynb"):
+            for sub in re.findall(r"default_exp (\w+)\.", nb.read_text()):
+                if sub in SUBSTRATES:
+                    out.append(ROOT / "tests" / sub)
+    seen, res = set(), []
+    for p in out:
+        if p not in seen and p.is_dir() and any(p.glob("test_*.py")):
+            seen.add(p)
+            res.append(p)
+    return res
+
+
+def budget_s(nb: Path) -> int:
+    "The CI budget of a notebook: 120 s for experiments, 30 s for every other notebook."
+    return 120 if "experiments" in nb.stem else 30
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def has_parameters(nb: Path) -> bool:
+    cells = json.loads(nb.read_text())["cells"]
+    return any("parameters" in c.get("metadata", {}).get("tags", []) for c in cells)
+
+
+def exec_path(nb: Path) -> Path:
+    return EXEC / nb.relative_to(ROOT)
+
+
+# ----------------------------------------------------------------------------- execute
+def _env() -> dict:
+    env = dict(os.environ)
+    env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+               ICML26_BOOK="1", ICML26_CLAIMS_DIR=str(CLAIMS), PYTHONPATH=str(ROOT),
+               NUMBA_CACHE_DIR=str(BUILD / "numba"), MPLBACKEND="Agg", HF_HUB_OFFLINE="1",
+               PYDEVD_DISABLE_FILE_VALIDATION="1", TRITON_INTERPRET="0")
+    return env
+
+
+def offline_prefix() -> list[str]:
+    "Run inside a fresh network namespace with only loopback up, when we can (root + unshare)."
+    if os.environ.get("ICML26_ONLINE") == "1" or shutil.which("unshare") is None or os.geteuid() != 0:
+        return []
+    probe = subprocess.run(["unshare", "--net", "true"], capture_output=True)
+    if probe.returncode != 0:
+        return []
+    ip = shutil.which("ip") or "/usr/sbin/ip"
+    return ["unshare", "--net", "--", "sh", "-c", f'{ip} link set lo up && exec "$@"', "sh"]
+
+
+def _failed_cell(out: Path) -> str:
+    "The first cell of an executed notebook that raised: its number, first line and error."
+    try:
+        cells = json.loads(out.read_text())["cells"]
+    except Exception:
+        return "(no output notebook was written)"
+    code_i = 0
+    for c in cells:
+        if c["cell_type"] != "code":
+            continue
+        code_i += 1
+        for o in c.get("outputs", []):
+            if o.get("output_type") == "error":
+                first = "".join(c["source"]).strip().splitlines()[:1]
+                return (f"code cell {code_i} ({first[0][:60] if first else ''!r}): "
+                        f"{o.get('ename')}: {str(o.get('evalue'))[:300]}")
+    return "(no cell error recorded; see the log)"
+
+
+def run_one(nb: Path, out: Path, params: dict, offline: list[str], env: dict, timeout: float):
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [PY, "-m", "papermill", str(nb), str(out), "-k", "python3", "--cwd", str(nb.parent),
+           "--no-progress-bar"]
+    if has_parameters(nb):
+        for k, v in params.items():
+            cmd += ["-p", k, str(v)]
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(offline + cmd, capture_output=True, text=True, env=env, timeout=timeout)
+        rc, log = p.returncode, p.stdout + p.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, log = -9, f"killed after {timeout:.0f} s\n{e.stdout or ''}{e.stderr or ''}"
+    wall = time.perf_counter() - t0
+    if rc == 0:
+        data = json.loads(out.read_text())
+        rel = nb.relative_to(ROOT) if nb.is_relative_to(ROOT) else nb
+        data["metadata"]["icml26"] = dict(source=str(rel), source_sha=sha(nb),
+                                          wall_s=round(wall, 2), params=params)
+        out.write_text(json.dumps(data, indent=1))
+        return wall, None
+    err = _failed_cell(out) if rc != -9 else f"timed out after {timeout:.0f} s"
+    (BUILD / "logs").mkdir(parents=True, exist_ok=True)
+    logf = BUILD / "logs" / (nb.stem + ".log")
+    logf.write_text(log)
+    return wall, f"{err} (log: {logf.relative_to(ROOT)})"
+
+
+def execute(chapters: list[str] | None, jobs: int = 2, offline: bool = True) -> int:
+    "Execute the notebooks at scale=ci, two at a time; print the timing table; 1 on any failure."
+    nbs = notebooks(chapters)
+    CLAIMS.mkdir(parents=True, exist_ok=True)
+    keep = None if not chapters else set(chapters)
+    for f in CLAIMS.glob("*.json"):  # claims of the notebooks about to run are recomputed
+        if keep is None or f.name[:2] in keep or f.name[:2] == "00":
+            f.unlink()
+    prefix = offline_prefix() if offline else []
+    print(f"executing {len(nbs)} notebooks at scale=ci, {jobs} at a time"
+          f"{', offline (network namespace with loopback only)' if prefix else ''}", flush=True)
+    env, params = _env(), dict(scale="ci", seed=0, device="auto")
+    first = [nb for nb in nbs if nb.name not in LAST or nb.parent != NBS]
+    last = [nb for nb in nbs if nb not in first]
+    results = {}
+    with cf.ThreadPoolExecutor(jobs) as pool:
+        futs = {pool.submit(run_one, nb, exec_path(nb), params, prefix, env, 4 * budget_s(nb) + 60): nb
+                for nb in first}
+        for f in cf.as_completed(futs):
+            nb = futs[f]
+            results[nb] = f.result()
+            wall, err = results[nb]
+            print(f"  {'FAILED' if err else 'ok':6s} {wall:7.1f} s  {nb.relative_to(ROOT)}", flush=True)
+    for nb in last:
+        results[nb] = run_one(nb, exec_path(nb), params, prefix, env, 4 * budget_s(nb) + 60)
+        print(f"  {'FAILED' if results[nb][1] else 'ok':6s} {results[nb][0]:7.1f} s  "
+              f"{nb.relative_to(ROOT)}", flush=True)
+    return timing_table(results)
+
+
+def timing_table(results: dict) -> int:
+    print("\nnotebook timings (scale=ci)")
+    print(f"  {'seconds':>8s} {'budget':>7s}  status          notebook")
+    bad = 0
+    for nb in sorted(results, key=lambda p: str(p)):
+        wall, err = results[nb]
+        b = budget_s(nb)
+        status = "FAILED" if err else ("OVER BUDGET" if wall > b else "ok")
+        if err or wall > 1.5 * b:
+            bad += 1
+        print(f"  {wall:8.1f} {b:7d}  {status:15s} {nb.relative_to(ROOT)}")
+        if err:
+            print(f"      -> {err}")
+    total = sum(w for w, _ in results.values())
+    print(f"  {total:8.1f} s of notebook time in all")
+    over = [nb for nb, (w, e) in results.items() if not e and w > budget_s(nb)]
+    if over:
+        print(f"  {len(over)} notebook(s) over budget; more than 1.5x the budget fails the run")
+    fails = [nb for nb, (w, e) in results.items() if e]
+    if fails:
+        print("FAILED notebooks: " + ", ".join(str(nb.relative_to(ROOT)) for nb in fails))
+    return 1 if bad else 0
+
+
+# ----------------------------------------------------------------------------- build
+def toc_files(toc: Path) -> list[str]:
+    return re.findall(r"(?:root|file):\s*(\S+)", toc.read_text())
+
+
+def filtered_toc(chapters: list[str] | None) -> Path:
+    "The book's _toc.yml, or a copy without the chapters that were not chosen."
+    toc = ROOT / "_toc.yml"
+    if not chapters:
+        return toc
+    keep = {str(d.relative_to(ROOT)) for d in chapter_dirs(chapters)}
+    lines, out, skip_indent = toc.read_text().splitlines(), [], None
+    for line in lines:
+        indent = len(line) - len(line.lstrip())
+        if skip_indent is not None and indent > skip_indent:
+            continue
+        skip_indent = None
+        m = re.search(r"file:\s*(nbs/(\d\d_[^/]+)/\S+)", line)
+        if m and str(Path("nbs") / m.group(2)) not in keep:
+            skip_indent = indent
+            continue
+        out.append(line)
+    # drop parts left without chapters
+    text, res, i = out, [], 0
+    while i < len(text):
+        if text[i].lstrip().startswith("- caption:") and (i + 2 >= len(text) or "file:" not in text[i + 2]):
+            i += 2
+            continue
+        res.append(text[i])
+        i += 1
+    path = BUILD / "_toc.yml"
+    path.write_text("\n".join(res) + "\n")
+    return path
+
+
+def prepare_executed(nb_out: Path) -> None:
+    "Hide the bootstrap, nbdev directive and injected-parameters cells in an executed copy."
+    data = json.loads(nb_out.read_text())
+    for c in data["cells"]:
+        src = "".join(c.get("source", ""))
+        tags = c.setdefault("metadata", {}).setdefault("tags", [])
+        first = src.lstrip().splitlines()[0] if src.strip() else ""
+        hide = (BOOTSTRAP_MARK in src or "injected-parameters" in tags or
+                (c["cell_type"] == "code" and re.match(r"#\|\s*(default_exp|hide)\b", first)))
+        if hide and "remove-cell" not in tags:
+            tags.append("remove-cell")
+    nb_out.write_text(json.dumps(data, indent=1))
+
+
+def build(chapters: list[str] | None, warnings_as_errors: bool = True) -> int:
+    "Build the HTML book from executed copies, refusing stale or missing ones."
+    from vendor import vendor_assets  # book/vendor.py
+    toc = filtered_toc(chapters)
+    stale = []
+    for f in toc_files(toc):
+        src = ROOT / f
+        if src.with_suffix(".md").exists():
+            dst = EXEC / f"{f}.md"
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src.with_suffix(".md"), dst)
+            continue
+        nb = src.with_suffix(".ipynb")
+        out = exec_path(nb)
+        if not nb.exists():
+            stale.append(f"{f}: listed in the table of contents but {nb.relative_to(ROOT)} does not exist")
+        elif not out.exists():
+            stale.append(f"{f}: no executed copy; run `make book`")
+        else:
+            meta = json.loads(out.read_text())["metadata"].get("icml26", {})
+            if meta.get("source_sha") != sha(nb) or out.stat().st_mtime < nb.stat().st_mtime:
+                stale.append(f"{f}: the executed copy is older than its source notebook; run `make book`")
+            else:
+                prepare_executed(out)
+    if stale:
+        print("refusing to build the book from stale or missing executed notebooks:")
+        print("\n".join("  " + s for s in stale))
+        return 1
+    # Jupyter Book adds every script under every static folder to every page when the source has
+    # a `_static` folder, so ours is called `_assets` and the vendored libraries (MathJax has
+    # hundreds of lazily loaded components) live in `_vendor`.
+    shutil.copytree(ROOT / "book" / "_static", EXEC / "_assets", dirs_exist_ok=True)
+    shutil.copytree(vendor_assets(BUILD / "vendor"), EXEC / "_vendor" / "vendor", dirs_exist_ok=True)
+    shutil.copy2(ROOT / "book" / "references.bib", EXEC / "references.bib")
+    if HTML.exists():
+        shutil.rmtree(HTML)
+    cmd = [str(Path(PY).parent / "jupyter-book"), "build", str(EXEC), "--config",
+           str(ROOT / "book" / "_config.yml"), "--toc", str(toc), "--path-output", str(ROOT / "book")]
+    if warnings_as_errors:
+        cmd += ["-W", "-n", "--keep-going"]
+    p = subprocess.run(cmd, text=True, capture_output=True)
+    print(p.stdout[-6000:] if p.returncode else p.stdout[-600:])
+    if p.returncode:
+        print(p.stderr[-6000:])
+        print("the book build failed (warnings are errors)")
+        return 1
+    print(f"the book is at {HTML / 'index.html'}  (open file://{HTML / 'index.html'})")
+    return 0
+
+
+# ----------------------------------------------------------------------------- sync and pytest
+def sync_check(chapters: list[str] | None) -> int:
+    "Notebooks clean and the package exported from them: nbdev_clean + nbdev_export change nothing."
+    bindir = Path(PY).parent
+    for tool in ("nbdev_clean", "nbdev_export"):
+        p = subprocess.run([str(bindir / tool)], cwd=ROOT, capture_output=True, text=True)
+        if p.returncode:
+            print(f"{tool} failed:\n{p.stdout}{p.stderr}")
+            return 1
+    paths = ["nbs", "icml26_lit"]
+    diff = subprocess.run(["git", "status", "--porcelain", "--", *paths], cwd=ROOT, capture_output=True,
+                          text=True).stdout.splitlines()
+    if chapters:  # quick iteration: only tracked files must be unchanged
+        diff = [l for l in diff if not l.startswith("??")]
+    if diff:
+        print("notebooks or package out of sync (run `nbdev_clean && nbdev_export` and commit both):")
+        print("\n".join("  " + l for l in diff[:40]))
+        return 1
+    print("notebooks are clean and the package is in sync with them")
+    return 0
+
+
+def pytest_stage(chapters: list[str] | None) -> int:
+    "pytest per test folder, each timed against its 60 s budget."
+    rc, rows = 0, []
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    totals = {"passed": 0, "failed": 0, "skipped": 0, "error": 0}
+    for d in test_dirs(chapters):
+        t0 = time.perf_counter()
+        p = subprocess.run([PY, "-m", "pytest", str(d.relative_to(ROOT)), "-q", "-p", "no:cacheprovider"],
+                           cwd=ROOT, env=env, text=True, capture_output=True)
+        wall = time.perf_counter() - t0
+        tail = [l for l in p.stdout.strip().splitlines() if l.strip()][-1:] or [""]
+        if p.returncode:
+            rc = 1
+            print(p.stdout[-8000:] + p.stderr[-2000:])
+        rows.append((d.relative_to(ROOT), wall, p.returncode, tail[0]))
+        for n, what in re.findall(r"(\d+) (passed|failed|skipped|error)", tail[0]):
+            totals[what] += int(n)
+        print(f"  {'ok' if p.returncode == 0 else 'FAILED':6s} {wall:6.1f} s  {d.relative_to(ROOT)}: {tail[0]}",
+              flush=True)
+    over = [str(d) for d, w, _, _ in rows if w > 60]
+    if over:
+        print("  over the 60 s budget: " + ", ".join(over))
+    PYTEST_TOTALS.update(totals)
+    return rc
+
+
+PYTEST_TOTALS: dict = {}
+
+
+# ----------------------------------------------------------------------------- make test
+def test(chapters: list[str] | None) -> int:
+    stages = [("sync: nbdev_clean + nbdev_export, no diff", lambda: sync_check(chapters)),
+              ("pytest (kernels in the interpreter, compile checks)", lambda: pytest_stage(chapters)),
+              ("papermill: every notebook at scale=ci", lambda: execute(chapters)),
+              ("book build, warnings as errors", lambda: build(chapters)),
+              ("browser check (headless Chromium)", lambda: browser(chapters))]
+    times, failed = [], []
+    for name, fn in stages:
+        if failed and name.startswith(("book", "browser")) and any(f.startswith(("papermill", "book"))
+                                                                  for f in failed):
+            times.append((name, 0.0, "skipped"))
+            continue
+        print(f"\n=== {name}", flush=True)
+        t0 = time.perf_counter()
+        try:
+            rc = fn()
+        except SystemExit as e:
+            print(e)
+            rc = 1
+        wall = time.perf_counter() - t0
+        times.append((name, wall, "ok" if rc == 0 else "FAILED"))
+        if rc:
+            failed.append(name)
+    print("\n=== stage times")
+    for name, wall, status in times:
+        print(f"  {wall:8.1f} s  {status:8s} {name}")
+    print(f"  {sum(w for _, w, _ in times):8.1f} s  in all")
+    if failed:
+        print("FAILED stages: " + "; ".join(failed))
+    if PYTEST_TOTALS:  # the closing line: pytest's totals over every test folder
+        t = PYTEST_TOTALS
+        print(f"pytest: {t['passed']} passed, {t['failed'] + t['error']} failed, {t['skipped']} skipped")
+    return 1 if failed else 0
+
+
+def browser(chapters: list[str] | None) -> int:
+    sys.path.insert(0, str(ROOT / "book"))
+    from browser_check import main as check
+    return check([])
+
+
+# ----------------------------------------------------------------------------- make run
+def run_at_scale(nb: str, scale: str, device: str, seed: int = 0) -> int:
+    "Run one experiments notebook at a larger scale; write results/<slug>/<scale>.json."
+    sys.path.insert(0, str(ROOT))
+    from icml26_lit.core import Scale, get_device, provenance, load_claims
+    scale = Scale.get(scale).name
+    dev = get_device(device)
+    path = (ROOT / nb).resolve()
+    if not path.exists() or path.suffix != ".ipynb":
+        sys.exit(f"NB={nb!r} is not a notebook path (e.g. nbs/06_flashschnet/05_experiments.ipynb)")
+    if not has_parameters(path):
+        sys.exit(f"{nb} has no `parameters` cell: only experiments notebooks can be run at a scale")
+    folder = path.parent.name
+    slug = folder[3:] if re.match(r"\d\d_", folder) else folder
+    claims = Path(tempfile.mkdtemp(prefix="claims-"))
+    env = dict(_env(), ICML26_CLAIMS_DIR=str(claims), ICML26_BOOK="0")
+    env.pop("OMP_NUM_THREADS")
+    out = BUILD / "runs" / f"{slug}-{scale}-{path.stem}.ipynb"
+    wall, err = run_one(path, out, dict(scale=scale, seed=seed, device=device), [], env, 48 * 3600)
+    if err:
+        print(f"{nb} failed: {err}")
+        return 1
+    res = dict(notebook=str(path.relative_to(ROOT)), scale=scale, seed=seed,
+               provenance=provenance(str(dev)), wall_s=round(wall, 1),
+               claims=[c.__dict__ for c in load_claims(directory=claims)])
+    dst = ROOT / "results" / slug / f"{scale}.json"
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    dst.write_text(json.dumps(res, indent=1))
+    print(f"{nb} at scale={scale} on {res['provenance']['device_name']}: {wall:.0f} s; wrote {dst}")
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("command", choices=["execute", "build", "book", "test", "run", "sync", "pytest", "browser"])
+    p.add_argument("notebook", nargs="?")
+    p.add_argument("--chapters", default="", help='two-digit chapter numbers, e.g. "06 09"')
+    p.add_argument("--scale", default="colab")
+    p.add_argument("--device", default="auto")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--jobs", type=int, default=2)
+    a = p.parse_args(argv)
+    chapters = a.chapters.split() or None
+    sys.path.insert(0, str(ROOT / "book"))
+    if a.command == "execute":
+        return execute(chapters, a.jobs)
+    if a.command == "build":
+        return build(chapters)
+    if a.command == "book":
+        t0 = time.perf_counter()
+        subprocess.run([str(Path(PY).parent / "nbdev_export")], cwd=ROOT, check=True)
+        rc = execute(chapters, a.jobs) or build(chapters)
+        print(f"make book: {time.perf_counter() - t0:.0f} s")
+        return rc
+    if a.command == "test":
+        return test(chapters)
+    if a.command == "sync":
+        return sync_check(chapters)
+    if a.command == "pytest":
+        return pytest_stage(chapters)
+    if a.command == "browser":
+        return browser(chapters)
+    if a.command == "run":
+        if not a.notebook:
+            sys.exit("make run needs NB=<notebook path>")
+        return run_at_scale(a.notebook, a.scale, a.device, a.seed)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""The book pipeline: notebook selection, budgets, stale-copy refusal, failure reports, browser check."""
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "book"))
+import pipeline  # noqa: E402
+import browser_check  # noqa: E402
+
+
+def test_budgets():
+    assert pipeline.budget_s(Path("nbs/06_x/05_experiments.ipynb")) == 120
+    assert pipeline.budget_s(Path("nbs/06_x/01_model.ipynb")) == 30
+
+
+def test_notebooks_front_page_last_and_core_always():
+    nbs = pipeline.notebooks(["00"])
+    assert nbs[-1].name == "index.ipynb"
+    assert any(p.parent.name == "00_core" for p in nbs)
+    with pytest.raises(SystemExit, match="unknown chapters"):
+        pipeline.notebooks(["77"])
+
+
+def _nb(cells):
+    return {"cells": cells, "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                          "language": "python"}},
+            "nbformat": 4, "nbformat_minor": 5}
+
+
+def _code(src, tags=()):
+    return {"cell_type": "code", "execution_count": None, "metadata": {"tags": list(tags)}, "outputs": [],
+            "source": src, "id": str(abs(hash(src)))[:8]}
+
+
+def test_failing_notebook_is_named_with_its_cell(tmp_path):
+    nb = tmp_path / "broken.ipynb"
+    nb.write_text(json.dumps(_nb([_code("x = 1"), _code("raise ValueError('deliberate')")])))
+    wall, err = pipeline.run_one(nb, tmp_path / "out.ipynb", {}, [], pipeline._env(), 120)
+    assert err is not None and "code cell 2" in err and "ValueError: deliberate" in err
+
+
+def test_parameters_are_injected_only_where_declared(tmp_path):
+    nb = tmp_path / "p.ipynb"
+    nb.write_text(json.dumps(_nb([_code("scale = 'full'", tags=["parameters"]),
+                                  _code("assert scale == 'ci', scale")])))
+    wall, err = pipeline.run_one(nb, tmp_path / "out.ipynb", {"scale": "ci"}, [], pipeline._env(), 120)
+    assert err is None
+    meta = json.loads((tmp_path / "out.ipynb").read_text())["metadata"]["icml26"]
+    assert meta["source_sha"] == pipeline.sha(nb)
+
+
+def test_prepare_hides_bootstrap_and_directives(tmp_path):
+    out = tmp_path / "o.ipynb"
+    out.write_text(json.dumps(_nb([_code("# icml26-lit: colab bootstrap (hidden)\nimport sys"),
+                                   _code("#| default_exp core.x"), _code("#| export\ndef f(): pass"),
+                                   _code("scale = 'ci'", tags=["injected-parameters"])])))
+    pipeline.prepare_executed(out)
+    tags = [c["metadata"]["tags"] for c in json.loads(out.read_text())["cells"]]
+    assert tags == [["remove-cell"], ["remove-cell"], [], ["injected-parameters", "remove-cell"]]
+
+
+def test_build_refuses_stale_executed_copy(tmp_path, monkeypatch, capsys):
+    src = tmp_path / "nbs" / "a.ipynb"
+    src.parent.mkdir()
+    src.write_text(json.dumps(_nb([_code("1")])))
+    exec_dir = tmp_path / "_build" / "exec"
+    out = exec_dir / "nbs" / "a.ipynb"
+    out.parent.mkdir(parents=True)
+    data = _nb([_code("1")])
+    data["metadata"]["icml26"] = {"source_sha": "not-the-source"}
+    out.write_text(json.dumps(data))
+    toc = tmp_path / "_toc.yml"
+    toc.write_text("format: jb-book\nroot: nbs/a\n")
+    monkeypatch.setattr(pipeline, "ROOT", tmp_path)
+    monkeypatch.setattr(pipeline, "EXEC", exec_dir)
+    monkeypatch.setattr(pipeline, "filtered_toc", lambda chapters: toc)
+    assert pipeline.build(None) == 1
+    assert "older than its source notebook" in capsys.readouterr().out
+
+
+def test_filtered_toc_keeps_only_chosen_chapters():
+    toc = pipeline.filtered_toc(["00"]).read_text()
+    assert "nbs/00_core/" in toc and "nbs/index" in toc
+    assert all(f"nbs/{d}" not in toc for d in ("01_", "04_", "06_", "09_", "10_", "12_", "13_", "18_"))
+
+
+PAGE = """<!DOCTYPE html><html><head><script src="{plotly}"></script></head><body>
+<div class="cell_output"><div id="fig" class="plotly-graph-div" style="height:300px; width:400px;"></div>
+<script>{script}</script></div><p>{text}</p></body></html>"""
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Chromium (.ci/run installs it)")
+def test_browser_check_catches_a_broken_figure(tmp_path):
+    import plotly
+    js = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    good = tmp_path / "good.html"
+    good.write_text(PAGE.format(plotly=js.as_uri(), script="Plotly.newPlot('fig', [{y: [1, 3, 2]}]);",
+                                text="fine"))
+    broken = tmp_path / "broken.html"
+    broken.write_text(PAGE.format(plotly=js.as_uri(), script="Plotly.newPlot('fig', [{y: [1, 3, 2]}]); nope(",
+                                  text="and raw $$x^2$$ math"))
+    assert browser_check.check_page(good, tmp_path) == []
+    problems = browser_check.check_page(broken, tmp_path)
+    assert any("broken.html: 1 of 1 plotly figures were not drawn" in p for p in problems), problems
+    assert any("broken.html: untypeset math" in p for p in problems), problems
+
+
+def test_browser_check_flags_remote_scripts():
+    assert browser_check.remote_scripts('<script src="https://cdn.example.org/x.js"></script>') == \
+        ["https://cdn.example.org/x.js"]
+    assert browser_check.remote_scripts('<script src="_static/x.js"></script>') == []
