@@ -12,6 +12,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PINS := requirements/pins.txt
+# pip's notes about local index folders it skips are noise here
+QUIET_PIP := 2> >(grep -v '^WARNING: Location' >&2)
 STAMP := $(VENV)/.icml26-$(shell cat $(PINS) settings.ini setup.py 2>/dev/null | sha1sum | cut -c1-12)
 CHAPTERS ?=
 NB ?=
@@ -29,19 +31,19 @@ venv: $(STAMP)
 $(STAMP): $(PINS) settings.ini setup.py
 	@set -e; t0=$$(date +%s); \
 	if [ ! -x $(PY) ]; then $(PYTHON) -m venv $(VENV); fi; \
-	$(PY) -m pip install -q --upgrade pip setuptools wheel; \
+	$(PY) -m pip install -q --upgrade pip setuptools wheel $(QUIET_PIP); \
 	torch_pin=$$(grep -E '^torch==' $(PINS)); \
 	if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then \
-	  echo "CUDA machine: installing $$torch_pin (CUDA build)"; $(PY) -m pip install -q "$$torch_pin"; \
+	  echo "CUDA machine: installing $$torch_pin (CUDA build)"; $(PY) -m pip install -q "$$torch_pin" $(QUIET_PIP); \
 	else \
 	  echo "no CUDA: installing $$torch_pin, CPU build"; \
-	  $(PY) -m pip install -q $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$$torch_pin"; \
+	  $(PY) -m pip install -q $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$$torch_pin" $(QUIET_PIP); \
 	  if $(PY) -c 'import torch,sys; sys.exit(0 if torch.version.cuda is None else 1)'; then :; else \
 	    echo "error: a CUDA build of torch was installed on a machine without CUDA;" \
 	         "set TORCH_INDEX to a CPU wheel index and run again"; exit 1; fi; \
 	fi; \
-	$(PY) -m pip install -q -c $(PINS) -r <(grep -vE '^(#|$$|torch==)' $(PINS) | sed 's/==.*//'); \
-	$(PY) -m pip install -q --no-deps -e .; \
+	$(PY) -m pip install -q -c $(PINS) -r <(grep -vE '^(#|$$|torch==)' $(PINS) | sed 's/==.*//') $(QUIET_PIP); \
+	$(PY) -m pip install -q --no-deps -e . $(QUIET_PIP); \
 	rm -f $(VENV)/.icml26-*; touch $(STAMP); \
 	echo "environment ready in $$(( $$(date +%s) - t0 )) s: $(VENV)"
 

@@ -91,6 +91,21 @@ def raw_math(dom: str) -> list[str]:
     return hits
 
 
+def git_url() -> str:
+    import configparser
+    cfg = configparser.ConfigParser(delimiters=["="])
+    cfg.read(ROOT / "settings.ini")
+    return cfg["DEFAULT"]["git_url"].rstrip("/")
+
+
+def launch_links(rel_html: str, branch: str = "main") -> dict:
+    "The Colab and Binder links a notebook page must carry, built from settings.ini's git_url."
+    repo = git_url().split("github.com/")[1]
+    nb = rel_html[: -len(".html")] + ".ipynb"
+    return {"colab": f"https://colab.research.google.com/github/{repo}/blob/{branch}/{nb}",
+            "binder": f"https://mybinder.org/v2/gh/{repo}/{branch}?urlpath=tree/{nb}"}
+
+
 def remote_scripts(raw_html: str) -> list[str]:
     return re.findall(r'<script[^>]+src="(https?://[^"]+)"', raw_html)
 
@@ -100,6 +115,10 @@ def check_page(page: Path, root: Path = HTML) -> list[str]:
     name = str(page.relative_to(root)) if page.is_relative_to(root) else page.name
     raw = page.read_text(errors="replace")
     problems = [f"{name}: loads a script from the internet: {u}" for u in remote_scripts(raw)]
+    if root == HTML and (ROOT / name).with_suffix(".ipynb").exists():
+        for kind, url in launch_links(name).items():
+            if f'href="{url}"' not in raw:
+                problems.append(f"{name}: no {kind} launch link to {url}")
     dom = dump_dom(page)
     if not dom.strip():
         return problems + [f"{name}: Chromium returned no DOM"]

@@ -17,9 +17,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -140,11 +142,26 @@ def run_one(nb: Path, out: Path, params: dict, offline: list[str], env: dict, ti
         for k, v in params.items():
             cmd += ["-p", k, str(v)]
     t0 = time.perf_counter()
-    try:
-        p = subprocess.run(offline + cmd, capture_output=True, text=True, env=env, timeout=timeout)
-        rc, log = p.returncode, p.stdout + p.stderr
-    except subprocess.TimeoutExpired as e:
-        rc, log = -9, f"killed after {timeout:.0f} s\n{e.stdout or ''}{e.stderr or ''}"
+    proc = subprocess.Popen(offline + cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=env, start_new_session=True)
+    killed = []
+
+    def _kill():
+        killed.append(True)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # papermill and its kernel
+        except ProcessLookupError:
+            pass
+
+    timer = threading.Timer(timeout, _kill)
+    timer.start()
+    log = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)  # usage covers the kernel too (a waited-for descendant)
+    timer.cancel()
+    proc.returncode = rc = os.waitstatus_to_exitcode(status)
+    peak_mb = usage.ru_maxrss / 1024
+    if killed:
+        rc, log = -9, f"killed after {timeout:.0f} s\n{log}"
     wall = time.perf_counter() - t0
     if rc == 0:
         data = json.loads(out.read_text())
@@ -152,12 +169,12 @@ def run_one(nb: Path, out: Path, params: dict, offline: list[str], env: dict, ti
         data["metadata"]["icml26"] = dict(source=str(rel), source_sha=sha(nb),
                                           wall_s=round(wall, 2), params=params)
         out.write_text(json.dumps(data, indent=1))
-        return wall, None
+        return wall, None, peak_mb
     err = _failed_cell(out) if rc != -9 else f"timed out after {timeout:.0f} s"
     (BUILD / "logs").mkdir(parents=True, exist_ok=True)
     logf = BUILD / "logs" / (nb.stem + ".log")
     logf.write_text(log)
-    return wall, f"{err} (log: {logf.relative_to(ROOT)})"
+    return wall, f"{err} (log: {logf.relative_to(ROOT) if logf.is_relative_to(ROOT) else logf})", peak_mb
 
 
 def execute(chapters: list[str] | None, jobs: int = 2, offline: bool = True) -> int:
@@ -181,7 +198,7 @@ def execute(chapters: list[str] | None, jobs: int = 2, offline: bool = True) -> 
         for f in cf.as_completed(futs):
             nb = futs[f]
             results[nb] = f.result()
-            wall, err = results[nb]
+            wall, err, _ = results[nb]
             print(f"  {'FAILED' if err else 'ok':6s} {wall:7.1f} s  {nb.relative_to(ROOT)}", flush=True)
     for nb in last:
         results[nb] = run_one(nb, exec_path(nb), params, prefix, env, 4 * budget_s(nb) + 60)
@@ -192,23 +209,25 @@ def execute(chapters: list[str] | None, jobs: int = 2, offline: bool = True) -> 
 
 def timing_table(results: dict) -> int:
     print("\nnotebook timings (scale=ci)")
-    print(f"  {'seconds':>8s} {'budget':>7s}  status          notebook")
+    print(f"  {'seconds':>8s} {'budget':>7s} {'peak MB':>8s}  status          notebook")
     bad = 0
     for nb in sorted(results, key=lambda p: str(p)):
-        wall, err = results[nb]
+        wall, err, peak = results[nb]
         b = budget_s(nb)
-        status = "FAILED" if err else ("OVER BUDGET" if wall > b else "ok")
+        status = "FAILED" if err else ("OVER BUDGET" if wall > b else ("OVER 2 GB" if peak > 2048 else "ok"))
         if err or wall > 1.5 * b:
             bad += 1
-        print(f"  {wall:8.1f} {b:7d}  {status:15s} {nb.relative_to(ROOT)}")
+        print(f"  {wall:8.1f} {b:7d} {peak:8.0f}  {status:15s} {nb.relative_to(ROOT)}")
         if err:
             print(f"      -> {err}")
-    total = sum(w for w, _ in results.values())
+    total = sum(r[0] for r in results.values())
     print(f"  {total:8.1f} s of notebook time in all")
-    over = [nb for nb, (w, e) in results.items() if not e and w > budget_s(nb)]
+    over = [nb for nb, (w, e, _) in results.items() if not e and w > budget_s(nb)]
     if over:
         print(f"  {len(over)} notebook(s) over budget; more than 1.5x the budget fails the run")
-    fails = [nb for nb, (w, e) in results.items() if e]
+    fails = [nb for nb, (w, e, _) in results.items() if e]
+    print(f"  peak memory of any notebook: {max((r[2] for r in results.values()), default=0):.0f} MB "
+          f"(Binder gives 2048 MB)")
     if fails:
         print("FAILED notebooks: " + ", ".join(str(nb.relative_to(ROOT)) for nb in fails))
     return 1 if bad else 0
@@ -424,7 +443,7 @@ def run_at_scale(nb: str, scale: str, device: str, seed: int = 0) -> int:
     env = dict(_env(), ICML26_CLAIMS_DIR=str(claims), ICML26_BOOK="0")
     env.pop("OMP_NUM_THREADS")
     out = BUILD / "runs" / f"{slug}-{scale}-{path.stem}.ipynb"
-    wall, err = run_one(path, out, dict(scale=scale, seed=seed, device=device), [], env, 48 * 3600)
+    wall, err, _ = run_one(path, out, dict(scale=scale, seed=seed, device=device), [], env, 48 * 3600)
     if err:
         print(f"{nb} failed: {err}")
         return 1

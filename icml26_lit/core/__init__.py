@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/00_core/00_how_this_book_works.ipynb #6da89e30
+# %% ../../nbs/00_core/00_how_this_book_works.ipynb #a69f79e4
 from .scale import SCALE_NAMES, Scale, Sizes, Config, sizes, get_device, seed_everything
 from .kernels import (HAS_TRITON, BACKENDS, resolve_backend, check_tensor, check_kernel,
                                      compile_check, register_kernel, interpreter_enabled, KERNELS)

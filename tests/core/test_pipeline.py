@@ -39,7 +39,7 @@ def _code(src, tags=()):
 def test_failing_notebook_is_named_with_its_cell(tmp_path):
     nb = tmp_path / "broken.ipynb"
     nb.write_text(json.dumps(_nb([_code("x = 1"), _code("raise ValueError('deliberate')")])))
-    wall, err = pipeline.run_one(nb, tmp_path / "out.ipynb", {}, [], pipeline._env(), 120)
+    wall, err, peak = pipeline.run_one(nb, tmp_path / "out.ipynb", {}, [], pipeline._env(), 120)
     assert err is not None and "code cell 2" in err and "ValueError: deliberate" in err
 
 
@@ -47,7 +47,7 @@ def test_parameters_are_injected_only_where_declared(tmp_path):
     nb = tmp_path / "p.ipynb"
     nb.write_text(json.dumps(_nb([_code("scale = 'full'", tags=["parameters"]),
                                   _code("assert scale == 'ci', scale")])))
-    wall, err = pipeline.run_one(nb, tmp_path / "out.ipynb", {"scale": "ci"}, [], pipeline._env(), 120)
+    wall, err, peak = pipeline.run_one(nb, tmp_path / "out.ipynb", {"scale": "ci"}, [], pipeline._env(), 120)
     assert err is None
     meta = json.loads((tmp_path / "out.ipynb").read_text())["metadata"]["icml26"]
     assert meta["source_sha"] == pipeline.sha(nb)
@@ -113,3 +113,27 @@ def test_browser_check_flags_remote_scripts():
     assert browser_check.remote_scripts('<script src="https://cdn.example.org/x.js"></script>') == \
         ["https://cdn.example.org/x.js"]
     assert browser_check.remote_scripts('<script src="_static/x.js"></script>') == []
+
+
+def test_launch_links_follow_git_url():
+    links = browser_check.launch_links("nbs/00_core/00_how_this_book_works.html")
+    assert links["colab"] == ("https://colab.research.google.com/github/icml26-lit/icml26-lit/blob/main/"
+                              "nbs/00_core/00_how_this_book_works.ipynb")
+    assert links["binder"].endswith("?urlpath=tree/nbs/00_core/00_how_this_book_works.ipynb")
+
+
+def test_book_config_uses_git_url():
+    cfg = (ROOT / "book" / "_config.yml").read_text()
+    assert f"url: {browser_check.git_url()}" in cfg
+    assert "execute_notebooks: \"off\"" in cfg
+
+
+def test_colab_bootstrap_is_first_and_inert_outside_colab():
+    import re
+    for nb in sorted((ROOT / "nbs").glob("*/*.ipynb")):
+        first = json.loads(nb.read_text())["cells"][0]
+        src = "".join(first["source"])
+        assert first["cell_type"] == "code" and pipeline.BOOTSTRAP_MARK in src, \
+            f"{nb}: the first cell must be the Colab bootstrap"
+        assert 'if "google.colab" in sys.modules:' in src, f"{nb}: the bootstrap must do nothing outside Colab"
+        assert re.search(r"icml26_lit\[\w+\] @ git\+https://github.com/icml26-lit/icml26-lit", src), nb
