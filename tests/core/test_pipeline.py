@@ -137,3 +137,19 @@ def test_colab_bootstrap_is_first_and_inert_outside_colab():
             f"{nb}: the first cell must be the Colab bootstrap"
         assert 'if "google.colab" in sys.modules:' in src, f"{nb}: the bootstrap must do nothing outside Colab"
         assert re.search(r"icml26_lit\[\w+\] @ git\+https://github.com/icml26-lit/icml26-lit", src), nb
+
+
+def test_papermill_stage_runs_offline(tmp_path):
+    prefix = pipeline.offline_prefix()
+    if not prefix:
+        pytest.skip("no network namespaces here (needs root and unshare)")
+    nb = tmp_path / "net.ipynb"
+    nb.write_text(json.dumps(_nb([_code(
+        "import socket\n"
+        "names = [n for _, n in socket.if_nameindex()]\n"
+        "assert names == ['lo'], names  # no interface but loopback: nothing can be downloaded\n"
+        "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(); s.close()  # and loopback is up")])))
+    wall, err, peak = pipeline.run_one(nb, tmp_path / "out.ipynb", {}, prefix, pipeline._env(), 120)
+    assert err is None, err
+    wall, err, peak = pipeline.run_one(nb, tmp_path / "out2.ipynb", {}, [], pipeline._env(), 120)
+    assert err is not None and "AssertionError" in err  # outside the namespace the check fails
