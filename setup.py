@@ -15,8 +15,7 @@ for key, value in cfg.items():
 extras["dev"] = cfg.get("dev_requirements", "").split()
 extras["all"] = sorted({r for k, v in extras.items() if k != "dev" for r in v})
 
-licenses = {"apache2": ("Apache Software License 2.0", "OSI Approved :: Apache Software License")}
-lic = licenses[cfg["license"]]
+licenses = {"apache2": "Apache-2.0"}  # SPDX
 
 setuptools.setup(
     name=cfg["lib_name"],
@@ -26,12 +25,11 @@ setuptools.setup(
     long_description_content_type="text/markdown",
     author=cfg["author"],
     author_email=cfg["author_email"],
-    license=lic[0],
+    license=licenses[cfg["license"]],
     url=cfg["git_url"],
     keywords=cfg["keywords"].split(),
     classifiers=[f"Development Status :: {cfg['status']} - Alpha",
                  f"Intended Audience :: {cfg['audience']}",
-                 f"License :: {lic[1]}",
                  f"Natural Language :: {cfg['language']}",
                  "Programming Language :: Python :: 3"],
     packages=setuptools.find_packages(include=[cfg["lib_name"], cfg["lib_name"] + ".*"]),

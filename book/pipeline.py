@@ -38,6 +38,9 @@ LAST = ("index.ipynb",)  # run after every chapter: the scoreboard reads their c
 
 
 # ----------------------------------------------------------------------------- selection
+NO_CORE = os.environ.get("ICML26_NO_CORE") == "1"  # quick iteration on one chapter: skip chapter 0
+
+
 def chapter_dirs(chapters: list[str] | None) -> list[Path]:
     "nbs/00_core and the chapter folders named by two-digit numbers (all when None)."
     dirs = sorted(p for p in NBS.iterdir() if p.is_dir() and re.match(r"\d\d_", p.name))
@@ -46,20 +49,20 @@ def chapter_dirs(chapters: list[str] | None) -> list[Path]:
         if unknown:
             sys.exit(f"CHAPTERS names unknown chapters {sorted(unknown)}; "
                      f"known: {' '.join(d.name[:2] for d in dirs)}")
-        dirs = [d for d in dirs if d.name[:2] == "00" or d.name[:2] in chapters]
+        dirs = [d for d in dirs if (d.name[:2] == "00" and not NO_CORE) or d.name[:2] in chapters]
     return dirs
 
 
 def notebooks(chapters: list[str] | None) -> list[Path]:
     "Every notebook to execute, the front page last."
     nbs = [nb for d in chapter_dirs(chapters) for nb in sorted(d.glob("*.ipynb"))]
-    top = sorted(NBS.glob("*.ipynb"), key=lambda p: (p.name in LAST, p.name))
+    top = sorted(NBS.glob("*.ipynb"), key=lambda p: (p.name in LAST, p.name)) if not NO_CORE else []
     return nbs + top
 
 
 def test_dirs(chapters: list[str] | None) -> list[Path]:
     "tests/core, tests/example, and each chosen chapter's tests and substrate tests."
-    out = [ROOT / "tests" / "core", ROOT / "tests" / "example"]
+    out = [] if NO_CORE else [ROOT / "tests" / "core", ROOT / "tests" / "example"]
     for d in chapter_dirs(chapters):
         if d.name.startswith("00"):
             continue

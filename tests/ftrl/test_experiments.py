@@ -1,0 +1,55 @@
+"Chapter 12: the experiment helpers at tiny sizes."
+import numpy as np
+import pytest
+
+from icml26_lit.core import Config
+from icml26_lit.ftrl.experiments import (CONFIG, loglog_slope, prefix_totals, river_predictions,
+                                         run_linear, smoke_step, stream_batch,
+                                         window_ridge_predictions)
+
+
+def test_loglog_slope_exact():
+    x = np.array([1.0, 2.0, 4.0, 8.0])
+    assert abs(loglog_slope(x, 3 * x ** 0.75) - 0.75) < 1e-12
+
+
+def test_prefix_streams_have_the_requested_path():
+    X, Y, U, meta = stream_batch([100, 400], [2.0, 4.0], 2, 3, 400)
+    from icml26_lit.ftrl.regret import path_length
+    for b, (T, P, _) in enumerate(meta):
+        assert abs(path_length(U[b, :T]) - P) < 1e-3
+    tot = prefix_totals(np.ones((4, 400)), meta)
+    np.testing.assert_array_equal(tot, [100, 100, 400, 400])
+
+
+def test_river_is_online_gradient_descent():
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(50, 3)), rng.normal(size=50)
+    p = river_predictions(X, Y, lr=0.05)
+    w, ref = np.zeros(3), []
+    for t in range(50):
+        ref.append(X[t] @ w)
+        w -= 0.05 * 2 * (X[t] @ w - Y[t]) * X[t]  # river's squared loss (y - y_hat)^2: gradient 2 (y_hat - y) x
+    np.testing.assert_allclose(p, ref, rtol=1e-6, atol=1e-9)
+
+
+def test_window_ridge_uses_only_the_past():
+    rng = np.random.default_rng(1)
+    X, Y = rng.normal(size=(60, 2)), rng.normal(size=60)
+    p1 = window_ridge_predictions(X, Y, 20, 10)
+    Y2 = Y.copy(); Y2[40:] += 100
+    p2 = window_ridge_predictions(X, Y2, 20, 10)
+    np.testing.assert_array_equal(p1[:41], p2[:41])
+
+
+def test_run_linear_tiny():
+    cfg = Config(CONFIG.get("ci"))
+    cfg.update(T_max=256, n_T=3, n_seeds=2, P_sweep=[1.0, 2.0])
+    res = run_linear(cfg, baselines=False)
+    assert res["experts"].shape == (3 * 2 + 2 * 2, len(res["grid"]))
+    assert np.all(res["ensemble"] > 0)
+
+
+@pytest.mark.parametrize("scale", ["ci", "colab", "full"])
+def test_smoke(scale):
+    smoke_step(CONFIG.smoke(scale))
