@@ -1,0 +1,84 @@
+"""Tests for the fused coordinate-network kernel (Triton interpreter, set by tests/conftest.py)."""
+import math
+
+import pytest
+import torch
+
+from icml26_lit.antic.kernels import (RANK_PAD, bytes_model, field_forward_reference, fused_field,
+                                      fused_field_packed, pack_field)
+from icml26_lit.antic.neural_field import NeuralField
+from icml26_lit.core import KERNELS, check_kernel, compile_check
+
+
+def _field(seed, layers=2, rank=3, hidden=16, n_freq=16):
+    f = NeuralField(hidden=hidden, n_layers=layers, n_freq=n_freq, seed=seed)
+    f.add_lora(rank, seed=seed + 1)
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for b in f.lora_b:
+            b.copy_(0.2 * torch.randn(b.shape, generator=g))
+    return f
+
+
+def make_inputs(size, dtype, g):
+    n, layers = size
+    f = _field(int(torch.randint(0, 10_000, (1,), generator=g)), layers)
+    return torch.rand(n, 2, generator=g, dtype=dtype) * 2 * math.pi, pack_field(f, dtype), layers
+
+
+def test_kernel_matches_reference_interpreter():
+    check_kernel(lambda x, p, l: fused_field_packed(x, p, l, backend="triton"),
+                 lambda x, p, l: field_forward_reference(x, *p, n_layers=l), make_inputs,
+                 sizes=[(1, 1), (67, 2), (130, 3)], dtypes=(torch.float32, torch.float64),
+                 atol=1e-4, rtol=1e-4)
+
+
+def test_reference_equals_neural_field_and_lora_is_not_formed(fresh_seed):
+    f = _field(fresh_seed % 10_000, layers=3, rank=5)
+    x = torch.rand(33, 2, dtype=torch.float64) * 6.28
+    f64 = f.double()
+    y = fused_field(x, f64, backend="triton")
+    torch.testing.assert_close(y, f64(x)[:, 0], atol=1e-10, rtol=1e-10)
+    # without LoRA (all-zero padded factors) the kernel takes the no-LoRA path
+    g = NeuralField(hidden=16, n_layers=2, n_freq=16, seed=3).double()
+    torch.testing.assert_close(fused_field(x, g, backend="triton"), g(x)[:, 0], atol=1e-10, rtol=1e-10)
+
+
+def test_gradcheck_fp64(fresh_seed):
+    f = _field(fresh_seed % 10_000, layers=2).double()
+    packed = list(pack_field(f, torch.float64))
+    x = (torch.rand(4, 2, dtype=torch.float64) * 6.28).requires_grad_()
+    w_out = packed[6].clone().requires_grad_()
+
+    def fn(x, w_out):
+        p = list(packed)
+        p[6] = w_out
+        return fused_field_packed(x, tuple(p), 2, backend="triton")
+
+    assert torch.autograd.gradcheck(fn, (x, w_out), eps=1e-6, atol=1e-6)
+
+
+def test_compile_check_sm75():
+    spec = KERNELS["04.fused_field_m32_h32_l3"]
+    reports = compile_check(spec.kernel, spec.signature, spec.constexprs, targets=((7, 5),))
+    assert reports and reports[0].shared > 0
+
+
+def test_bad_inputs():
+    f = _field(0)
+    with pytest.raises(ValueError, match="x"):
+        fused_field(torch.rand(5, 3), f, backend="torch")
+    with pytest.raises(ValueError, match="backend"):
+        fused_field(torch.rand(5, 2), f, backend="cuda-please")
+    g = NeuralField(hidden=12, n_layers=1, n_freq=16)
+    with pytest.raises(ValueError, match="hidden must be a power of two"):
+        fused_field(torch.rand(5, 2), g, backend="triton")
+    h = NeuralField(hidden=16, n_layers=1, n_freq=16)
+    h.add_lora(RANK_PAD + 1)
+    with pytest.raises(ValueError, match="LoRA rank"):
+        pack_field(h)
+
+
+def test_bytes_model():
+    bm = bytes_model(1000, 32, 32, 3)
+    assert bm["bytes"] < bm["reference_bytes"] and bm["flops"] > 0

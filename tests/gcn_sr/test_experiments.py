@@ -1,0 +1,51 @@
+"""Chapter 18: the experiment's configs, smoke step and recovery judge."""
+import pytest
+import sympy as sp
+import torch
+
+from icml26_lit.gcn_sr.experiments import (CONFIG, _gplearn_to_sympy, expr_recovered, per_seed,
+                                            run_gcnsr, run_method, smoke_step)
+from icml26_lit.gcn_sr.fitness import nguyen
+from icml26_lit.gcn_sr.spbt import VAR_SYMBOLS
+
+
+@pytest.mark.parametrize("scale", ["ci", "colab", "full"])
+def test_smoke_step(scale):
+    smoke_step(CONFIG.smoke(scale))
+
+
+def test_ci_config_is_the_issue_protocol():
+    cfg = CONFIG.get("ci")
+    assert cfg.tasks == [1, 5] and cfg.n_seeds == 3 and cfg.budget == 5000
+    assert cfg.methods == ["gcn_sr", "pg", "gplearn"]
+    assert cfg.gplearn_population * (cfg.budget // cfg.gplearn_population) == cfg.budget
+
+
+def test_recovery_judge():
+    x, y = VAR_SYMBOLS[:2]
+    Xt, _, truth = nguyen(10, n_points=200, seed=1)
+    assert expr_recovered(sp.sin(x + y) + sp.sin(x - y), truth, Xt)      # = 2 sin x cos y
+    assert not expr_recovered(2 * sp.sin(x) * sp.cos(1.001 * y), truth, Xt)
+    e = _gplearn_to_sympy("add(mul(X0, X0), div(X0, X0))", 1)
+    assert sp.simplify(e - (x ** 2 + 1)) == 0
+
+
+def test_run_and_per_seed():
+    cfg = CONFIG.get("ci")
+    cfg.update(budget=150, batch_size=50, gp_offspring=25, gp_generations=2, n_test=50)
+    r = run_gcnsr(1, 0, cfg)
+    assert r["evals"] <= 150 and isinstance(r["recovered"], bool)
+    rs = [dict(seed=0, recovered=True, nrmse=0.0), dict(seed=0, recovered=False, nrmse=2.0),
+          dict(seed=1, recovered=False, nrmse=float("inf"))]
+    assert per_seed(rs, "recovered").tolist() == [0.5, 0.0]
+    assert per_seed(rs, "nrmse").tolist() == [1.0, 1000.0]
+    with pytest.raises(ValueError, match="method must be one of"):
+        run_method("dso", 1, 0, cfg)
+
+
+@pytest.mark.parametrize("method", ["deap", "pyoperon", "gplearn"])
+def test_library_baselines_respect_the_budget(method):
+    cfg = CONFIG.get("colab")
+    cfg.update(budget=300, gplearn_population=100, n_test=50)
+    r = run_method(method, 1, 0, cfg)
+    assert r["evals"] <= 300 and r["nrmse"] >= 0 and isinstance(r["recovered"], bool)

@@ -1,0 +1,72 @@
+"""Chapter 18: the SPBT fitness kernel (interpreter) and its compilation for sm_75 / sm_90."""
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from icml26_lit.core import BENCHMARKS, KERNELS, check_kernel
+from icml26_lit.gcn_sr.kernels import (make_fitness_inputs, spbt_fitness, spbt_fitness_reference,
+                                        _bench_model)
+from icml26_lit.gcn_sr.spbt import encode
+
+
+def _triton(*a):
+    return spbt_fitness(*a, backend="triton")
+
+
+def test_kernel_matches_reference_awkward_sizes(fresh_seed):
+    check_kernel(_triton, spbt_fitness_reference, make_fitness_inputs,
+                 sizes=[(1, 1, 1, 1), (3, 2, 17, 2), (4, 4, 33, 3), (2, 5, 70, 1)],
+                 dtypes=(torch.float32, torch.float64), seed=fresh_seed, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_kernel_invalid_expression_is_infinite(dtype):
+    X = torch.linspace(100, 1000, 9, dtype=dtype)[:, None]
+    y = torch.linspace(0, 1, 9, dtype=dtype)
+    t = torch.stack([encode(("exp", ("x1",)), 3), encode(("sin", ("x1",)), 3)])
+    c = torch.zeros(2, 7, dtype=dtype)
+    yh, e = spbt_fitness(t, c, X, y, backend="triton")
+    yr, er = spbt_fitness_reference(t, c, X, y)
+    assert math.isinf(e[0]) and math.isinf(er[0])
+    torch.testing.assert_close(e[1], er[1])
+    torch.testing.assert_close(yh[1], yr[1])
+
+
+def test_kernel_bad_input():
+    X, y = torch.rand(5, 1), torch.rand(5)
+    t = encode(("x1",), 2)[None]
+    c = torch.zeros(1, 3)
+    with pytest.raises(ValueError, match="y must have shape"):
+        spbt_fitness(t, c, X, torch.rand(4), backend="triton")
+    with pytest.raises(TypeError, match="constants must have dtype"):
+        spbt_fitness(t, c.double(), X, y, backend="triton")
+    with pytest.raises(ValueError, match="beyond the 1 columns"):
+        spbt_fitness(encode(("x2",), 2)[None], c, X, y)
+    with pytest.raises(ValueError, match="backend='gpu'"):
+        spbt_fitness(t, c, X, y, backend="gpu")
+
+
+def test_registered():
+    assert {"18.spbt_fitness_fp32", "18.spbt_fitness_fp64"} <= set(KERNELS)
+    assert "18.spbt_fitness" in BENCHMARKS
+    m = _bench_model()
+    assert m["bytes"] > 0 and m["flops"] > 0
+
+
+def test_compile_check_sm75_sm90():
+    # a fresh process: running the interpreter earlier in this one leaves triton.language patched
+    code = ("import torch\n"
+            "from icml26_lit.core import compile_check\n"
+            "from icml26_lit.gcn_sr.kernels import spbt_fitness_kernel, SIGNATURES\n"
+            "for dt in (torch.float32, torch.float64):\n"
+            "    r = compile_check(spbt_fitness_kernel, SIGNATURES[dt], {'BLOCK_N': 128})\n"
+            "    assert [x.target for x in r] == [(7, 5), (9, 0)]\n"
+            "print('ok')\n")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0 and "ok" in out.stdout, out.stderr[-2000:]
