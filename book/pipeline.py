@@ -137,7 +137,17 @@ def _failed_cell(out: Path) -> str:
     return "(no cell error recorded; see the log)"
 
 
-def run_one(nb: Path, out: Path, params: dict, offline: list[str], env: dict, timeout: float):
+def run_one(nb: Path, out: Path, params: dict, offline: list[str], env: dict, timeout: float,
+            retries: int = 1):
+    "Execute `nb` into `out`; a run killed at `timeout` (a hung kernel, not a failing cell) is retried."
+    for attempt in range(retries + 1):
+        wall, err, peak = _run_once(nb, out, params, offline, env, timeout)
+        if err is None or not err.startswith("timed out") or attempt == retries:
+            return wall, err, peak
+        print(f"  retry  {nb.name}: {err}; running it once more", flush=True)
+
+
+def _run_once(nb: Path, out: Path, params: dict, offline: list[str], env: dict, timeout: float):
     out.parent.mkdir(parents=True, exist_ok=True)
     cmd = [PY, "-m", "papermill", str(nb), str(out), "-k", "python3", "--cwd", str(nb.parent),
            "--no-progress-bar"]
@@ -196,7 +206,7 @@ def execute(chapters: list[str] | None, jobs: int = 2, offline: bool = True) -> 
     last = [nb for nb in nbs if nb not in first]
     results = {}
     with cf.ThreadPoolExecutor(jobs) as pool:
-        futs = {pool.submit(run_one, nb, exec_path(nb), params, prefix, env, 4 * budget_s(nb) + 60): nb
+        futs = {pool.submit(run_one, nb, exec_path(nb), params, prefix, env, 2 * budget_s(nb) + 60): nb
                 for nb in first}
         for f in cf.as_completed(futs):
             nb = futs[f]
@@ -204,7 +214,7 @@ def execute(chapters: list[str] | None, jobs: int = 2, offline: bool = True) -> 
             wall, err, _ = results[nb]
             print(f"  {'FAILED' if err else 'ok':6s} {wall:7.1f} s  {nb.relative_to(ROOT)}", flush=True)
     for nb in last:
-        results[nb] = run_one(nb, exec_path(nb), params, prefix, env, 4 * budget_s(nb) + 60)
+        results[nb] = run_one(nb, exec_path(nb), params, prefix, env, 2 * budget_s(nb) + 60)
         print(f"  {'FAILED' if results[nb][1] else 'ok':6s} {results[nb][0]:7.1f} s  "
               f"{nb.relative_to(ROOT)}", flush=True)
     return timing_table(results)
