@@ -198,6 +198,10 @@ def execute(chapters: list[str] | None, jobs: int = 2, offline: bool = True) -> 
     for f in CLAIMS.glob("*.json"):  # claims of the notebooks about to run are recomputed
         if keep is None or f.name[:2] in keep or f.name[:2] == "00":
             f.unlink()
+    if offline and os.environ.get("ICML26_ONLINE") != "1" and not (shutil.which("ip") or Path("/usr/sbin/ip").exists()):
+        print("the papermill stage runs each notebook in a network namespace with only loopback up, which "
+              "needs iproute2: apt-get install iproute2 (or set ICML26_ONLINE=1 to run without the check)")
+        return 1
     prefix = offline_prefix() if offline else []
     print(f"executing {len(nbs)} notebooks at scale=ci, {jobs} at a time"
           f"{', offline (network namespace with loopback only)' if prefix else ''}", flush=True)
@@ -451,7 +455,8 @@ def run_at_scale(nb: str, scale: str, device: str, seed: int = 0) -> int:
     if not has_parameters(path):
         sys.exit(f"{nb} has no `parameters` cell: only experiments notebooks can be run at a scale")
     folder = path.parent.name
-    slug = folder[3:] if re.match(r"\d\d_", folder) else folder
+    m = re.search(r"default_exp (\w+)\.", path.read_text())  # the chapter's package, e.g. flashschnet
+    slug = m.group(1) if m else (folder[3:] if re.match(r"\d\d_", folder) else folder)
     claims = Path(tempfile.mkdtemp(prefix="claims-"))
     env = dict(_env(), ICML26_CLAIMS_DIR=str(claims), ICML26_BOOK="0")
     env.pop("OMP_NUM_THREADS")

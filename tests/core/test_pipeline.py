@@ -153,3 +153,20 @@ def test_papermill_stage_runs_offline(tmp_path):
     assert err is None, err
     wall, err, peak = pipeline.run_one(nb, tmp_path / "out2.ipynb", {}, [], pipeline._env(), 120)
     assert err is not None and "AssertionError" in err  # outside the namespace the check fails
+
+
+def test_every_notebook_has_one_title_and_no_skipped_heading_levels():
+    import re
+    for nb in sorted((ROOT / "nbs").rglob("*.ipynb")):
+        levels, fence = [], False
+        for c in json.loads(nb.read_text())["cells"]:
+            if c["cell_type"] != "markdown":
+                continue
+            for line in "".join(c["source"]).splitlines():
+                if line.strip().startswith("```"):
+                    fence = not fence
+                elif not fence and (m := re.match(r"(#{1,6})\s", line)):
+                    levels.append(len(m.group(1)))
+        assert levels and levels[0] == 1 and levels.count(1) == 1, f"{nb}: one '#' title first, got {levels[:4]}"
+        skips = [(a, b) for a, b in zip(levels, levels[1:]) if b > a + 1]
+        assert not skips, f"{nb}: heading levels skip {skips[0]}"
