@@ -138,13 +138,15 @@ def _failed_cell(out: Path) -> str:
 
 
 def run_one(nb: Path, out: Path, params: dict, offline: list[str], env: dict, timeout: float,
-            retries: int = 1):
+            retries: int = 2):
     "Execute `nb` into `out`; a run killed at `timeout` (a hung kernel, not a failing cell) is retried."
     for attempt in range(retries + 1):
         wall, err, peak = _run_once(nb, out, params, offline, env, timeout)
         if err is None or not err.startswith("timed out") or attempt == retries:
             return wall, err, peak
-        print(f"  retry  {nb.name}: {err}; running it once more", flush=True)
+        if out.exists():  # keep what the hung run had executed, for diagnosis
+            shutil.copy2(out, BUILD / "logs" / f"{nb.stem}.hung-{attempt + 1}.ipynb")
+        print(f"  retry  {nb.name}: {err}; running it again", flush=True)
 
 
 def _run_once(nb: Path, out: Path, params: dict, offline: list[str], env: dict, timeout: float):

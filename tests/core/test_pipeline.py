@@ -170,3 +170,21 @@ def test_every_notebook_has_one_title_and_no_skipped_heading_levels():
         assert levels and levels[0] == 1 and levels.count(1) == 1, f"{nb}: one '#' title first, got {levels[:4]}"
         skips = [(a, b) for a, b in zip(levels, levels[1:]) if b > a + 1]
         assert not skips, f"{nb}: heading levels skip {skips[0]}"
+
+
+def test_only_hung_runs_are_retried(tmp_path, monkeypatch):
+    calls = []
+
+    def fake(nb, out, params, offline, env, timeout):
+        calls.append(nb.name)
+        if nb.name == "hangs_once.ipynb" and calls.count(nb.name) == 1:
+            return timeout, "timed out after 1 s", 10.0
+        if nb.name == "fails.ipynb":
+            return 0.1, "code cell 2 ('x'): ValueError: no", 10.0
+        return 0.1, None, 10.0
+
+    monkeypatch.setattr(pipeline, "_run_once", fake)
+    monkeypatch.setattr(pipeline, "BUILD", tmp_path)
+    assert pipeline.run_one(tmp_path / "hangs_once.ipynb", tmp_path / "o.ipynb", {}, [], {}, 1)[1] is None
+    assert pipeline.run_one(tmp_path / "fails.ipynb", tmp_path / "o.ipynb", {}, [], {}, 1)[1].startswith("code cell 2")
+    assert calls == ["hangs_once.ipynb", "hangs_once.ipynb", "fails.ipynb"]  # a failing cell is not retried
