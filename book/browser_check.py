@@ -54,7 +54,7 @@ def screenshot(page: Path, out: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as profile:
         subprocess.run([chromium(), *FLAGS, f"--user-data-dir={profile}", "--virtual-time-budget=20000",
-                        "--window-size=1280,2400", f"--screenshot={out}", page.as_uri()],
+                        "--window-size=1280,4800", f"--screenshot={out}", page.as_uri()],
                        capture_output=True, text=True, timeout=180)
 
 
