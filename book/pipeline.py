@@ -138,7 +138,7 @@ def _failed_cell(out: Path) -> str:
 
 
 def run_one(nb: Path, out: Path, params: dict, offline: list[str], env: dict, timeout: float,
-            retries: int = 2):
+            retries: int = 4):
     "Execute `nb` into `out`; a run killed at `timeout` (a hung kernel, not a failing cell) is retried."
     for attempt in range(retries + 1):
         wall, err, peak = _run_once(nb, out, params, offline, env, timeout)
