@@ -151,8 +151,9 @@ def run_one(nb: Path, out: Path, params: dict, offline: list[str], env: dict, ti
 
 def _run_once(nb: Path, out: Path, params: dict, offline: list[str], env: dict, timeout: float):
     out.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [PY, "-m", "papermill", str(nb), str(out), "-k", "python3", "--cwd", str(nb.parent),
-           "--no-progress-bar"]
+    # papermill through papermill_client.py: its kernel client never waits on a channel forever
+    cmd = [PY, str(ROOT / "book" / "papermill_client.py"), str(nb), str(out), "-k", "python3",
+           "--cwd", str(nb.parent), "--no-progress-bar"]
     if has_parameters(nb):
         for k, v in params.items():
             cmd += ["-p", k, str(v)]

@@ -99,3 +99,48 @@ def test_bad_inputs():
         sel.update(torch.randn(5, 5))
     with pytest.raises(ValueError, match="n_keep"):
         UniformSelector(10, 1)
+
+
+def _rotating(n=24, T=30, step=0.04):
+    c = torch.arange(n) * (2 * math.pi / n)
+    y, x = torch.meshgrid(c, c, indexing="ij")
+    return torch.stack([torch.cos(3 * (x * math.cos(step * k) + y * math.sin(step * k))) for k in range(T)])
+
+
+def test_set_anchor_with_exact_reconstruction_keeps_the_official_decisions_and_one_raw_frame():
+    frames = _rotating()
+    official = select_offline(frames, PATSSelector(0.9, 8))
+    sel, held = PATSSelector(0.9, 8), []
+    for f in frames:
+        held.append(sel.held_frames())  # what it holds when the next frame arrives
+        sel.update(f)
+        for i, kept in sel.pop_new():
+            sel.set_anchor(i, kept.clone())  # a perfect reconstruction, a different tensor
+    assert sel.finish() == official
+    assert max(held) == 1
+    # without set_anchor the selector holds the raw anchor as well
+    sel, held = PATSSelector(0.9, 8), []
+    for f in frames:
+        held.append(sel.held_frames())
+        sel.update(f)
+        sel.pop_new()
+    assert max(held) == 2
+
+
+def test_set_anchor_changes_the_correlation_partner():
+    # a "reconstruction" that is pure noise decorrelates everything: every frame is kept
+    frames = _rotating(T=12)
+    g = torch.Generator().manual_seed(0)
+    sel = PATSSelector(0.9, 50)
+    for f in frames:
+        sel.update(f)
+        for i, kept in sel.pop_new():
+            sel.set_anchor(i, torch.randn(kept.shape, generator=g))
+    assert sel.finish() == list(range(12))
+    sel.set_anchor(sel.selected[0], torch.zeros(1))  # an older kept frame: ignored
+    with pytest.raises(ValueError, match="must be a tensor of shape"):
+        sel.set_anchor(sel.selected[-1], torch.zeros(3))
+    bad = torch.zeros(24, 24)
+    bad[0, 0] = float("nan")
+    with pytest.raises(ValueError, match="reconstruction of frame 11"):
+        sel.set_anchor(sel.selected[-1], bad)

@@ -177,3 +177,48 @@ def test_frames_outside_kept_span_raise():
         decompress_all(art)
     with pytest.raises(ValueError, match="increasing order"):
         comp.add(2, frames[2])
+
+
+class _Recorder:
+    "Wrap a selector and record the raw frames it holds whenever a new frame arrives."
+
+    def __init__(self, inner):
+        self.inner, self.held = inner, []
+
+    def update(self, frame):
+        self.held.append(self.inner.held_frames())
+        return self.inner.update(frame)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def test_stream_holds_one_raw_frame_besides_the_current_one():
+    from icml26_lit.antic.pats import PATSSelector, select_offline
+    ns = NavierStokes2D(16, 1e-2, forcing="kolmogorov")
+    w0 = ns.random_field(seed=1)
+    cfg = ANTICConfig(hidden=8, n_layers=2, n_freq=8, first_steps=30, steps=5, rank=2, lr=1e-2)
+    seen = []
+    rec = _Recorder(PATSSelector(0.9, 5))
+    art, _ = compress_stream(ns, 24, omega0=w0, dt_out=0.05, selector=rec, config=cfg,
+                             on_frame=lambda k, f: seen.append(f))
+    assert max(rec.held) == 1 and len(rec.held) == 25
+    # the official rule (raw anchor) holds two, and its decisions are those of the offline replay
+    raw = _Recorder(PATSSelector(0.9, 5))
+    art_raw, _ = compress_stream(list(seen), 24, selector=raw, config=cfg, anchor="raw")
+    assert max(raw.held) == 2
+    assert art_raw.kept == select_offline(torch.stack(seen), PATSSelector(0.9, 5))
+
+
+def test_stream_refuses_a_selector_that_holds_too_much():
+    from icml26_lit.antic.pats import PATSSelector
+
+    class Hoarder(PATSSelector):
+        def held_frames(self):
+            return 2
+
+    cfg = ANTICConfig(hidden=8, n_layers=2, n_freq=8, first_steps=2, steps=1, rank=2)
+    with pytest.raises(RuntimeError, match="holds 2 raw frames besides the current one, more than 1"):
+        compress_stream(list(smooth_frames(T=4)), 3, selector=Hoarder(), config=cfg)
+    with pytest.raises(ValueError, match="anchor must be 'decoded' or 'raw'"):
+        compress_stream(list(smooth_frames(T=4)), 3, config=cfg, anchor="both")

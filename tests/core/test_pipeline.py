@@ -188,3 +188,27 @@ def test_only_hung_runs_are_retried(tmp_path, monkeypatch):
     assert pipeline.run_one(tmp_path / "hangs_once.ipynb", tmp_path / "o.ipynb", {}, [], {}, 1)[1] is None
     assert pipeline.run_one(tmp_path / "fails.ipynb", tmp_path / "o.ipynb", {}, [], {}, 1)[1].startswith("code cell 2")
     assert calls == ["hangs_once.ipynb", "hangs_once.ipynb", "fails.ipynb"]  # a failing cell is not retried
+
+
+def test_papermill_client_waits_in_slices(monkeypatch):
+    import asyncio
+    from queue import Empty
+
+    import papermill_client
+    calls = []
+
+    async def fake_get_msg(self, timeout=None):
+        calls.append(timeout)
+        if len(calls) < 3:
+            raise Empty
+        return {"msg": "reply"}
+
+    monkeypatch.setattr(papermill_client, "_get_msg", fake_get_msg)
+    get = papermill_client.AsyncZMQSocketChannel.get_msg
+    assert get is papermill_client._get_msg_in_slices
+    assert asyncio.run(get(None)) == {"msg": "reply"}
+    assert calls == [1.0, 1.0, 1.0]  # a wait without a timeout became one-second polls
+    calls.clear()
+    with pytest.raises(Empty):
+        asyncio.run(get(None, timeout=5))  # an explicit timeout is passed through unchanged
+    assert calls == [5]
