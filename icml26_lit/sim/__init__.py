@@ -5,10 +5,11 @@
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/04_antic/03_simulation_substrate.ipynb #f7338c10
+# %% ../../nbs/04_antic/03_simulation_substrate.ipynb #ebf64fe4
 from .integrators import euler_step, rk4_step, integrate, euler_maruyama
 from .navier_stokes import (NavierStokes2D, kolmogorov_forcing, energy, enstrophy,
                                           energy_spectrum, budget_rates)
+from .kdv import KdV1D, RK4_IMAG_LIMIT
 
 __all__ = ["euler_step", "rk4_step", "integrate", "euler_maruyama", "NavierStokes2D", "kolmogorov_forcing",
-           "energy", "enstrophy", "energy_spectrum", "budget_rates"]
+           "energy", "enstrophy", "energy_spectrum", "budget_rates", "KdV1D", "RK4_IMAG_LIMIT"]
