@@ -142,5 +142,5 @@ def test_set_anchor_changes_the_correlation_partner():
         sel.set_anchor(sel.selected[-1], torch.zeros(3))
     bad = torch.zeros(24, 24)
     bad[0, 0] = float("nan")
-    with pytest.raises(ValueError, match="reconstruction of frame 11"):
+    with pytest.raises(ValueError, match="stand-in for frame 11"):
         sel.set_anchor(sel.selected[-1], bad)

@@ -195,7 +195,7 @@ class _Recorder:
 
 def test_stream_holds_one_raw_frame_besides_the_current_one():
     from icml26_lit.antic.pats import PATSSelector, select_offline
-    ns = NavierStokes2D(16, 1e-2, forcing="kolmogorov")
+    ns = NavierStokes2D(16, 5e-2, forcing="kolmogorov")
     w0 = ns.random_field(seed=1)
     cfg = ANTICConfig(hidden=8, n_layers=2, n_freq=8, first_steps=30, steps=5, rank=2, lr=1e-2)
     seen = []
@@ -203,11 +203,39 @@ def test_stream_holds_one_raw_frame_besides_the_current_one():
     art, _ = compress_stream(ns, 24, omega0=w0, dt_out=0.05, selector=rec, config=cfg,
                              on_frame=lambda k, f: seen.append(f))
     assert max(rec.held) == 1 and len(rec.held) == 25
-    # the official rule (raw anchor) holds two, and its decisions are those of the offline replay
+    official = select_offline(torch.stack(seen), PATSSelector(0.9, 5))
+    assert art.kept == official  # the half-precision anchor keeps the official decisions
+    assert 2 < len(official) < 25  # (a run where the selector has decisions to make)
+    # the official rule itself (raw anchor) holds two raw frames
     raw = _Recorder(PATSSelector(0.9, 5))
     art_raw, _ = compress_stream(list(seen), 24, selector=raw, config=cfg, anchor="raw")
-    assert max(raw.held) == 2
-    assert art_raw.kept == select_offline(torch.stack(seen), PATSSelector(0.9, 5))
+    assert max(raw.held) == 2 and art_raw.kept == official
+    # the stored reconstruction as the anchor: one raw frame too
+    dec = _Recorder(PATSSelector(0.9, 5))
+    compress_stream(list(seen), 24, selector=dec, config=cfg, anchor="decoded")
+    assert max(dec.held) == 1
+
+
+def test_half_copy_keeps_correlations(fresh_seed):
+    from icml26_lit.antic.pats import half_copy, pearson
+    g = torch.Generator().manual_seed(fresh_seed)
+    a, b = torch.randn(64, 64, generator=g), torch.randn(64, 64, generator=g)
+    b = 0.9 * a + 0.3 * b
+    for scale in (1e-3, 1.0, 1e6):  # fp16 alone would overflow at 1e6
+        h = half_copy(scale * a)
+        assert h.dtype == torch.float16 and float(h.abs().max()) == 1.0
+        assert abs(pearson(b, h) - pearson(b, a)) < 1e-4
+
+
+def test_constant_anchor_rule_survives_a_stand_in():
+    from icml26_lit.antic.pats import PATSSelector, half_copy, select_offline
+    frames = [torch.full((8, 8), 0.1)] * 7  # 0.1 is not exact in fp16
+    sel = PATSSelector(0.9, 3)
+    for f in frames:
+        sel.update(f)
+        for i, kept in sel.pop_new():
+            sel.set_anchor(i, half_copy(kept))
+    assert sel.finish() == select_offline(torch.stack(frames), PATSSelector(0.9, 3)) == [0, 3, 6]
 
 
 def test_stream_refuses_a_selector_that_holds_too_much():
@@ -220,5 +248,5 @@ def test_stream_refuses_a_selector_that_holds_too_much():
     cfg = ANTICConfig(hidden=8, n_layers=2, n_freq=8, first_steps=2, steps=1, rank=2)
     with pytest.raises(RuntimeError, match="holds 2 raw frames besides the current one, more than 1"):
         compress_stream(list(smooth_frames(T=4)), 3, selector=Hoarder(), config=cfg)
-    with pytest.raises(ValueError, match="anchor must be 'decoded' or 'raw'"):
+    with pytest.raises(ValueError, match="anchor must be 'half', 'decoded' or 'raw'"):
         compress_stream(list(smooth_frames(T=4)), 3, config=cfg, anchor="both")
