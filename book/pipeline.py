@@ -100,7 +100,9 @@ def exec_path(nb: Path) -> Path:
 # ----------------------------------------------------------------------------- execute
 def _env() -> dict:
     env = dict(os.environ)
-    env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+    # one thread each: numba too, because its OpenMP layer shares libgomp with torch, and code that
+    # restores numba's thread count (aeon's MiniRocket does) would otherwise resize torch's pool
+    env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", NUMBA_NUM_THREADS="1",
                ICML26_BOOK="1", ICML26_CLAIMS_DIR=str(CLAIMS), PYTHONPATH=str(ROOT),
                NUMBA_CACHE_DIR=str(BUILD / "numba"), MPLBACKEND="Agg", HF_HUB_OFFLINE="1",
                PYDEVD_DISABLE_FILE_VALIDATION="1", TRITON_INTERPRET="0")

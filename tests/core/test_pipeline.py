@@ -212,3 +212,14 @@ def test_papermill_client_waits_in_slices(monkeypatch):
     with pytest.raises(Empty):
         asyncio.run(get(None, timeout=5))  # an explicit timeout is passed through unchanged
     assert calls == [5]
+
+
+def test_notebook_env_keeps_torch_single_threaded_after_numba():
+    import subprocess
+    code = ("import numba, torch\n"
+            "numba.set_num_threads(numba.get_num_threads())  # what aeon does after a fit\n"
+            "print(torch.get_num_threads())")
+    out = subprocess.run([sys.executable, "-c", code], env=pipeline._env(), capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "1"
