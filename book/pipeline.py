@@ -464,7 +464,8 @@ def run_at_scale(nb: str, scale: str, device: str, seed: int = 0) -> int:
     slug = m.group(1) if m else (folder[3:] if re.match(r"\d\d_", folder) else folder)
     claims = Path(tempfile.mkdtemp(prefix="claims-"))
     env = dict(_env(), ICML26_CLAIMS_DIR=str(claims), ICML26_BOOK="0")
-    env.pop("OMP_NUM_THREADS")
+    for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        env.pop(k)  # a larger run may use every core
     out = BUILD / "runs" / f"{slug}-{scale}-{path.stem}.ipynb"
     wall, err, _ = run_one(path, out, dict(scale=scale, seed=seed, device=device), [], env, 48 * 3600)
     if err:
