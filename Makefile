@@ -2,7 +2,7 @@
 #   make test                      every check (sync, pytest, papermill, book build, browser check)
 #   make test CHAPTERS="06 09"     core plus the named chapters, for quick iteration
 #   make book                      export, execute every notebook at scale=ci, build the HTML book
-#   make run NB=nbs/00_core/12_example_experiments.ipynb SCALE=colab DEVICE=cuda
+#   make run NB=nbs/00_core/12_example_experiments.ipynb SCALE=cpu   (or colab/full, DEVICE=cuda)
 #   make nbtest                    nbdev_test (for authors; papermill is what CI runs)
 # The development environment is .venv/ at the repository root, made from requirements/pins.txt
 # (the one list of exact versions) the first time any target needs it.
@@ -57,7 +57,7 @@ book: venv
 	$(PY) book/pipeline.py book --chapters "$(CHAPTERS)"
 
 run: venv
-	@test -n "$(NB)" || { echo "usage: make run NB=<notebook> SCALE=colab|full DEVICE=cuda"; exit 2; }
+	@test -n "$(NB)" || { echo "usage: make run NB=<notebook> SCALE=cpu|colab|full DEVICE=auto|cpu|cuda"; exit 2; }
 	$(PY) book/pipeline.py run "$(NB)" --scale $(SCALE) --device $(DEVICE) --seed $(SEED)
 
 nbtest: venv

@@ -6,12 +6,13 @@ experiment at a larger scale, and drive `make test` stage by stage.
     python book/pipeline.py build   [--chapters ...]          # Jupyter Book from the executed copies
     python book/pipeline.py book    [--chapters ...]          # export + execute + build
     python book/pipeline.py test    [--chapters ...]          # every check, stage by stage
-    python book/pipeline.py run NB --scale colab --device cuda  # one notebook -> results/<slug>/<scale>.json
+    python book/pipeline.py run NB --scale cpu|colab|full       # one notebook -> results/<slug>/<scale>.json
 """
 from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
+import importlib
 import hashlib
 import json
 import os
@@ -23,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -462,6 +464,14 @@ def run_at_scale(nb: str, scale: str, device: str, seed: int = 0) -> int:
     folder = path.parent.name
     m = re.search(r"default_exp (\w+)\.", path.read_text())  # the chapter's package, e.g. flashschnet
     slug = m.group(1) if m else (folder[3:] if re.match(r"\d\d_", folder) else folder)
+    try:
+        mod = importlib.import_module(f"icml26_lit.{slug}.experiments")
+    except ImportError:
+        mod = None
+    presets = getattr(getattr(mod, "CONFIG", None), "scales", None)
+    if presets is not None and scale not in presets:
+        print(f"{nb} has no {scale} preset (it has {', '.join(presets)}); no results file written")
+        return 2
     claims = Path(tempfile.mkdtemp(prefix="claims-"))
     env = dict(_env(), ICML26_CLAIMS_DIR=str(claims), ICML26_BOOK="0")
     for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
@@ -473,10 +483,12 @@ def run_at_scale(nb: str, scale: str, device: str, seed: int = 0) -> int:
         return 1
     res = dict(notebook=str(path.relative_to(ROOT)), scale=scale, seed=seed,
                provenance=provenance(str(dev)), wall_s=round(wall, 1),
-               claims=[c.__dict__ for c in load_claims(directory=claims)])
+               claims=[asdict(c) for c in load_claims(directory=claims)])
     dst = ROOT / "results" / slug / f"{scale}.json"
     dst.parent.mkdir(parents=True, exist_ok=True)
-    dst.write_text(json.dumps(res, indent=1))
+    tmp = dst.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(res, indent=1))
+    os.replace(tmp, dst)  # a results file is written whole or not at all
     print(f"{nb} at scale={scale} on {res['provenance']['device_name']}: {wall:.0f} s; wrote {dst}")
     return 0
 
@@ -486,7 +498,7 @@ def main(argv=None) -> int:
     p.add_argument("command", choices=["execute", "build", "book", "test", "run", "sync", "pytest", "browser"])
     p.add_argument("notebook", nargs="?")
     p.add_argument("--chapters", default="", help='two-digit chapter numbers, e.g. "06 09"')
-    p.add_argument("--scale", default="colab")
+    p.add_argument("--scale", default="colab", help="ci, cpu, colab or full")
     p.add_argument("--device", default="auto")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=2)

@@ -13,15 +13,15 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['SCALE_NAMES', 'DEVICE_NAMES', 'Scale', 'Config', 'Sizes', 'sizes', 'get_device', 'seed_everything']
+__all__ = ['SCALE_NAMES', 'DEVICE_NAMES', 'Scale', 'Config', 'NoPresetError', 'Sizes', 'sizes', 'get_device', 'seed_everything']
 
 # %% ../../nbs/00_core/01_scale.ipynb #8af45fae
-SCALE_NAMES = ("ci", "colab", "full")
+SCALE_NAMES = ("ci", "cpu", "colab", "full")
 
 
 @dataclass(frozen=True)
 class Scale:
-    "A named experiment size: `ci`, `colab` or `full` (Chapter 0, *Scales, devices and seeds*)."
+    "A named experiment size: `ci`, `cpu`, `colab` or `full` (Chapter 0, *Scales, devices and seeds*)."
     name: str  # one of `SCALE_NAMES`
     description: str  # what the scale is for
 
@@ -40,7 +40,8 @@ class Scale:
 
 
 _SCALES = {
-    "ci": Scale("ci", "the book's own build: at most 120 s on 2 CPU cores"),
+    "ci": Scale("ci", "the book's own build: at most 120 s on one CPU thread"),
+    "cpu": Scale("cpu", "a 2-core laptop in at most 15 minutes: decides the headline claim"),
     "colab": Scale("colab", "a free Colab T4 GPU in about 15 minutes"),
     "full": Scale("full", "the paper's setting on one GPU"),
 }
@@ -67,21 +68,29 @@ def _same_type(a, b) -> bool:
     return type(a) is type(b)
 
 
-class Sizes:
-    "The `ci`, `colab` and `full` presets of one experiment (Chapter 0, *Sizes*)."
+class NoPresetError(ValueError):
+    "Raised when an experiment has no preset for the scale asked for (a chapter without `cpu`)."
 
-    def __init__(self, ci: dict, colab: dict, full: dict, size_keys=None):
-        presets = {"ci": dict(ci), "colab": dict(colab), "full": dict(full)}
-        keys = set(presets["ci"])
+
+class Sizes:
+    "The `ci`, `cpu` (optional), `colab` and `full` presets of one experiment (Chapter 0, *Sizes*)."
+
+    def __init__(self, ci: dict, colab: dict, full: dict, size_keys=None, cpu: dict | None = None):
+        presets = {"ci": ci, "cpu": cpu, "colab": colab, "full": full}
+        if cpu is None:
+            del presets["cpu"]
         for name, p in presets.items():
             if not isinstance(p, dict):
                 raise TypeError(f"{name} must be a dict, got {type(p).__name__}")
+        presets = {k: dict(v) for k, v in presets.items()}
+        keys = set(presets["ci"])
+        for name, p in presets.items():
             if set(p) != keys:
                 raise ValueError(
                     f"sizes: preset {name!r} has keys {sorted(p)} but 'ci' has {sorted(keys)}; "
                     f"missing {sorted(keys - set(p))}, extra {sorted(set(p) - keys)}")
         for k in keys:
-            for name in ("colab", "full"):
+            for name in presets:
                 if not _same_type(presets["ci"][k], presets[name][k]):
                     raise ValueError(f"sizes: key {k!r} is {type(presets['ci'][k]).__name__} in 'ci' "
                                      f"but {type(presets[name][k]).__name__} in {name!r}")
@@ -93,9 +102,18 @@ class Sizes:
             raise ValueError(f"size_keys names unknown keys {sorted(unknown)}")
         self.presets, self.size_keys = presets, tuple(size_keys)
 
+    @property
+    def scales(self) -> tuple[str, ...]:
+        "The scales this experiment has a preset for."
+        return tuple(n for n in SCALE_NAMES if n in self.presets)
+
     def get(self, scale: str | Scale) -> Config:
-        "The preset for `scale`."
-        return Config(self.presets[Scale.get(scale).name])
+        "The preset for `scale`; `NoPresetError` if this experiment has none for it."
+        name = Scale.get(scale).name
+        if name not in self.presets:
+            raise NoPresetError(f"scale={name!r}: this experiment has no {name} preset; "
+                                f"it has {', '.join(self.scales)}")
+        return Config(self.presets[name])
 
     __call__ = get
 
@@ -109,9 +127,9 @@ class Sizes:
         return f"Sizes({', '.join(f'{k}={v}' for k, v in self.presets.items())})"
 
 
-def sizes(*, ci: dict, colab: dict, full: dict, size_keys=None) -> Sizes:
-    "Declare the three presets of one experiment; see `Sizes`."
-    return Sizes(ci, colab, full, size_keys)
+def sizes(*, ci: dict, colab: dict, full: dict, cpu: dict | None = None, size_keys=None) -> Sizes:
+    "Declare the presets of one experiment (`cpu` optional); see `Sizes`."
+    return Sizes(ci, colab, full, size_keys, cpu=cpu)
 
 # %% ../../nbs/00_core/01_scale.ipynb #62704a55
 DEVICE_NAMES = ("auto", "cpu", "cuda")

@@ -16,6 +16,7 @@ from .features import fourier_features, gaussian_frequencies
 
 CONFIG = sizes(
     ci=dict(n_train=128, n_test=512, n_steps=600, width=128, n_features=64, sigma=8.0, n_seeds=3),
+    cpu=dict(n_train=256, n_test=2048, n_steps=1500, width=128, n_features=128, sigma=8.0, n_seeds=8),
     colab=dict(n_train=512, n_test=4096, n_steps=3000, width=256, n_features=256, sigma=8.0, n_seeds=5),
     full=dict(n_train=2048, n_test=16384, n_steps=10000, width=256, n_features=256, sigma=8.0, n_seeds=10),
 )

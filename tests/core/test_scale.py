@@ -5,12 +5,12 @@ from icml26_lit.core import Scale, sizes, get_device, seed_everything
 
 
 def test_scale_names():
-    assert [Scale.get(n).name for n in ("ci", "colab", "full")] == ["ci", "colab", "full"]
+    assert [Scale.get(n).name for n in ("ci", "cpu", "colab", "full")] == ["ci", "cpu", "colab", "full"]
 
 
 @pytest.mark.parametrize("bad", ["CI", "medium", "", None, 3])
 def test_unknown_scale_lists_valid(bad):
-    with pytest.raises(ValueError, match="valid scales are 'ci', 'colab', 'full'"):
+    with pytest.raises(ValueError, match="valid scales are 'ci', 'cpu', 'colab', 'full'"):
         Scale.get(bad)
 
 
@@ -50,3 +50,18 @@ def test_seed_everything_reproducible():
     for bad in (-1, 2**32, 1.5, True):
         with pytest.raises(ValueError, match="seed="):
             seed_everything(bad)
+
+
+def test_cpu_preset_is_optional():
+    from icml26_lit.core.scale import NoPresetError
+    three = sizes(ci=dict(n=2), colab=dict(n=20), full=dict(n=200))
+    with pytest.raises(NoPresetError, match="scale='cpu': this experiment has no cpu preset"):
+        three.get("cpu")
+    four = sizes(ci=dict(n=2), cpu=dict(n=8), colab=dict(n=20), full=dict(n=200))
+    assert four.get("cpu").n == 8 and four.smoke("cpu").n == 2 and four.scales == ("ci", "cpu", "colab", "full")
+    with pytest.raises(ValueError, match="missing"):
+        sizes(ci=dict(n=2, m=1), cpu=dict(n=8), colab=dict(n=20, m=1), full=dict(n=200, m=1))
+    with pytest.raises(TypeError, match="cpu must be a dict"):
+        sizes(ci=dict(n=2), cpu=[1], colab=dict(n=20), full=dict(n=200))
+    with pytest.raises(ValueError, match="scale='laptop' is not a known scale; valid scales are 'ci', 'cpu', 'colab', 'full'"):
+        four.get("laptop")
