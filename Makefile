@@ -3,6 +3,7 @@
 #   make test CHAPTERS="06 09"     core plus the named chapters, for quick iteration
 #   make book                      export, execute every notebook at scale=ci, build the HTML book
 #   make run NB=nbs/00_core/12_example_experiments.ipynb SCALE=cpu   (or colab/full, DEVICE=cuda)
+#   make exercises                 student copies of the exercises (no solutions) and their HTML book
 #   make nbtest                    nbdev_test (for authors; papermill is what CI runs)
 # The development environment is .venv/ at the repository root, made from requirements/pins.txt
 # (the one list of exact versions) the first time any target needs it.
@@ -24,7 +25,7 @@ SEED ?= 0
 # default index (this project's machines have the CPU wheel locally).
 TORCH_INDEX ?=
 
-.PHONY: venv test book run nbtest export clean bench toc
+.PHONY: venv test book run nbtest export clean bench toc exercises
 
 venv: $(STAMP)
 
@@ -66,7 +67,11 @@ nbtest: venv
 bench: venv
 	$(PY) -m icml26_lit.bench --budget-s 420
 
+exercises: venv
+	$(PY) book/exercises.py html
+
 toc: venv
+	$(PY) book/bootstrap.py write
 	$(PY) book/make_toc.py
 
 clean:

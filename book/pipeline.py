@@ -111,6 +111,13 @@ def _env() -> dict:
     return env
 
 
+def nb_env(nb: Path, env: dict) -> dict:
+    "The environment for one notebook: exercises notebooks choose the Triton interpreter themselves."
+    if nb.stem.startswith("90_exercises"):  # their bootstrap sets TRITON_INTERPRET=1 without CUDA
+        return {k: v for k, v in env.items() if k != "TRITON_INTERPRET"}
+    return env
+
+
 def offline_prefix() -> list[str]:
     "Run inside a fresh network namespace with only loopback up, when we can (root + unshare)."
     if os.environ.get("ICML26_ONLINE") == "1" or shutil.which("unshare") is None or os.geteuid() != 0:
@@ -217,8 +224,8 @@ def execute(chapters: list[str] | None, jobs: int = 2, offline: bool = True) -> 
     last = [nb for nb in nbs if nb not in first]
     results = {}
     with cf.ThreadPoolExecutor(jobs) as pool:
-        futs = {pool.submit(run_one, nb, exec_path(nb), params, prefix, env, 2 * budget_s(nb) + 60): nb
-                for nb in first}
+        futs = {pool.submit(run_one, nb, exec_path(nb), params, prefix, nb_env(nb, env),
+                            2 * budget_s(nb) + 60): nb for nb in first}
         for f in cf.as_completed(futs):
             nb = futs[f]
             results[nb] = f.result()
@@ -292,17 +299,26 @@ def filtered_toc(chapters: list[str] | None) -> Path:
     return path
 
 
+DIRECTIVE = re.compile(r"#\|\s*([\w-]+)")
+
+
 def prepare_executed(nb_out: Path) -> None:
-    "Hide the bootstrap, nbdev directive and injected-parameters cells in an executed copy."
+    "Hide bootstrap, nbdev and injected cells in an executed copy; drop `#|` lines from the rest."
     data = json.loads(nb_out.read_text())
     for c in data["cells"]:
         src = "".join(c.get("source", ""))
         tags = c.setdefault("metadata", {}).setdefault("tags", [])
-        first = src.lstrip().splitlines()[0] if src.strip() else ""
-        hide = (BOOTSTRAP_MARK in src or "injected-parameters" in tags or
-                (c["cell_type"] == "code" and re.match(r"#\|\s*(default_exp|hide)\b", first)))
+        lines = src.splitlines(keepends=True)
+        n_dir = next((i for i, line in enumerate(lines) if not line.lstrip().startswith("#|")), len(lines))
+        names = {m.group(1) for line in lines[:n_dir] if (m := DIRECTIVE.match(line.lstrip()))}
+        code = c["cell_type"] == "code"
+        hide = BOOTSTRAP_MARK in src or "injected-parameters" in tags or (code and names & {"default_exp", "hide"})
         if hide and "remove-cell" not in tags:
             tags.append("remove-cell")
+        if code and "remove-input" in names and "remove-input" not in tags:
+            tags.append("remove-input")
+        if code and n_dir and not hide:  # the book shows code, not nbdev's directives
+            c["source"] = "".join(lines[n_dir:])
     nb_out.write_text(json.dumps(data, indent=1))
 
 

@@ -59,8 +59,27 @@ def test_prepare_hides_bootstrap_and_directives(tmp_path):
                                    _code("#| default_exp core.x"), _code("#| export\ndef f(): pass"),
                                    _code("scale = 'ci'", tags=["injected-parameters"])])))
     pipeline.prepare_executed(out)
-    tags = [c["metadata"]["tags"] for c in json.loads(out.read_text())["cells"]]
+    cells = json.loads(out.read_text())["cells"]
+    tags = [c["metadata"]["tags"] for c in cells]
     assert tags == [["remove-cell"], ["remove-cell"], [], ["injected-parameters", "remove-cell"]]
+    assert "".join(cells[2]["source"]) == "def f(): pass"  # the directive line is not rendered
+
+
+def test_prepare_hides_export_hide_cells_and_removes_input(tmp_path):
+    out = tmp_path / "o.ipynb"
+    out.write_text(json.dumps(_nb([_code("#| export\n#| hide\ndef secret(): pass"),
+                                   _code("#| remove-input\nfig = 1\nfig"), _code("x = 1  # no directive")])))
+    pipeline.prepare_executed(out)
+    cells = json.loads(out.read_text())["cells"]
+    assert [c["metadata"]["tags"] for c in cells] == [["remove-cell"], ["remove-input"], []]
+    assert "".join(cells[1]["source"]) == "fig = 1\nfig" and "".join(cells[2]["source"]) == "x = 1  # no directive"
+
+
+def test_exercises_notebooks_choose_the_interpreter_themselves(tmp_path):
+    env = pipeline._env()
+    assert env["TRITON_INTERPRET"] == "0"
+    assert "TRITON_INTERPRET" not in pipeline.nb_env(tmp_path / "90_exercises.ipynb", env)
+    assert pipeline.nb_env(tmp_path / "07_experiments.ipynb", env)["TRITON_INTERPRET"] == "0"
 
 
 def test_build_refuses_stale_executed_copy(tmp_path, monkeypatch, capsys):
