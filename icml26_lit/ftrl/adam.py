@@ -10,23 +10,14 @@ import math
 
 import torch
 
+from .regret import check_betas
+from .kernels import o2nc_adam_reference, o2nc_adam_step
+
 # %% auto #0
-__all__ = ['check_betas', 'ftrl_objective', 'adam_ftrl_step', 'FTRLAdam', 'adam_ratio_bound', 'adam_ratio_trace',
-           'adversarial_gradients', 'o2nc_adam_reference', 'O2NCAdam']
+__all__ = ['ftrl_objective', 'adam_ftrl_step', 'FTRLAdam', 'adam_ratio_bound', 'adam_ratio_trace', 'adversarial_gradients',
+           'memory_order', 'O2NCAdam']
 
 # %% ../../nbs/12_ftrl/04_adam.ipynb #5a2d3c9c
-def check_betas(betas) -> tuple[float, float]:
-    "Validate (beta1, beta2) in [0, 1) (Chapter 12, *Adam as discounted FTRL*)."
-    try:
-        b1, b2 = (float(b) for b in betas)
-    except (TypeError, ValueError):
-        raise TypeError(f"betas must be a pair of numbers, got {betas!r}") from None
-    for name, b in (("beta1", b1), ("beta2", b2)):
-        if not 0.0 <= b < 1.0:
-            raise ValueError(f"{name} must lie in [0, 1), got {b}")
-    return b1, b2
-
-
 def ftrl_objective(delta: torch.Tensor,  # candidate update, same shape as one gradient
                    grads: torch.Tensor,  # (t, ...) gradient history g_1..g_t
                    lr: float, betas=(0.9, 0.999), eps: float = 1e-8,
@@ -124,28 +115,44 @@ def adversarial_gradients(beta1: float, beta2: float, T: int,
     return torch.exp((T - s) * math.log(b1 / b2))
 
 # %% ../../nbs/12_ftrl/04_adam.ipynb #c12548ef
-def o2nc_adam_reference(w: torch.Tensor,  # parameters: the point w_t where g was taken
-                        g: torch.Tensor,  # gradient g_t at w_t
-                        x: torch.Tensor,  # iterate x_{t-1} + Delta_t = x_t (fp32 state)
-                        m: torch.Tensor, v: torch.Tensor,  # moments (fp32 state)
-                        avg: torch.Tensor,  # running average of w_1..w_{t-1} (fp32 state)
-                        *, s: float, lr: float, beta1: float, beta2: float,
-                        clip: float | None, avg_weight: float):
-    "One O2NC-Adam step in place on (w, x, m, v, avg) (Chapter 12, *O2NC-Adam*)."
-    # reads w, g, x, m, v, avg and writes w, x, m, v, avg: 11 values per parameter
-    gf = g.to(x.dtype)  # arithmetic in the state's dtype (fp32, or fp64 for fp64 models)
-    m.mul_(beta1).add_(gf, alpha=1 - beta1)  # m_t = beta1 m + (1 - beta1) g
-    v.mul_(beta2).addcmul_(gf, gf, value=1 - beta2)  # v_t = beta2 v + (1 - beta2) g^2
-    r = torch.where(v > 0, m / v.clamp_min(1e-38).sqrt(), torch.zeros_like(m))
-    if clip is not None:
-        r = r.clamp(-clip, clip)
-    delta = -lr * r  # Delta_{t+1}
-    avg.add_(w.to(x.dtype) - avg, alpha=avg_weight)  # average of the points w_t
-    w.copy_((x + s * delta).to(w.dtype))  # w_{t+1} = x_t + s_{t+1} Delta_{t+1}
-    x.add_(delta)  # x_{t+1} = x_t + Delta_{t+1}
-    return w, x, m, v, avg
+def memory_order(t: torch.Tensor) -> tuple[int, ...]:
+    "Dims of t from the largest stride down: t.permute(order) is contiguous when t is dense (Chapter 12)."
+    if t.is_contiguous():
+        return tuple(range(t.dim()))
+    return tuple(sorted(range(t.dim()), key=lambda i: -t.stride(i)))  # stable for ties
+
+# %% ../../nbs/12_ftrl/04_adam.ipynb #ed2d4508
+def _init_state(st: dict, p: torch.Tensor) -> None:
+    "O2NC state for p: x_0, m, v and the average, contiguous in the memory order of p."
+    st["step"] = 0
+    st["order"] = memory_order(p)
+    sdt = torch.float64 if p.dtype == torch.float64 else torch.float32
+    x = p.detach().permute(st["order"]).to(sdt)
+    st["x"] = x.clone(memory_format=torch.contiguous_format)  # x_0 (w_1 = x_0: Delta_1 = 0)
+    st["m"], st["v"], st["avg"] = (torch.zeros_like(st["x"]) for _ in range(3))
 
 
+def _update_param(p: torch.Tensor, st: dict, group: dict, s: float, backend: str) -> None:
+    "One fused O2NC-Adam step on parameter p through a contiguous view of its memory."
+    if not st:
+        _init_state(st, p)
+    st["step"] += 1
+    wt = 1.0 / st["step"] if group["ema"] is None else (
+        1.0 if st["step"] == 1 else 1.0 - group["ema"])
+    b1, b2 = group["betas"]
+    o2nc_adam_step(p.data.permute(st["order"]), p.grad.permute(st["order"]), st["x"], st["m"],
+                   st["v"], st["avg"], s=s, lr=group["lr"], beta1=b1, beta2=b2,
+                   clip=group["clip"], avg_weight=wt, backend=backend)
+
+
+def _max_ratio(st: dict, so_far: float) -> float:
+    "max(so_far, max |m|/sqrt(v)); NaN once either is NaN."
+    r = torch.where(st["v"] == 0, torch.zeros_like(st["m"]),
+                    st["m"].abs() / st["v"].clamp_min(1e-38).sqrt())
+    val = float(r.max()) if r.numel() else 0.0  # torch.max keeps NaN
+    return val if math.isnan(val) or math.isnan(so_far) else max(so_far, val)
+
+# %% ../../nbs/12_ftrl/04_adam.ipynb #caa63ad6
 class O2NCAdam(torch.optim.Optimizer):
     "Adam inside the online-to-nonconvex conversion, clipped or clip-free (Chapter 12, *O2NC-Adam*)."
 
@@ -155,7 +162,7 @@ class O2NCAdam(torch.optim.Optimizer):
                  generator: torch.Generator | None = None,  # source of the scalars s_t
                  ema: float | None = None,  # None: uniform average of w_t; else EMA factor
                  backend: str = "auto",  # "auto", "triton" or "torch" for the fused step
-                 track_ratio: bool = False,  # record max |m|/sqrt(v) (torch backend only)
+                 track_ratio: bool = False,  # record max |m|/sqrt(v) (NaN once it is NaN)
                  ):
         if not lr > 0:
             raise ValueError(f"lr must be positive, got {lr}")
@@ -165,11 +172,8 @@ class O2NCAdam(torch.optim.Optimizer):
             raise ValueError(f"ema must lie in [0, 1) or be None, got {ema}")
         super().__init__(params, dict(lr=lr, betas=check_betas(betas), clip=clip, ema=ema))
         self.generator = generator if generator is not None else torch.Generator().manual_seed(0)
-        self.backend = backend
-        self.track_ratio = track_ratio
-        self.max_ratio = 0.0
-        self.n_steps = 0
-        self.last_s = None
+        self.backend, self.track_ratio = backend, track_ratio
+        self.max_ratio, self.n_steps, self.last_s = 0.0, 0, None
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -182,30 +186,14 @@ class O2NCAdam(torch.optim.Optimizer):
         # one scalar s_{t+1} for every parameter, drawn on the host
         s = float(torch.rand((), generator=self.generator))
         self.last_s = s
-        from icml26_lit.ftrl.kernels import o2nc_adam_step
         for group in self.param_groups:
-            b1, b2 = group["betas"]
             for p in group["params"]:
                 if p.grad is None:
                     continue
                 st = self.state[p]
-                if not st:
-                    st["step"] = 0
-                    sdt = torch.float64 if p.dtype == torch.float64 else torch.float32
-                    st["x"] = p.detach().to(sdt).clone()  # x_0 (and w_1 = x_0 since Delta_1 = 0)
-                    st["m"] = torch.zeros_like(st["x"])
-                    st["v"] = torch.zeros_like(st["x"])
-                    st["avg"] = torch.zeros_like(st["x"])
-                st["step"] += 1
-                wt = 1.0 / st["step"] if group["ema"] is None else (
-                    1.0 if st["step"] == 1 else 1.0 - group["ema"])
-                o2nc_adam_step(p.data, p.grad, st["x"], st["m"], st["v"], st["avg"], s=s,
-                               lr=group["lr"], beta1=b1, beta2=b2, clip=group["clip"],
-                               avg_weight=wt, backend=self.backend)
+                _update_param(p, st, group, s, self.backend)
                 if self.track_ratio:
-                    r = torch.where(st["v"] > 0, st["m"].abs() / st["v"].clamp_min(1e-38).sqrt(),
-                                    torch.zeros_like(st["m"]))
-                    self.max_ratio = max(self.max_ratio, float(r.max()) if r.numel() else 0.0)
+                    self.max_ratio = _max_ratio(st, self.max_ratio)
         return loss
 
     @contextlib.contextmanager
@@ -217,7 +205,7 @@ class O2NCAdam(torch.optim.Optimizer):
                 st = self.state.get(p)
                 if st and "avg" in st:
                     saved.append((p, p.detach().clone()))
-                    p.data.copy_(st["avg"].to(p.dtype))
+                    p.data.permute(st["order"]).copy_(st["avg"].to(p.dtype))
         try:
             yield self
         finally:

@@ -9,14 +9,37 @@ import torch
 
 from ..core import (HAS_TRITON, check_tensor, register_benchmark, register_kernel,
                              resolve_backend)
-from .adam import check_betas, o2nc_adam_reference
+from .regret import check_betas
 
 if HAS_TRITON:
     import triton
     import triton.language as tl
 
 # %% auto #0
-__all__ = ['BLOCK', 'BENCH_N', 'o2nc_adam_step']
+__all__ = ['BLOCK', 'BENCH_N', 'o2nc_adam_reference', 'o2nc_adam_step']
+
+# %% ../../nbs/12_ftrl/05_kernels.ipynb #15c9568b
+def o2nc_adam_reference(w: torch.Tensor,  # parameters: the point w_t where g was taken
+                        g: torch.Tensor,  # gradient g_t at w_t
+                        x: torch.Tensor,  # iterate x_{t-1} + Delta_t = x_t (fp32 state)
+                        m: torch.Tensor, v: torch.Tensor,  # moments (fp32 state)
+                        avg: torch.Tensor,  # running average of w_1..w_{t-1} (fp32 state)
+                        *, s: float, lr: float, beta1: float, beta2: float,
+                        clip: float | None, avg_weight: float):
+    "One O2NC-Adam step in place on (w, x, m, v, avg) (Chapter 12, *A fused O2NC-Adam step*)."
+    # reads w, g, x, m, v, avg and writes w, x, m, v, avg: 11 values per parameter
+    gf = g.to(x.dtype)  # arithmetic in the state's dtype (fp32, or fp64 for fp64 models)
+    m.mul_(beta1).add_(gf, alpha=1 - beta1)  # m_t = beta1 m + (1 - beta1) g
+    v.mul_(beta2).addcmul_(gf, gf, value=1 - beta2)  # v_t = beta2 v + (1 - beta2) g^2
+    # 0 where no gradient ever arrived (v = 0); NaN stays NaN (NaN == 0 is false)
+    r = torch.where(v == 0, torch.zeros_like(m), m / v.clamp_min(1e-38).sqrt())
+    if clip is not None:
+        r = r.clamp(-clip, clip)  # torch.clamp keeps NaN
+    delta = -lr * r  # Delta_{t+1}
+    avg.add_(w.to(x.dtype) - avg, alpha=avg_weight)  # average of the points w_t
+    w.copy_((x + s * delta).to(w.dtype))  # w_{t+1} = x_t + s_{t+1} Delta_{t+1}
+    x.add_(delta)  # x_{t+1} = x_t + Delta_{t+1}
+    return w, x, m, v, avg
 
 # %% ../../nbs/12_ftrl/05_kernels.ipynb #7980e3bf
 if HAS_TRITON:
@@ -36,9 +59,10 @@ if HAS_TRITON:
         avg = tl.load(avg_ptr + offs, mask=mask, other=0.0)
         m = beta1 * m + (1.0 - beta1) * g  # m_t
         v = beta2 * v + (1.0 - beta2) * g * g  # v_t
-        r = tl.where(v > 0.0, m / tl.sqrt(tl.maximum(v, 1e-38)), 0.0)
-        if HAS_CLIP:
-            r = tl.minimum(tl.maximum(r, -clip), clip)
+        # 0 where no gradient ever arrived; NaN propagates (NaN == 0 is false)
+        r = tl.where(v == 0.0, 0.0, m / tl.sqrt(tl.maximum(v, 1e-38)))
+        if HAS_CLIP:  # GPU min/max drop NaN operands, so NaN is passed around the clip
+            r = tl.where(r == r, tl.minimum(tl.maximum(r, -clip), clip), r)
         delta = -lr * r  # Delta_{t+1}
         avg = avg + avg_weight * (w - avg)  # running average of the w_t
         w_new = x + s * delta  # w_{t+1} = x_t + s Delta_{t+1}
@@ -64,31 +88,33 @@ def o2nc_adam_step(w: torch.Tensor,  # parameters (any float dtype), updated in 
                    backend: str = "auto"):
     "Fused O2NC-Adam step in place on (w, x, m, v, avg) (Chapter 12, *A fused O2NC-Adam step*)."
     check_betas((beta1, beta2))
-    w = check_tensor(w, "w", dtypes=_PARAM_DTYPES, finite=False) if not w.is_contiguous() else w
-    if not isinstance(w, torch.Tensor) or not w.is_contiguous():
-        raise ValueError("w must be a contiguous tensor (it is updated in place)")
+    check_tensor(w, "w", dtypes=_PARAM_DTYPES, finite=False)  # validates only
     g = check_tensor(g, "g", dtypes=_PARAM_DTYPES, finite=False)
     if g.shape != w.shape:
         raise ValueError(f"g has shape {tuple(g.shape)} but w has {tuple(w.shape)}")
     for name, t in (("x", x), ("m", m), ("v", v), ("avg", avg)):
         check_tensor(t, name, dtypes=_STATE_DTYPES, finite=False)
         if t.numel() != w.numel() or not t.is_contiguous():
-            raise ValueError(f"{name} must be contiguous with {w.numel()} elements like w")
+            raise ValueError(f"{name} must be contiguous with {w.numel()} elements like w "
+                             "(the state is the optimizer's own storage)")
         if t.dtype != x.dtype or t.device != w.device:
             raise ValueError(f"{name} must share x's dtype and w's device")
     if not 0.0 <= s <= 1.0:
         raise ValueError(f"s must lie in [0, 1], got {s}")
     if clip is not None and not clip > 0:
         raise ValueError(f"clip must be positive or None, got {clip}")
+    work = w if w.is_contiguous() else w.contiguous()  # in place through a dense copy
     if resolve_backend(backend, w, g, x) == "torch":
-        return o2nc_adam_reference(w, g, x, m, v, avg, s=s, lr=lr, beta1=beta1, beta2=beta2,
-                                   clip=clip, avg_weight=avg_weight)
-    n = w.numel()
-    if n:
-        grid = (triton.cdiv(n, BLOCK),)
-        o2nc_adam_kernel[grid](w, g, x, m, v, avg, n, float(s), float(lr), float(beta1),
-                               float(beta2), float(clip if clip is not None else 0.0),
+        flat = [t.view(-1) for t in (work, g, x, m, v, avg)]  # pair elements by position
+        o2nc_adam_reference(*flat, s=s, lr=lr, beta1=beta1, beta2=beta2, clip=clip,
+                            avg_weight=avg_weight)
+    elif work.numel():
+        grid = (triton.cdiv(work.numel(), BLOCK),)
+        o2nc_adam_kernel[grid](work, g, x, m, v, avg, work.numel(), float(s), float(lr),
+                               float(beta1), float(beta2), float(clip if clip is not None else 0.0),
                                float(avg_weight), HAS_CLIP=clip is not None, BLOCK=BLOCK)
+    if work is not w:
+        w.copy_(work)
     return w, x, m, v, avg
 
 # %% ../../nbs/12_ftrl/05_kernels.ipynb #76e32ffc

@@ -12,8 +12,8 @@ import numpy as np
 from .regret import check_discount, check_streams
 
 # %% auto #0
-__all__ = ['sherman_morrison', 'DiscountedVAW', 'dvaw_predictions', 'ewa_mixture', 'DiscountEnsemble', 'drifting_comparator',
-           'unit_features', 'drifting_linear_stream', 'linear_pseudo_regret']
+__all__ = ['sherman_morrison', 'check_finite', 'DiscountedVAW', 'dvaw_predictions', 'ewa_mixture', 'DiscountEnsemble',
+           'drifting_comparator', 'unit_features', 'drifting_linear_stream', 'linear_pseudo_regret']
 
 # %% ../../nbs/12_ftrl/02_linear.ipynb #324bb2e4
 def _check_x(x, d: int, name: str = "x") -> np.ndarray:
@@ -41,8 +41,16 @@ def sherman_morrison(A_inv: np.ndarray,  # (d, d) inverse of A
     return (A_inv - np.outer(Ax, Ax) / (discount + x @ Ax)) / discount
 
 
+def check_finite(a, what: str) -> None:
+    "Raise a clear error when a computed quantity overflowed (Chapter 12, *Discounted VAW*)."
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{what} overflowed to a non-finite value: rescale the features x "
+                         "(and the targets y) to moderate magnitudes")
+
+# %% ../../nbs/12_ftrl/02_linear.ipynb #144c3e08
 class DiscountedVAW:
     "Discounted Vovk-Azoury-Warmuth forecaster in FTRL form (Chapter 12, *Discounted VAW*)."
+    prediction = "value"  # what predict() returns: a real value (for the squared loss)
 
     def __init__(self, d: int,  # feature dimension
                  discount: float = 1.0,  # gamma in (0, 1]; 1 is classic VAW
@@ -62,6 +70,7 @@ class DiscountedVAW:
         if self._pending is not None and np.array_equal(self._pending[0], x):
             return self._pending[1]
         A_inv = sherman_morrison(self.A_inv, x, self.discount)  # A_t = gamma A_{t-1} + x x^T
+        check_finite(A_inv, "A_t^{-1}")
         self._pending = (x, A_inv)
         return A_inv
 
@@ -73,7 +82,9 @@ class DiscountedVAW:
     def predict(self, x) -> float:
         "The prediction <x_t, A_t^{-1} b_t>."
         x = _check_x(x, self.d)
-        return float(x @ (self._round(x) @ self.b))
+        p = float(x @ (self._round(x) @ self.b))
+        check_finite(p, "the prediction <x_t, w_t>")
+        return p
 
     def update(self, x, y: float) -> None:
         "Reveal y_t for the x_t just predicted on."
@@ -83,7 +94,9 @@ class DiscountedVAW:
             raise ValueError(f"y must be finite, got {y}")
         A_inv = self._round(x)
         self.A_inv = 0.5 * (A_inv + A_inv.T)  # keep it symmetric against rounding
-        self.b = self.discount * (self.b + y * x)  # b_{t+1} = gamma (b_t + y_t x_t)
+        b = self.discount * (self.b + y * x)  # b_{t+1} = gamma (b_t + y_t x_t)
+        check_finite(b, "b_t")
+        self.b = b
         self._pending = None
         self.t += 1
 
@@ -109,6 +122,7 @@ def dvaw_predictions(X: np.ndarray,  # (B, T, d) features of B independent strea
         out[:, :, t] = np.einsum("bki,bki->bk", b, Ax) / den
         A_inv = (A_inv - Ax[..., :, None] * Ax[..., None, :] / den[..., None, None]) / G[..., None]
         b = G * (b + Y[:, t, None, None] * x[:, None, :])
+    check_finite(out, "the expert predictions")
     return out
 
 # %% ../../nbs/12_ftrl/02_linear.ipynb #686833fc
@@ -122,9 +136,12 @@ def ewa_mixture(expert_preds: np.ndarray,  # (..., K, T) expert predictions (val
                 eta: float | None = None,  # learning rate; default 1/(4 bound^2) or 1
                 bound: float = 1.0,  # |prediction| clip for the squared loss
                 ):
-    "EWA meta-learner over K experts: predictions (..., T) and weights (..., K, T) (Chapter 12)."
+    "EWA over K experts: predictions (..., T) and weights (..., K, T) (Chapter 12)."
     P = np.asarray(expert_preds, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
+    for name, a in (("expert_preds", P), ("Y", Y)):
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{name} contains NaN or infinite values")
     if P.shape[:-2] + P.shape[-1:] != Y.shape:
         raise ValueError(f"expert_preds (..., K, T) {P.shape} does not match Y (..., T) {Y.shape}")
     if loss == "squared":
@@ -146,7 +163,7 @@ def ewa_mixture(expert_preds: np.ndarray,  # (..., K, T) expert predictions (val
     W /= W.sum(axis=-2, keepdims=True)
     return (W * P).sum(axis=-2), W
 
-
+# %% ../../nbs/12_ftrl/02_linear.ipynb #39fc3c80
 class DiscountEnsemble:
     "Discounted experts on a grid combined by an exp-concave EWA meta-learner (Chapter 12)."
 
@@ -159,6 +176,14 @@ class DiscountEnsemble:
             raise ValueError("experts must be a non-empty list of learners")
         if loss not in ("squared", "logistic"):
             raise ValueError(f"loss must be 'squared' or 'logistic', got {loss!r}")
+        want, plural = (("value", "values") if loss == "squared"
+                        else ("probability", "probabilities"))
+        for e in experts:  # squared loss mixes values, logistic loss mixes probabilities
+            kind = getattr(e, "prediction", want)
+            if kind != want:
+                raise ValueError(
+                    f"loss={loss!r} mixes {plural}, but {type(e).__name__} predicts a {kind}: use "
+                    f"loss={'logistic' if kind == 'probability' else 'squared'!r} for these experts")
         dims = {getattr(e, "d", None) for e in experts}
         if len(dims) != 1:
             raise ValueError(f"experts have different feature dimensions {sorted(map(str, dims))}")

@@ -10,8 +10,8 @@ import math
 import numpy as np
 
 from .regret import check_discount, check_streams
-from .linear import (_check_dim, _check_x, _sigmoid, drifting_comparator,
-                                    unit_features)
+from .linear import (_check_dim, _check_x, _sigmoid, check_finite,
+                                    drifting_comparator, unit_features)
 
 # %% auto #0
 __all__ = ['ons_curvature', 'project_ball_Anorm', 'DiscountedONS', 'dons_probabilities', 'drifting_logistic_stream',
@@ -67,6 +67,7 @@ def _check_label(y) -> float:
 
 class DiscountedONS:
     "Discounted online Newton step (FTRL on quadratic surrogates) on a ball (Chapter 12)."
+    prediction = "probability"  # what predict() returns: P(y = +1), for the logistic loss
 
     def __init__(self, d: int,  # feature dimension
                  discount: float = 1.0,  # gamma in (0, 1]
@@ -90,7 +91,9 @@ class DiscountedONS:
     def predict(self, x) -> float:
         "P(y = +1 | x) = sigmoid(<w_t, x>)."
         x = _check_x(x, self.d)
-        return float(_sigmoid(x @ self.w))
+        z = x @ self.w
+        check_finite(z, "the score <x_t, w_t>")
+        return float(_sigmoid(z))
 
     def update(self, x, y) -> None:
         "Observe the label y in {-1, +1} and move to w_{t+1}."
@@ -98,8 +101,11 @@ class DiscountedONS:
         gam, beta = self.discount, self.curvature
         g = -y * float(_sigmoid(-y * (x @ self.w))) * x  # gradient of log(1 + exp(-y <x, w>))
         # A_t = gamma A_{t-1} + (1 - gamma) eps I + beta g g^T  (the regulariser is not discounted)
-        self.A = gam * self.A + (1 - gam) * self.eps * np.eye(self.d) + beta * np.outer(g, g)
-        self.h = gam * self.h + beta * (g @ self.w) * g - g
+        A = gam * self.A + (1 - gam) * self.eps * np.eye(self.d) + beta * np.outer(g, g)
+        h = gam * self.h + beta * (g @ self.w) * g - g
+        check_finite(A, "A_t")
+        check_finite(h, "h_t")
+        self.A, self.h = A, h
         c = np.linalg.solve(self.A, self.h)
         self.w = project_ball_Anorm(c[None], self.A[None], self.radius)[0]
         self.t += 1
@@ -133,6 +139,7 @@ def dons_probabilities(X: np.ndarray,  # (B, T, d) features
         h = G * h + beta * (g * w).sum(-1, keepdims=True) * g - g
         c = np.linalg.solve(A, h[..., None])[..., 0]
         w = project_ball_Anorm(c.reshape(-1, d), A.reshape(-1, d, d), radius).reshape(B, K, d)
+    check_finite(out, "the expert probabilities")
     return out
 
 

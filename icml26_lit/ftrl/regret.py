@@ -10,8 +10,8 @@ import math
 import numpy as np
 
 # %% auto #0
-__all__ = ['check_discount', 'check_streams', 'dynamic_regret', 'path_length', 'discounted_regret', 'reduction_terms',
-           'discount_grid', 'optimal_discount']
+__all__ = ['check_discount', 'check_streams', 'dynamic_regret', 'path_length', 'check_betas', 'discounted_regret',
+           'reduction_terms', 'discount_grid', 'optimal_discount']
 
 # %% ../../nbs/12_ftrl/01_regret.ipynb #5b0faac9
 def _as_losses(v, name: str) -> np.ndarray:
@@ -34,10 +34,13 @@ def check_discount(discount, name: str = "discount") -> float:
 
 
 def check_streams(X, Y, discounts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    "Features (B, T, d), targets (B, T) and a grid of discounts, checked for the batched experts (Chapter 12)."
+    "Features (B, T, d), targets (B, T) and a discount grid, checked (Chapter 12)."
     X, Y = np.asarray(X, dtype=np.float64), np.asarray(Y, dtype=np.float64)
     if X.ndim != 3 or Y.shape != X.shape[:2]:
         raise ValueError(f"X must be (B, T, d) and Y (B, T); got {X.shape} and {Y.shape}")
+    for name, a in (("X", X), ("Y", Y)):
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{name} contains NaN or infinite values")
     return X, Y, np.array([check_discount(g) for g in np.atleast_1d(discounts)])
 
 
@@ -63,6 +66,18 @@ def path_length(u  # (T, d) comparator sequence
     if u.ndim != 2:
         raise ValueError(f"u must have shape (T, d), got {u.shape}")
     return float(np.linalg.norm(np.diff(u, axis=0), axis=1).sum())
+
+# %% ../../nbs/12_ftrl/01_regret.ipynb #9f5bf4e7
+def check_betas(betas) -> tuple[float, float]:
+    "Validate (beta1, beta2) in [0, 1) (Chapter 12, *Adam as discounted FTRL*)."
+    try:
+        b1, b2 = (float(b) for b in betas)
+    except (TypeError, ValueError):
+        raise TypeError(f"betas must be a pair of numbers, got {betas!r}") from None
+    for name, b in (("beta1", b1), ("beta2", b2)):
+        if not 0.0 <= b < 1.0:
+            raise ValueError(f"{name} must lie in [0, 1), got {b}")
+    return b1, b2
 
 # %% ../../nbs/12_ftrl/01_regret.ipynb #0b880c90
 def discounted_regret(losses_learner,  # (T,) losses f_s(x_s)
@@ -119,9 +134,19 @@ def discount_grid(horizon: int,  # T, the number of rounds planned
     return np.append(grid, 1.0) if include_one else grid
 
 
-def optimal_discount(horizon: int, path: float, dim: int, lipschitz: float = 1.0) -> float:
+def optimal_discount(horizon: int,  # T, the number of rounds
+                     path: float,  # P_T >= 0, the comparator's path length
+                     dim: int,  # d, the feature dimension
+                     lipschitz: float = 1.0,  # G, the losses' Lipschitz constant
+                     ) -> float:
     "The discount balancing forgetting and drift, 1 - sqrt(G P_T / (d T)) (Chapter 12)."
-    if path < 0 or horizon < 1 or dim < 1:
-        raise ValueError("path must be >= 0 and horizon, dim >= 1")
+    for name, n in (("horizon", horizon), ("dim", dim)):
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"{name} must be a positive integer, got {n!r}")
+    for name, val in (("path", path), ("lipschitz", lipschitz)):
+        if isinstance(val, bool) or not isinstance(val, (int, float, np.number)):
+            raise TypeError(f"{name} must be a number, got {type(val).__name__}")
+        if not (math.isfinite(val) and val >= 0):
+            raise ValueError(f"{name} must be a finite number >= 0, got {val}")
     gap = math.sqrt(lipschitz * path / (dim * horizon))
     return float(min(max(1.0 - gap, 0.5), 1.0))

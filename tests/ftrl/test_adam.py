@@ -114,3 +114,78 @@ def test_o2nc_clip_free_ratio_within_bound_on_training():
         X = torch.randn(8, 4)
         opt.zero_grad(); net(X).abs().mean().backward(); opt.step()
     assert 0 < opt.max_ratio <= adam_ratio_bound(0.9, 0.99)
+
+
+@pytest.mark.parametrize("backend", ["torch", "triton"])
+@pytest.mark.parametrize("clip", [None, 1.0])
+def test_nan_gradient_propagates_like_torch_adam(fresh_seed, backend, clip):
+    # a NaN gradient must make exactly the affected parameters NaN, as torch.optim.Adam does,
+    # instead of leaving them frozen with NaN moments
+    g = torch.Generator().manual_seed(fresh_seed)
+    init = torch.randn(2, 7, generator=g)
+    grad = torch.randn(2, 7, generator=g)
+    grad[0, 3] = float("nan")
+    grad[1, 5] = float("inf")  # inf / sqrt(inf) = NaN in both optimizers
+    grad[1, 0] = 0.0  # a zero gradient is not NaN: that coordinate stays where it is
+    ours, ref = torch.nn.Parameter(init.clone()), torch.nn.Parameter(init.clone())
+    opt = O2NCAdam([ours], lr=0.1, clip=clip, backend=backend, track_ratio=True,
+                   generator=torch.Generator().manual_seed(fresh_seed))
+    ours.grad, ref.grad = grad.clone(), grad.clone()
+    opt.step()
+    torch.optim.Adam([ref], lr=0.1).step()
+    assert torch.equal(torch.isnan(ours.detach()), torch.isnan(ref.detach()))
+    assert int(torch.isnan(ours).sum()) == 2 and ours[1, 0] == init[1, 0]
+    assert math.isnan(opt.max_ratio)
+    with opt.averaged():  # the average holds w_1 = x_0 after one step, then NaN
+        assert torch.isfinite(ours).all()
+    ours.grad = torch.zeros_like(grad)
+    opt.step()
+    assert torch.isnan(opt.state[ours]["avg"][0, 3]) and torch.isnan(ours[0, 3])
+
+
+def _twin_convs(seed, dtype):
+    torch.manual_seed(seed)
+    conv = torch.nn.Conv2d(3, 5, 3).to(dtype)
+    twin = torch.nn.Conv2d(3, 5, 3).to(dtype)
+    twin.load_state_dict(conv.state_dict())
+    return conv.to(memory_format=torch.channels_last), twin
+
+
+@pytest.mark.parametrize("backend", ["torch", "triton"])
+def test_channels_last_conv_matches_contiguous_twin(fresh_seed, backend):
+    # the update is elementwise, so a channels_last weight and its contiguous twin fed the same
+    # gradients must agree bit for bit, and the layout must survive the steps
+    conv, twin = _twin_convs(fresh_seed % 10000, torch.float64)
+    assert not conv.weight.is_contiguous()
+    opts = [O2NCAdam(n.parameters(), lr=0.05, betas=(0.9, 0.99), clip=2.0, ema=0.5,
+                     backend=backend, generator=torch.Generator().manual_seed(fresh_seed))
+            for n in (conv, twin)]
+    g = torch.Generator().manual_seed(fresh_seed)
+    for _ in range(4):
+        for p, q in zip(conv.parameters(), twin.parameters()):
+            q.grad = torch.randn(q.shape, generator=g, dtype=q.dtype)
+            p.grad = (q.grad.contiguous(memory_format=torch.channels_last) if p.dim() == 4
+                      else q.grad.clone())
+        for o in opts:
+            o.step()
+        assert all(torch.equal(p, q) for p, q in zip(conv.parameters(), twin.parameters()))
+    assert conv.weight.is_contiguous(memory_format=torch.channels_last)
+    assert all(t.is_contiguous() for k, t in opts[0].state[conv.weight].items()
+               if isinstance(t, torch.Tensor))
+    with opts[0].averaged(), opts[1].averaged():
+        assert all(torch.equal(p, q) for p, q in zip(conv.parameters(), twin.parameters()))
+    assert all(torch.equal(p, q) for p, q in zip(conv.parameters(), twin.parameters()))
+
+
+def test_channels_last_conv_trains():
+    # a real forward/backward through a channels_last Conv2d (autograd picks the grad layout)
+    conv, _ = _twin_convs(0, torch.float32)
+    x = torch.randn(4, 3, 8, 8).contiguous(memory_format=torch.channels_last)
+    opt = O2NCAdam(conv.parameters(), lr=1e-2)
+    before = conv.weight.detach().clone()
+    for _ in range(3):
+        opt.zero_grad()
+        conv(x).abs().mean().backward()
+        opt.step()
+    assert torch.isfinite(conv.weight).all() and not torch.equal(conv.weight, before)
+    assert conv.weight.is_contiguous(memory_format=torch.channels_last)

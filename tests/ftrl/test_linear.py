@@ -106,3 +106,34 @@ def test_bad_inputs():
         DiscountEnsemble([DiscountedVAW(3), DiscountedVAW(4)])
     with pytest.raises(ValueError, match="kind must be"):
         drifting_comparator(10, 3, 1.0, kind="spiral")
+
+
+def test_predict_overflow_is_a_clear_error():
+    big = np.array([1e200, 1e200, 0.0])
+    with pytest.raises(ValueError, match="overflowed to a non-finite value"):
+        DiscountedVAW(3).predict(big)
+    v = DiscountedVAW(3)
+    v.predict(np.ones(3))
+    with pytest.raises(ValueError, match="b_t overflowed"):
+        v.update(np.full(3, 10.0), 1e308)  # y x = 1e309 overflows
+    with pytest.raises(ValueError, match="overflowed"):
+        dvaw_predictions(np.array([[[1e200, 1e200, 0.0]] * 2]), np.zeros((1, 2)), [0.9])
+
+
+def test_nan_streams_are_rejected():
+    X, Y = np.zeros((1, 4, 2)), np.zeros((1, 4))
+    Y[0, 1] = np.nan
+    with pytest.raises(ValueError, match="Y contains NaN or infinite values"):
+        dvaw_predictions(X, Y, [0.9])
+    with pytest.raises(ValueError, match="expert_preds contains NaN"):
+        ewa_mixture(np.full((2, 4), np.nan), np.zeros(4))
+
+
+def test_ensemble_rejects_experts_of_the_other_loss():
+    from icml26_lit.ftrl.logistic import DiscountedONS
+    with pytest.raises(ValueError, match="loss='squared' mixes values, but DiscountedONS predicts "
+                                         "a probability: use loss='logistic'"):
+        DiscountEnsemble([DiscountedONS(3)], loss="squared")
+    with pytest.raises(ValueError, match="loss='logistic' mixes probabilities, but DiscountedVAW"):
+        DiscountEnsemble([DiscountedVAW(3), DiscountedONS(3)], loss="logistic")
+    DiscountEnsemble([DiscountedONS(3)], loss="logistic")  # the right pairing is accepted

@@ -81,3 +81,10 @@ def test_bad_labels_and_dimensions():
     ens.predict(np.ones(3))
     with pytest.raises(ValueError, match="labels must be -1 or \\+1"):
         ens.update(np.ones(3), 2)
+
+
+def test_ons_overflow_is_a_clear_error():
+    with pytest.raises(ValueError, match="A_t overflowed"):
+        DiscountedONS(2).update(np.array([1e200, 1e200]), 1)
+    with pytest.raises(ValueError, match="X contains NaN"):
+        dons_probabilities(np.full((1, 2, 3), np.nan), np.ones((1, 2)), [1.0])

@@ -73,3 +73,37 @@ def test_discount_grid_and_optimum():
     assert math.isclose(optimal_discount(1000, 10.0, 10), 1 - math.sqrt(10 / (10 * 1000)))
     with pytest.raises(ValueError, match="horizon must be an integer >= 2"):
         discount_grid(1)
+
+
+@pytest.mark.parametrize("kw,msg", [
+    (dict(path=float("nan")), "path must be a finite number >= 0"),
+    (dict(path=float("inf")), "path must be a finite number >= 0"),
+    (dict(path=-0.5), "path must be a finite number >= 0"),
+    (dict(lipschitz=float("nan")), "lipschitz must be a finite number >= 0"),
+    (dict(horizon=0), "horizon must be a positive integer"),
+    (dict(dim=2.5), "dim must be a positive integer"),
+])
+def test_optimal_discount_rejects_bad_input(kw, msg):
+    with pytest.raises(ValueError, match=msg):
+        optimal_discount(**{**dict(horizon=100, path=1.0, dim=3), **kw})
+    with pytest.raises(TypeError, match="path must be a number"):
+        optimal_discount(100, "1.0", 3)
+
+
+@pytest.mark.parametrize("name", ["X", "Y"])
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_check_streams_rejects_non_finite(name, bad):
+    from icml26_lit.ftrl.regret import check_streams
+    X, Y = np.zeros((2, 5, 3)), np.zeros((2, 5))
+    (X if name == "X" else Y)[1, 2, ...] = bad
+    with pytest.raises(ValueError, match=f"{name} contains NaN or infinite values"):
+        check_streams(X, Y, [0.9])
+
+
+def test_check_betas_names_the_bad_beta():
+    from icml26_lit.ftrl.regret import check_betas
+    assert check_betas((0.5, 0.25)) == (0.5, 0.25)
+    with pytest.raises(ValueError, match="beta1 must lie in"):
+        check_betas((float("nan"), 0.9))
+    with pytest.raises(TypeError, match="betas must be a pair"):
+        check_betas(0.9)
