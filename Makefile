@@ -3,6 +3,7 @@
 #   make test CHAPTERS="06 09"     core plus the named chapters, for quick iteration
 #   make book                      export, execute every notebook at scale=ci, build the HTML book
 #   make run NB=nbs/00_core/12_example_experiments.ipynb SCALE=cpu   (or colab/full, DEVICE=cuda)
+#   make lint                      ruff (width 100, pyflakes, imports, pyupgrade) and the import contracts
 #   make exercises                 student copies of the exercises (no solutions) and their HTML book
 #   make nbtest                    nbdev_test (for authors; papermill is what CI runs)
 # The development environment is .venv/ at the repository root, made from requirements/pins.txt
@@ -25,7 +26,7 @@ SEED ?= 0
 # default index (this project's machines have the CPU wheel locally).
 TORCH_INDEX ?=
 
-.PHONY: venv test book run nbtest export clean bench toc exercises
+.PHONY: venv test book run nbtest export clean bench toc exercises lint
 
 venv: $(STAMP)
 
@@ -66,6 +67,11 @@ nbtest: venv
 
 bench: venv
 	$(PY) -m icml26_lit.bench --budget-s 420
+
+lint: venv
+	$(VENV)/bin/ruff check icml26_lit tests book nbs
+	$(VENV)/bin/ruff format --check tests book nbs
+	$(VENV)/bin/lint-imports
 
 exercises: venv
 	$(PY) book/exercises.py html

@@ -11,7 +11,7 @@ chapter's private `_solutions` module (its `#| export` cells hold the reference 
 from __future__ import annotations
 
 import copy
-import html
+import html as _html
 import json
 import re
 import subprocess
@@ -137,17 +137,23 @@ def html() -> int:
     cfg["sphinx"]["config"].pop("bibtex_reference_style", None)
     ext = cfg["sphinx"]["extra_extensions"]
     cfg["sphinx"]["extra_extensions"] = [e for e in ext if "bibtex" not in e]
-    work.mkdir(parents=True, exist_ok=True)
-    pages = [student_path(m).relative_to(ROOT).with_suffix("").as_posix() for m in masters()]
-    index = ROOT / "book" / "student" / "index.md"
-    index.write_text("# Exercises: student edition\n\nThe exercises of every chapter, without solutions. "
-                     "Check your answers with `check` in each notebook.\n")
-    toc = {"format": "jb-book", "root": "book/student/index",
-           "chapters": [{"file": p} for p in pages]}
+    src = work / "src"
+    subprocess.run(["rm", "-rf", str(src)], check=True)
+    pages = []
+    for m in masters():  # a source folder of its own: only the student copies are read
+        dst = src / m.parent.name / m.name
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_bytes(student_path(m).read_bytes())
+        pages.append(f"{m.parent.name}/{m.stem}")
+    (src / "index.md").write_text("# Exercises: student edition\n\nThe exercises of every chapter, "
+                                  "without solutions. Check your answers with `check` in each notebook.\n")
+    toc = {"format": "jb-book", "root": "index", "chapters": [{"file": p} for p in pages]}
     (work / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
+    cfg["sphinx"]["config"]["html_static_path"] = []
+    cfg["sphinx"]["config"].pop("html_css_files", None)
     (work / "_config.yml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     jb = Path(sys.executable).parent / "jupyter-book"
-    rc = subprocess.run([str(jb), "build", str(ROOT), "--config", str(work / "_config.yml"),
+    rc = subprocess.run([str(jb), "build", str(src), "--config", str(work / "_config.yml"),
                          "--toc", str(work / "_toc.yml"), "--path-output", str(work / "out")]).returncode
     if rc:
         return rc
@@ -167,7 +173,7 @@ def leaks_in(folder: Path) -> list[tuple[str, str]]:
     out = []
     for f in folder.rglob("*"):
         if f.is_file() and f.suffix in {".html", ".ipynb", ".txt", ".js", ".json", ".md", ".py"}:
-            text = html.unescape(f.read_text(errors="ignore"))
+            text = _html.unescape(f.read_text(errors="ignore"))
             out += [(str(f.relative_to(folder)), s) for s in lines if s in text]
     return out
 

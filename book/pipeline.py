@@ -36,7 +36,7 @@ HTML = ROOT / "book" / "_build" / "html"
 PY = sys.executable
 SUBSTRATES = ("sphere", "sim", "md", "flows")
 BOOTSTRAP_MARK = "icml26-lit: colab bootstrap"
-LAST = ("index.ipynb",)  # run after every chapter: the scoreboard reads their claims
+LAST = ("index.ipynb", "performance.ipynb")  # run after every chapter: they read its claims and times
 
 
 # ----------------------------------------------------------------------------- selection
@@ -49,8 +49,8 @@ def chapter_dirs(chapters: list[str] | None) -> list[Path]:
     if chapters:
         unknown = set(chapters) - {d.name[:2] for d in dirs}
         if unknown:
-            sys.exit(f"CHAPTERS names unknown chapters {sorted(unknown)}; "
-                     f"known: {' '.join(d.name[:2] for d in dirs)}")
+            print(f"CHAPTERS names unknown chapters {sorted(unknown)}; known: {' '.join(d.name[:2] for d in dirs)}")
+            raise SystemExit(2)
         dirs = [d for d in dirs if (d.name[:2] == "00" and not NO_CORE) or d.name[:2] in chapters]
     return dirs
 
@@ -193,8 +193,8 @@ def _run_once(nb: Path, out: Path, params: dict, offline: list[str], env: dict, 
     if rc == 0:
         data = json.loads(out.read_text())
         rel = nb.relative_to(ROOT) if nb.is_relative_to(ROOT) else nb
-        data["metadata"]["icml26"] = dict(source=str(rel), source_sha=sha(nb),
-                                          wall_s=round(wall, 2), params=params)
+        data["metadata"]["icml26"] = dict(source=str(rel), source_sha=sha(nb), wall_s=round(wall, 2),
+                                          params=params, package_sha=env.get("ICML26_PACKAGE_SHA"))
         out.write_text(json.dumps(data, indent=1))
         return wall, None, peak_mb
     err = _failed_cell(out) if rc != -9 else f"timed out after {timeout:.0f} s"
@@ -204,13 +204,34 @@ def _run_once(nb: Path, out: Path, params: dict, offline: list[str], env: dict, 
     return wall, f"{err} (log: {logf.relative_to(ROOT) if logf.is_relative_to(ROOT) else logf})", peak_mb
 
 
-def execute(chapters: list[str] | None, jobs: int = 2, offline: bool = True) -> int:
+def package_sha() -> str:
+    "One hash of the package's source: a notebook run against other code is not reused."
+    h = hashlib.sha256()
+    for f in sorted((ROOT / "icml26_lit").rglob("*.py")):
+        h.update(f.relative_to(ROOT).as_posix().encode() + f.read_bytes())
+    return h.hexdigest()
+
+
+def reusable(nb: Path, params: dict, pkg: str) -> bool:
+    "An executed copy whose source, parameters and package are those of this run (`make book`)."
+    out = exec_path(nb)
+    if nb.name in LAST or not out.exists():
+        return False
+    meta = json.loads(out.read_text())["metadata"].get("icml26", {})
+    return (meta.get("source_sha") == sha(nb) and meta.get("params") == params
+            and meta.get("package_sha") == pkg)
+
+
+def execute(chapters: list[str] | None, jobs: int = 2, offline: bool = True, reuse: bool = False) -> int:
     "Execute the notebooks at scale=ci, two at a time; print the timing table; 1 on any failure."
     nbs = notebooks(chapters)
+    params, pkg = dict(scale="ci", seed=0, device="auto"), package_sha()
+    fresh = {nb for nb in nbs if reuse and reusable(nb, params, pkg)}
     CLAIMS.mkdir(parents=True, exist_ok=True)
     keep = None if not chapters else set(chapters)
-    for f in CLAIMS.glob("*.json"):  # claims of the notebooks about to run are recomputed
-        if keep is None or f.name[:2] in keep or f.name[:2] == "00":
+    rerun = {nb.parent.name[:2] for nb in nbs if nb not in fresh and nb.parent != NBS}
+    for f in CLAIMS.glob("*.json"):  # claims of the chapters about to run are recomputed
+        if (keep is None or f.name[:2] in keep or f.name[:2] == "00") and f.name[:2] in rerun:
             f.unlink()
     if offline and os.environ.get("ICML26_ONLINE") != "1" and not (shutil.which("ip") or Path("/usr/sbin/ip").exists()):
         print("the papermill stage runs each notebook in a network namespace with only loopback up, which "
@@ -219,10 +240,15 @@ def execute(chapters: list[str] | None, jobs: int = 2, offline: bool = True) -> 
     prefix = offline_prefix() if offline else []
     print(f"executing {len(nbs)} notebooks at scale=ci, {jobs} at a time"
           f"{', offline (network namespace with loopback only)' if prefix else ''}", flush=True)
-    env, params = _env(), dict(scale="ci", seed=0, device="auto")
-    first = [nb for nb in nbs if nb.name not in LAST or nb.parent != NBS]
-    last = [nb for nb in nbs if nb not in first]
+    env = dict(_env(), ICML26_PACKAGE_SHA=pkg)
+    first = [nb for nb in nbs if (nb.name not in LAST or nb.parent != NBS) and nb not in fresh]
+    last = [nb for nb in nbs if nb not in first and nb not in fresh]
     results = {}
+    for nb in sorted(fresh):
+        meta = json.loads(exec_path(nb).read_text())["metadata"]["icml26"]
+        results[nb] = (meta.get("wall_s", 0.0), None, 0.0)
+    if fresh:
+        print(f"  reused {len(fresh)} executed notebooks (same source, parameters and package)")
     with cf.ThreadPoolExecutor(jobs) as pool:
         futs = {pool.submit(run_one, nb, exec_path(nb), params, prefix, nb_env(nb, env),
                             2 * budget_s(nb) + 60): nb for nb in first}
@@ -231,6 +257,8 @@ def execute(chapters: list[str] | None, jobs: int = 2, offline: bool = True) -> 
             results[nb] = f.result()
             wall, err, _ = results[nb]
             print(f"  {'FAILED' if err else 'ok':6s} {wall:7.1f} s  {nb.relative_to(ROOT)}", flush=True)
+    TIMINGS["notebooks"] = {str(nb.relative_to(ROOT)): round(r[0], 1) for nb, r in results.items()}
+    write_timings()  # the Performance page, run last, projects the 19-chapter run from these
     for nb in last:
         results[nb] = run_one(nb, exec_path(nb), params, prefix, env, 2 * budget_s(nb) + 60)
         print(f"  {'FAILED' if results[nb][1] else 'ok':6s} {results[nb][0]:7.1f} s  "
@@ -394,33 +422,48 @@ def sync_check(chapters: list[str] | None) -> int:
     return 0
 
 
-def pytest_stage(chapters: list[str] | None) -> int:
-    "pytest per test folder, each timed against its 60 s budget."
-    rc, rows = 0, []
+def pytest_stage(chapters: list[str] | None, workers: int = 2) -> int:
+    "pytest over every chosen test folder, on `workers` processes; per-folder times from the junit report."
+    import xml.etree.ElementTree as ET
+    dirs = [str(d.relative_to(ROOT)) for d in test_dirs(chapters)]
+    junit = BUILD / "pytest-junit.xml"
+    junit.parent.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
+    cmd = [PY, "-m", "pytest", *dirs, "-q", "-p", "no:cacheprovider", f"--junitxml={junit}"]
+    if workers > 1:  # a test file stays on one worker: files that share state stay serial
+        cmd += ["-n", str(workers), "--dist", "loadfile"]
+    p = subprocess.run(cmd, cwd=ROOT, env=env, text=True, capture_output=True)
+    if p.returncode:
+        print(p.stdout[-8000:] + p.stderr[-2000:])
     totals = {"passed": 0, "failed": 0, "skipped": 0, "error": 0}
-    for d in test_dirs(chapters):
-        t0 = time.perf_counter()
-        p = subprocess.run([PY, "-m", "pytest", str(d.relative_to(ROOT)), "-q", "-p", "no:cacheprovider"],
-                           cwd=ROOT, env=env, text=True, capture_output=True)
-        wall = time.perf_counter() - t0
-        tail = [l for l in p.stdout.strip().splitlines() if l.strip()][-1:] or [""]
-        if p.returncode:
-            rc = 1
-            print(p.stdout[-8000:] + p.stderr[-2000:])
-        rows.append((d.relative_to(ROOT), wall, p.returncode, tail[0]))
-        for n, what in re.findall(r"(\d+) (passed|failed|skipped|error)", tail[0]):
-            totals[what] += int(n)
-        print(f"  {'ok' if p.returncode == 0 else 'FAILED':6s} {wall:6.1f} s  {d.relative_to(ROOT)}: {tail[0]}",
-              flush=True)
-    over = [str(d) for d, w, _, _ in rows if w > 60]
-    if over:
-        print("  over the 60 s budget: " + ", ".join(over))
+    folders: dict[str, list] = {}
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        parts = case.get("classname", "").split(".")
+        folder = parts[1] if len(parts) > 2 and parts[0] == "tests" else "?"
+        kind = next((c.tag for c in case if c.tag in ("failure", "error", "skipped")), "passed")
+        kind = {"failure": "failed"}.get(kind, kind)
+        totals[kind] += 1
+        row = folders.setdefault(folder, [0.0, 0, 0])
+        row[0] += float(case.get("time", 0))
+        row[1 if kind in ("passed", "skipped") else 2] += 1
+    for folder, (secs, ok, bad) in sorted(folders.items()):
+        flag = "" if secs <= 60 else "  (over the 60 s budget)"
+        print(f"  {'ok' if not bad else 'FAILED':6s} {secs:6.1f} s  tests/{folder}: {ok} passed, {bad} failed{flag}")
+    TIMINGS["pytest_folders"] = {f: round(r[0], 1) for f, r in folders.items()}
     PYTEST_TOTALS.update(totals)
-    return rc
+    return 1 if p.returncode else 0
 
 
 PYTEST_TOTALS: dict = {}
+TIMINGS: dict = {}  # written to book/_build/timings.json by `make test`
+TIMINGS_PATH = ROOT / "book" / "_build" / "timings.json"
+
+
+def write_timings() -> None:
+    "Per-stage, per-test-folder and per-notebook seconds of this run, for the Performance page."
+    TIMINGS_PATH.parent.mkdir(parents=True, exist_ok=True)
+    TIMINGS["written_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    TIMINGS_PATH.write_text(json.dumps(TIMINGS, indent=1))
 
 
 # ----------------------------------------------------------------------------- make test
@@ -447,6 +490,8 @@ def test(chapters: list[str] | None) -> int:
         times.append((name, wall, "ok" if rc == 0 else "FAILED"))
         if rc:
             failed.append(name)
+    TIMINGS["stages"] = {name: round(wall, 1) for name, wall, _ in times}
+    write_timings()
     print("\n=== stage times")
     for name, wall, status in times:
         print(f"  {wall:8.1f} s  {status:8s} {name}")
@@ -520,6 +565,8 @@ def main(argv=None) -> int:
     p.add_argument("--jobs", type=int, default=2)
     a = p.parse_args(argv)
     chapters = a.chapters.split() or None
+    if chapters:
+        chapter_dirs(chapters)  # an unknown chapter: one line and exit status 2, before any stage
     sys.path.insert(0, str(ROOT / "book"))
     if a.command == "execute":
         return execute(chapters, a.jobs)
@@ -528,7 +575,7 @@ def main(argv=None) -> int:
     if a.command == "book":
         t0 = time.perf_counter()
         subprocess.run([str(Path(PY).parent / "nbdev_export")], cwd=ROOT, check=True)
-        rc = execute(chapters, a.jobs) or build(chapters)
+        rc = execute(chapters, a.jobs, reuse=True) or build(chapters)
         print(f"make book: {time.perf_counter() - t0:.0f} s")
         return rc
     if a.command == "test":

@@ -12,7 +12,7 @@ import torch
 
 from ..core.exercises import register_exercise
 from .experiments import CONFIG, fit_mlp, make_data
-from .features import fourier_features_reference
+from .features import fourier_features_reference, gaussian_frequencies
 
 # %% ../../nbs/00_core/90_exercises.ipynb #3ab29ebc
 def _features_cases():
@@ -43,7 +43,6 @@ register_exercise(
 
 # %% ../../nbs/00_core/90_exercises.ipynb #07ec00e2
 def _frequencies_reference(d, m, sigma, seed):
-    from icml26_lit.example.features import gaussian_frequencies
     return gaussian_frequencies(d, m, sigma, torch.Generator().manual_seed(seed))
 
 

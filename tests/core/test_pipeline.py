@@ -242,3 +242,19 @@ def test_notebook_env_keeps_torch_single_threaded_after_numba():
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "1"
+
+
+def test_make_book_reuses_only_an_unchanged_executed_copy(tmp_path, monkeypatch):
+    src = tmp_path / "nbs" / "05_x" / "01_a.ipynb"
+    src.parent.mkdir(parents=True)
+    src.write_text(json.dumps(_nb([_code("x = 1")])))
+    monkeypatch.setattr(pipeline, "exec_path", lambda nb: tmp_path / "exec" / nb.name)
+    params = dict(scale="ci", seed=0, device="auto")
+    env = dict(pipeline._env(), ICML26_PACKAGE_SHA="abc")
+    wall, err, _ = pipeline.run_one(src, pipeline.exec_path(src), params, [], env, 120)
+    assert err is None
+    assert pipeline.reusable(src, params, "abc")
+    assert not pipeline.reusable(src, params, "other package")
+    assert not pipeline.reusable(src, dict(params, scale="cpu"), "abc")
+    src.write_text(json.dumps(_nb([_code("x = 2")])))
+    assert not pipeline.reusable(src, params, "abc")  # the source changed
