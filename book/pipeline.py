@@ -298,32 +298,13 @@ def toc_files(toc: Path) -> list[str]:
 
 
 def filtered_toc(chapters: list[str] | None) -> Path:
-    "The book's _toc.yml, or a copy without the chapters that were not chosen."
-    toc = ROOT / "_toc.yml"
+    "The book's _toc.yml, or one written by make_toc for the chosen chapters only."
     if not chapters:
-        return toc
-    keep = {str(d.relative_to(ROOT)) for d in chapter_dirs(chapters)}
-    lines, out, skip_indent = toc.read_text().splitlines(), [], None
-    for line in lines:
-        indent = len(line) - len(line.lstrip())
-        if skip_indent is not None and indent > skip_indent:
-            continue
-        skip_indent = None
-        m = re.search(r"file:\s*(nbs/(\d\d_[^/]+)/\S+)", line)
-        if m and str(Path("nbs") / m.group(2)) not in keep:
-            skip_indent = indent
-            continue
-        out.append(line)
-    # drop parts left without chapters
-    text, res, i = out, [], 0
-    while i < len(text):
-        if text[i].lstrip().startswith("- caption:") and (i + 2 >= len(text) or "file:" not in text[i + 2]):
-            i += 2
-            continue
-        res.append(text[i])
-        i += 1
+        return ROOT / "_toc.yml"
+    from make_toc import make_toc  # book/make_toc.py
     path = BUILD / "_toc.yml"
-    path.write_text("\n".join(res) + "\n")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(make_toc(only=[d.name[:2] for d in chapter_dirs(chapters)]))
     return path
 
 

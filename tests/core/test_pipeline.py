@@ -17,12 +17,13 @@ def test_budgets():
     assert pipeline.budget_s(Path("nbs/06_x/01_model.ipynb")) == 30
 
 
-def test_notebooks_front_page_last_and_core_always():
+def test_notebooks_front_page_last_and_core_always(capsys):
     nbs = pipeline.notebooks(["00"])
-    assert nbs[-1].name == "index.ipynb"
+    assert [p.name for p in nbs[-2:]] == ["index.ipynb", "performance.ipynb"]  # they read the others
     assert any(p.parent.name == "00_core" for p in nbs)
-    with pytest.raises(SystemExit, match="unknown chapters"):
+    with pytest.raises(SystemExit) as e:
         pipeline.notebooks(["77"])
+    assert e.value.code == 2 and "unknown chapters ['77']" in capsys.readouterr().out
 
 
 def _nb(cells):
