@@ -6,19 +6,22 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import torch
 from torch import nn
 
-from ..core import check_tensor
+from ..core import BACKENDS, check_tensor, resolve_backend
 from ..sphere import check_degree, check_latlon, latlon_to_xyz, real_sph_harm
-from .concentration import (SlepianCap, cap_frame, check_cap_radius, global_coefficients,
-                                              select_modes, shannon_number, slepian_cap, slepian_synthesis)
+from .concentration import (SlepianCap, cap_frame, check_cap_radius, check_center,
+                                              global_coefficients, select_modes, shannon_number,
+                                              slepian_cap, slepian_synthesis)
+from .kernels import sh_coefficients, slepian_features
 
 # %% auto #0
-__all__ = ['HEADS', 'check_locations', 'SphericalHarmonicsEncoder', 'SlepianEncoder', 'HybridEncoder', 'LatLonEncoder',
-           'CartesianEncoder', 'FeatureStandardizer', 'mlp_head', 'linear_head', 'SirenHead', 'make_head',
-           'LocationModel']
+__all__ = ['CAP_KEYS', 'HEADS', 'check_locations', 'check_backend', 'SphericalHarmonicsEncoder', 'SlepianEncoder',
+           'HybridEncoder', 'LatLonEncoder', 'CartesianEncoder', 'FeatureStandardizer', 'mlp_head', 'linear_head',
+           'SirenHead', 'make_head', 'LocationModel']
 
 # %% ../../nbs/01_slepian/03_encoders.ipynb #cfb0dee3
 def check_locations(x) -> torch.Tensor:
@@ -27,23 +30,43 @@ def check_locations(x) -> torch.Tensor:
         raise TypeError(f"x must be a torch.Tensor of shape (N, 2) holding (lat, lon), got {type(x).__name__}")
     if x.dim() != 2 or x.shape[1] != 2:
         raise ValueError(f"x must have shape (N, 2) holding (lat, lon) in degrees, got {tuple(x.shape)}")
-    if not x.is_floating_point():
-        x = x.float()
+    if x.is_floating_point() or x.is_complex():
+        if x.dtype not in (torch.float32, torch.float64):
+            raise TypeError(f"x must be float32 or float64 (lat, lon) in degrees, got {x.dtype}: "
+                            "half precision rounds a longitude near 138° to 0.125°")
+    else:
+        x = x.float()  # integer degrees are exact in float32
     check_latlon(x[:, 0], x[:, 1])
     return x
+
+
+def check_backend(backend) -> str:
+    "Validate an encoder's `backend`: 'auto', 'triton' or 'torch' (Chapter 01, *Input checking*)."
+    if not isinstance(backend, str) or backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r} is not valid; use one of 'auto', 'triton', 'torch'")
+    return backend
 
 # %% ../../nbs/01_slepian/03_encoders.ipynb #40f87bf2
 class SphericalHarmonicsEncoder(nn.Module):
     "Real orthonormal spherical harmonics up to degree L as features (Chapter 01, *Spherical harmonics encoder*)."
 
-    def __init__(self, L: int = 9):  # maximum degree; 9 gives the paper's 100-feature "SH10"
+    def __init__(self, L: int = 9,  # maximum degree; 9 gives the paper's 100-feature "SH10"
+                 backend: str = "auto"):  # "auto" | "triton" | "torch" for the synthesis
         super().__init__()
         self.L = check_degree(L)
+        self.backend = check_backend(backend)
         self.out_dim = (self.L + 1) ** 2
+        orders, coefficients = sh_coefficients(self.L)  # one identity row per (l, m)
+        self.register_buffer("orders", orders, persistent=False)
+        self.register_buffer("degree_coefficients", coefficients, persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = check_locations(x)
-        return real_sph_harm(x[:, 0], x[:, 1], self.L).to(x.dtype)
+        if x.requires_grad or resolve_backend(self.backend, x) == "torch":
+            return real_sph_harm(x[:, 0], x[:, 1], self.L).to(x.dtype)
+        eye = torch.eye(3, dtype=x.dtype, device=x.device)  # the global frame: z = sin(lat)
+        z, s, phi = cap_frame(latlon_to_xyz(x[:, 0], x[:, 1]), eye)
+        return slepian_features(z, s, phi, self.orders, self.degree_coefficients, backend=self.backend)
 
 # %% ../../nbs/01_slepian/03_encoders.ipynb #bd370bf2
 class SlepianEncoder(nn.Module):
@@ -56,6 +79,7 @@ class SlepianEncoder(nn.Module):
                  n_max: int | None = None,  # candidates: first n_max modes (default min(2N, (L+1)^2))
                  backend: str = "auto"):  # "auto" | "triton" | "torch" for the synthesis
         super().__init__()
+        backend = check_backend(backend)
         cap = slepian_cap(theta_deg, L, center)
         if n_max is None:
             n_max = max(1, min(int(2 * cap.shannon_number), cap.n_functions))
@@ -75,7 +99,6 @@ class SlepianEncoder(nn.Module):
         z, s, phi = cap_frame(xyz, self.rotation)
         if self.backend == "torch" or x.requires_grad:
             return slepian_synthesis(z, s, phi, self.orders, self.degree_coefficients)
-        from icml26_lit.slepian.kernels import slepian_features  # the Triton dispatch
         return slepian_features(z, s, phi, self.orders, self.degree_coefficients, backend=self.backend)
 
     def extra_repr(self) -> str:
@@ -83,19 +106,38 @@ class SlepianEncoder(nn.Module):
                 f"threshold={self.threshold}, out_dim={self.out_dim}")
 
 # %% ../../nbs/01_slepian/03_encoders.ipynb #a0a85416
+CAP_KEYS = ("theta_deg", "center", "L", "threshold", "n_max", "backend")
+
+
+def _cap_encoder(i: int, spec, threshold: float, backend: str) -> "SlepianEncoder":
+    "The SlepianEncoder of caps[i], with errors that name the cap and the key."
+    if not isinstance(spec, Mapping):
+        raise TypeError(f"caps[{i}] must be a dict with keys from {', '.join(CAP_KEYS)}, "
+                        f"got {type(spec).__name__}")
+    unknown = sorted(set(spec) - set(CAP_KEYS), key=str)
+    if unknown:
+        raise ValueError(f"caps[{i}] has an unknown key {unknown[0]!r}; a cap takes {', '.join(CAP_KEYS)}")
+    try:
+        return SlepianEncoder(**{"threshold": threshold, "backend": backend, **dict(spec)})
+    except (TypeError, ValueError) as e:  # e names the key (theta_deg, center, L, ...)
+        raise type(e)(f"caps[{i}]: {e}") from e
+
+
 class HybridEncoder(nn.Module):
     "Global spherical harmonics concatenated with one or more cap Slepian encoders (Chapter 01, *Hybrid encoder*)."
 
     def __init__(self, L_global: int = 9,  # degree of the global SH part (9: the paper's SH10)
                  caps: list | tuple = (dict(theta_deg=10.0, center=(36.0, 138.0), L=40),),  # SlepianEncoder kwargs
                  threshold: float = 0.05,  # default λ threshold for caps that do not set one
-                 backend: str = "auto"):
+                 backend: str = "auto"):  # "auto" | "triton" | "torch", for every part
         super().__init__()
+        backend = check_backend(backend)
+        if isinstance(caps, Mapping) or not isinstance(caps, (list, tuple)):
+            raise TypeError(f"caps must be a list of dicts, one per cap, got {type(caps).__name__}")
         if not caps:
             raise ValueError("caps must hold at least one cap, e.g. [dict(theta_deg=10, center=(36, 138), L=40)]")
-        self.global_encoder = SphericalHarmonicsEncoder(L_global)
-        self.caps = nn.ModuleList([SlepianEncoder(**{"threshold": threshold, "backend": backend, **dict(c)})
-                                   for c in caps])
+        self.global_encoder = SphericalHarmonicsEncoder(L_global, backend=backend)
+        self.caps = nn.ModuleList([_cap_encoder(i, c, threshold, backend) for i, c in enumerate(caps)])
         self.out_dim = self.global_encoder.out_dim + sum(c.out_dim for c in self.caps)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

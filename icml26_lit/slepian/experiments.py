@@ -12,16 +12,18 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..core import get_device, seed_everything, sizes
+from ..core import get_device, sizes
 from . import (CartesianEncoder, FeatureStandardizer, HybridEncoder, LatLonEncoder,
                                 SlepianEncoder, SphericalHarmonicsEncoder, make_head)
-from .data import load_cities, make_density_task, make_prefecture_task
+from .data import load_cities, load_land_mask, make_density_task, make_prefecture_task
 
 CONFIG = sizes(
-    ci=dict(n_train=8000, n_test=2000, epochs=60, batch_size=512, lr=1e-3, n_seeds=3,
+    # ci: 30 epochs so that five encoders x three seeds fit 120 s on one thread
+    ci=dict(n_train=8000, n_test=2000, epochs=30, batch_size=512, lr=1e-3, n_seeds=3,
             L_global=9, L_slepian=40, L_sh_high=40, theta_deg=10.0, center_lat=36.0, center_lon=138.0,
             threshold=0.05, sigma_km=25.0, frac_in_cap=0.7, knn_k=10,
-            encoders="sh,slepian,hybrid,cartesian", heads="mlp", classification=False, n_class=2000),
+            encoders="sh_high,sh,slepian,hybrid,cartesian", heads="mlp", classification=False,
+            n_class=2000),
     colab=dict(n_train=40000, n_test=10000, epochs=200, batch_size=512, lr=1e-3, n_seeds=5,
                L_global=9, L_slepian=80, L_sh_high=40, theta_deg=10.0, center_lat=36.0, center_lon=138.0,
                threshold=0.05, sigma_km=25.0, frac_in_cap=0.7, knn_k=10,
@@ -35,7 +37,7 @@ CONFIG = sizes(
 )
 
 # %% auto #0
-__all__ = ['CONFIG', 'make_encoder', 'encode', 'r2_score', 'train_head', 'run_density_experiment', 'knn_baseline',
+__all__ = ['CONFIG', 'make_encoder', 'encode', 'r2_score', 'train_head', 'knn_predict', 'knn_baseline', 'run_density_experiment',
            'run_prefecture_experiment', 'smoke_step']
 
 # %% ../../nbs/01_slepian/06_experiments.ipynb #36ff6c72
@@ -112,73 +114,91 @@ def train_head(f_train: torch.Tensor, y_train: torch.Tensor, evals: dict, head: 
     return scores
 
 # %% ../../nbs/01_slepian/06_experiments.ipynb #2bd2727e
-def run_density_experiment(task: dict, cfg, device, seed: int = 0, verbose: bool = True,
-                           grid: torch.Tensor | None = None) -> list[dict]:
-    "Every encoder x head x seed on the density task: R² inside the cap and on the globe (Chapter 01, *The run*)."
-    rows = []
-    evals_x = {"cap": task["x_cap"], "global": task["x_global"]}
-    for enc_name in cfg.encoders.split(","):
-        t0 = time.perf_counter()
-        enc = make_encoder(enc_name, cfg)
-        f_train = encode(enc, task["x_train"], device)
-        evals = {k: (encode(enc, x, device), task[f"y_{k}"]) for k, x in evals_x.items()}
-        f_grid = encode(enc, grid, device) if grid is not None else None
-        t_feat = time.perf_counter() - t0
-        for head in cfg.heads.split(","):
-            for s in range(cfg.n_seeds):
-                t1 = time.perf_counter()
-                sc = train_head(f_train, task["y_train"], evals, head, cfg.epochs, cfg.batch_size, cfg.lr,
-                                seed=seed * 1000 + s, predict=f_grid if s == 0 else None)
-                rows.append(dict(encoder=enc_name, head=head, seed=s, n_features=enc.out_dim,
-                                 r2_cap=sc["cap"], r2_global=sc["global"], prediction=sc.get("prediction"),
-                                 seconds=time.perf_counter() - t1 + t_feat / cfg.n_seeds))
-        if verbose:
-            last = [r for r in rows if r["encoder"] == enc_name]
-            print(f"{enc_name:10s} F={enc.out_dim:5d}  R2 cap {np.mean([r['r2_cap'] for r in last]):.3f}  "
-                  f"global {np.mean([r['r2_global'] for r in last]):.3f}  ({time.perf_counter() - t0:.1f} s)")
-    return rows
+def knn_predict(x_train: torch.Tensor, y_train: torch.Tensor, x: torch.Tensor, k: int = 10) -> torch.Tensor:
+    "Distance-weighted kNN regression with great-circle (haversine) distance on (lat, lon) degrees (Chapter 01, *The run*)."
+    from sklearn.neighbors import KNeighborsRegressor
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= len(x_train):
+        raise ValueError(f"k must be an int in [1, {len(x_train)}] (the training size), got {k!r}")
+    def rad(t):  # haversine takes (lat, lon) in radians, in that order
+        return np.deg2rad(t.double().numpy())
+    knn = KNeighborsRegressor(n_neighbors=k, weights="distance", algorithm="ball_tree", metric="haversine")
+    knn.fit(rad(x_train), y_train.double().numpy())
+    return torch.from_numpy(knn.predict(rad(x)))
 
 
 def knn_baseline(task: dict, k: int = 10) -> dict:
-    "scikit-learn kNN regression on raw (lat, lon): R² inside the cap and on the globe (Chapter 01, *The run*)."
-    from sklearn.neighbors import KNeighborsRegressor
-    knn = KNeighborsRegressor(n_neighbors=k, weights="distance").fit(task["x_train"].numpy(), task["y_train"].numpy())
-    return {name: r2_score(task[f"y_{name}"], torch.from_numpy(knn.predict(task[f"x_{name}"].numpy())))
+    "scikit-learn kNN (haversine) on one task: R² inside the cap and on the globe (Chapter 01, *The run*)."
+    return {name: r2_score(task[f"y_{name}"], knn_predict(task["x_train"], task["y_train"], task[f"x_{name}"], k))
             for name in ("cap", "global")}
+
+
+def _encode_task(enc: nn.Module, task: dict, device) -> tuple:
+    evals = {k: (encode(enc, task[f"x_{k}"], device), task[f"y_{k}"]) for k in ("cap", "global")}
+    return encode(enc, task["x_train"], device), evals
+
+
+def run_density_experiment(cfg, device, seed: int = 0, cities: dict | None = None, verbose: bool = True,
+                           grid: torch.Tensor | None = None) -> list[dict]:
+    "Every encoder x head x seed, and kNN, on one fresh task per seed: R² in the cap and on the globe (Chapter 01, *The run*)."
+    cities = load_cities() if cities is None else cities
+    encoders = {name: make_encoder(name, cfg) for name in cfg.encoders.split(",")}
+    rows = []
+    for s in range(cfg.n_seeds):
+        run_seed = seed * 1000 + s  # draws the task and the head's initialisation
+        task = make_density_task(cfg.n_train, cfg.n_test, cfg.theta_deg, (cfg.center_lat, cfg.center_lon),
+                                 cfg.sigma_km, cfg.frac_in_cap, seed=run_seed, cities=cities)
+        for enc_name, enc in encoders.items():
+            t0 = time.perf_counter()
+            f_train, evals = _encode_task(enc, task, device)
+            f_grid = encode(enc, grid, device) if grid is not None and s == 0 else None
+            for head in cfg.heads.split(","):
+                sc = train_head(f_train, task["y_train"], evals, head, cfg.epochs, cfg.batch_size, cfg.lr,
+                                seed=run_seed, predict=f_grid)
+                rows.append(dict(encoder=enc_name, head=head, seed=s, n_features=enc.out_dim,
+                                 r2_cap=sc["cap"], r2_global=sc["global"], prediction=sc.get("prediction"),
+                                 seconds=time.perf_counter() - t0))
+        t0 = time.perf_counter()
+        sc = knn_baseline(task, cfg.knn_k)
+        rows.append(dict(encoder="knn", head="-", seed=s, n_features=2, r2_cap=sc["cap"], r2_global=sc["global"],
+                         prediction=None, seconds=time.perf_counter() - t0))
+        if verbose:
+            print(f"seed {s}: " + ", ".join(f"{r['encoder']} {r['r2_cap']:.3f}/{r['r2_global']:.3f}"
+                                            for r in rows if r["seed"] == s) + "  (R2 cap/global)")
+    return rows
 
 # %% ../../nbs/01_slepian/06_experiments.ipynb #4fcb01c4
 def run_prefecture_experiment(cfg, device, seed: int = 0, mask: dict | None = None, verbose: bool = True) -> list[dict]:
-    "Every encoder x head x seed on the prefecture task: accuracy on held-out cap points (Chapter 01, *The prefecture task*)."
-    data = make_prefecture_task(cfg.n_class, cfg.theta_deg, (cfg.center_lat, cfg.center_lon), seed=seed, mask=mask)
-    n_tr = int(0.8 * len(data["y"]))
-    x_tr, y_tr, x_te, y_te = data["x"][:n_tr], data["y"][:n_tr], data["x"][n_tr:], data["y"][n_tr:]
+    "Every encoder x head x seed on the prefecture task, one fresh draw per seed: held-out accuracy (Chapter 01, *The prefecture task*)."
+    center = (cfg.center_lat, cfg.center_lon)
+    if mask is None:  # read once, shared by every seed's draw
+        mask = load_land_mask(12, (max(-90.0, center[0] - cfg.theta_deg - 1), min(90.0, center[0] + cfg.theta_deg + 1)))
+    encoders = {name: make_encoder(name, cfg) for name in cfg.encoders.split(",")}
     rows = []
-    for enc_name in cfg.encoders.split(","):
-        enc = make_encoder(enc_name, cfg)
-        f_tr, f_te = encode(enc, x_tr, device), encode(enc, x_te, device)
-        for head in cfg.heads.split(","):
-            for s in range(cfg.n_seeds):
+    for s in range(cfg.n_seeds):
+        run_seed = seed * 1000 + s
+        data = make_prefecture_task(cfg.n_class, cfg.theta_deg, center, seed=run_seed, mask=mask)
+        n_tr = int(0.8 * len(data["y"]))
+        x_tr, y_tr, x_te, y_te = data["x"][:n_tr], data["y"][:n_tr], data["x"][n_tr:], data["y"][n_tr:]
+        for enc_name, enc in encoders.items():
+            f_tr, f_te = encode(enc, x_tr, device), encode(enc, x_te, device)
+            for head in cfg.heads.split(","):
                 sc = train_head(f_tr, y_tr, {"test": (f_te, y_te)}, head, cfg.epochs, cfg.batch_size, cfg.lr,
-                                seed=seed * 1000 + s, n_classes=len(data["classes"]))
+                                seed=run_seed, n_classes=len(data["classes"]))
                 rows.append(dict(encoder=enc_name, head=head, seed=s, accuracy=sc["test"]))
-        if verbose:
+    if verbose:
+        for enc_name in encoders:
             acc = np.mean([r["accuracy"] for r in rows if r["encoder"] == enc_name])
-            print(f"{enc_name:10s} F={enc.out_dim:5d}  accuracy {acc:.3f}")
+            print(f"{enc_name:10s} F={encoders[enc_name].out_dim:5d}  accuracy {acc:.3f}")
     return rows
 
 
 def smoke_step(cfg) -> None:
     "One cheap step of every part of the experiment with this config (Chapter 01, *Reproducing the claim*)."
     dev = get_device("auto")
-    n = min(cfg.n_train, 64)
-    cities = load_cities()
-    task = make_density_task(n, 16, cfg.theta_deg, (cfg.center_lat, cfg.center_lon), cfg.sigma_km,
-                             cfg.frac_in_cap, seed=0, cities=cities)
-    evals = {"cap": task["x_cap"]}
+    task = make_density_task(min(cfg.n_train, 64), 16, cfg.theta_deg, (cfg.center_lat, cfg.center_lon),
+                             cfg.sigma_km, cfg.frac_in_cap, seed=0, cities=load_cities())
     for enc_name in cfg.encoders.split(","):
-        enc = make_encoder(enc_name, cfg)
-        f = encode(enc, task["x_train"], dev)
-        ev = {"cap": (encode(enc, task["x_cap"], dev), task["y_cap"])}
+        f, ev = _encode_task(make_encoder(enc_name, cfg), task, dev)
         for head in cfg.heads.split(","):
             sc = train_head(f, task["y_train"], ev, head, 1, cfg.batch_size, cfg.lr, max_steps=1)
             assert math.isfinite(sc["cap"])

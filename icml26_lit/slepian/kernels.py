@@ -11,15 +11,16 @@ import torch
 
 from ..core import (HAS_TRITON, check_tensor, register_benchmark, register_kernel,
                              resolve_backend)
-from ..sphere import legendre_coefficients, normalized_legendre
-from .concentration import slepian_synthesis
+from ..sphere import check_degree, degree_order, legendre_coefficients, normalized_legendre
+from .concentration import slepian_cap, slepian_synthesis
 
 if HAS_TRITON:
     import triton
     import triton.language as tl
 
 # %% auto #0
-__all__ = ['KERNEL_SIGNATURES', 'slepian_features_reference', 'slepian_features', 'synthesis_bytes_model', 'synthesis_benchmark']
+__all__ = ['KERNEL_SIGNATURES', 'slepian_features_reference', 'slepian_features', 'sh_coefficients', 'synthesis_bytes_model',
+           'synthesis_benchmark']
 
 # %% ../../nbs/01_slepian/05_kernels.ipynb #9d3f0e72
 def slepian_features_reference(z: torch.Tensor, s: torch.Tensor, phi: torch.Tensor,
@@ -124,6 +125,15 @@ def slepian_features(z: torch.Tensor, s: torch.Tensor, phi: torch.Tensor, orders
                                    z.shape[0], K, L, L + 1, BLOCK_N=block_n, BLOCK_K=block_k)
     return out
 
+# %% ../../nbs/01_slepian/05_kernels.ipynb #4658d45b
+def sh_coefficients(L: int) -> tuple[torch.Tensor, torch.Tensor]:
+    "Orders (K,) and identity degree coefficients (K, L+1) of all K = (L+1)^2 harmonics (Chapter 01, *Kernels*)."
+    L = check_degree(L)
+    l, m = degree_order(L)  # column i = l^2 + l + m, as in real_sph_harm
+    C = torch.zeros(l.numel(), L + 1, dtype=torch.float64)
+    C[torch.arange(l.numel()), l] = 1.0  # c_{k, l'} = δ(l', l_k)
+    return m, C
+
 # %% ../../nbs/01_slepian/05_kernels.ipynb #d59e3be5
 _SIG = {"z_ptr": "*fp32", "s_ptr": "*fp32", "phi_ptr": "*fp32", "m_ptr": "*i32", "c_ptr": "*fp32",
         "a_ptr": "*fp32", "b_ptr": "*fp32", "fac_ptr": "*fp32", "sub_ptr": "*fp32", "const_ptr": "*fp32",
@@ -139,8 +149,7 @@ if HAS_TRITON:
 
 # %% ../../nbs/01_slepian/05_kernels.ipynb #188d92e8
 def _bench_problem(L: int, n_points: int, device, dtype=torch.float32, theta_deg: float = 10.0):
-    from icml26_lit.slepian import slepian_cap as _cap
-    cap_ = _cap(theta_deg, L, center=(36.0, 138.0))
+    cap_ = slepian_cap(theta_deg, L, center=(36.0, 138.0))
     k = cap_.select(0.05, n_max=max(1, int(2 * cap_.shannon_number)))
     g = torch.Generator().manual_seed(0)
     u = torch.rand(n_points, generator=g, dtype=torch.float64)

@@ -133,8 +133,16 @@ def test_bad_input():
         shannon_number(float("nan"), 10)
     with pytest.raises(ValueError, match="L must be >= 0"):
         slepian_cap(10.0, -2)
-    with pytest.raises(ValueError, match="lat must lie in"):
+    with pytest.raises(ValueError, match=r"center latitude must lie in \[-90, 90\], got 95"):
         slepian_cap(10.0, 4, center=(95.0, 0.0))
+    with pytest.raises(ValueError, match="center must hold finite numbers"):
+        slepian_cap(10.0, 4, center=(float("nan"), 138.0))
+    with pytest.raises(ValueError, match="center must hold finite numbers"):
+        slepian_cap(10.0, 4, center=(36.0, float("inf")))
+    with pytest.raises(ValueError, match=r"center must be a \(lat, lon\) pair"):
+        slepian_cap(10.0, 4, center=(36.0,))
+    with pytest.raises(TypeError, match="center must hold two numbers"):
+        slepian_cap(10.0, 4, center=("36", 138.0))
     cap = slepian_cap(5.0, 6)
     with pytest.raises(ValueError, match="keeps no mode"):
         cap.select(0.99)

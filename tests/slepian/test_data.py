@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from icml26_lit.slepian.data import (EARTH_RADIUS_KM, city_density, is_land, load_cities, load_land_mask,
-                                     make_density_task, make_prefecture_task, sample_cap, sample_sphere)
+                                     label_prefectures, make_density_task, make_prefecture_task, sample_cap,
+                                     sample_sphere)
 from icml26_lit.sphere import angular_distance
 
 
@@ -74,18 +75,53 @@ def test_density_task_reproducible_and_shaped():
     a = make_density_task(100, 50, seed=3, cities=cities)
     b = make_density_task(100, 50, seed=3, cities=cities)
     torch.testing.assert_close(a["y_train"], b["y_train"])
+    c = make_density_task(100, 50, seed=4, cities=cities)
+    assert not torch.equal(a["x_train"], c["x_train"]) and not torch.equal(a["x_cap"], c["x_cap"])
     assert a["x_train"].shape == (100, 2) and a["y_cap"].shape == (50,)
     assert a["y_cap"].mean() > a["y_global"].mean()
     with pytest.raises(ValueError, match="frac_in_cap must lie in"):
         make_density_task(10, 10, frac_in_cap=1.5, cities=cities)
 
 
-def test_prefecture_task_with_given_mask():
-    all_land = dict(mask=np.ones((2, 2), dtype=bool), lat=np.array([90.0, -90.0]), lon=np.array([-180.0, 0.0]))
-    t = make_prefecture_task(50, mask=all_land, seed=1)
-    assert t["x"].shape == (50, 2) and t["y"].shape == (50,)
-    assert int(t["y"].max()) < len(t["classes"])
-    # a point at a city gets that city's prefecture
+ALL_LAND = dict(mask=np.ones((2, 2), dtype=bool), lat=np.array([90.0, -90.0]), lon=np.array([-180.0, 0.0]))
+
+
+def _city(name):
     jp = load_cities("JP")
-    i = int(np.nonzero(jp["name"] == "Sapporo")[0][0])
-    assert "Hokkaido" in jp["admin1"][i]
+    i = int(np.nonzero(jp["name"] == name)[0][0])
+    return float(jp["lat"][i]), float(jp["lon"][i])
+
+
+@pytest.mark.parametrize("city, prefecture", [("Tokyo", "Tokyo"), ("Sapporo", "Hokkaido"), ("Kobe", "Hyogo"),
+                                              ("Yokohama", "Kanagawa"), ("Sendai", "Miyagi")])
+def test_prefecture_task_labels_at_known_cities(city, prefecture, fresh_seed):
+    # a 3.3 km cap around the city, every pixel land: the nearest other city is >= 1.3 km from Sendai's
+    # point (Sendai-shi) but both are in Miyagi; for the others it is >= 10 km away, so every point's
+    # nearest city is the city itself and the label is its prefecture
+    t = make_prefecture_task(30, 0.03, _city(city), seed=fresh_seed, mask=ALL_LAND)
+    assert t["x"].shape == (30, 2) and t["y"].shape == (30,)
+    assert set(t["classes"][t["y"].numpy()]) == {prefecture}
+    y, names = label_prefectures(torch.tensor([_city(city)], dtype=torch.float64))
+    assert names[y[0]] == prefecture
+
+
+def test_prefecture_labels_are_the_nearest_city_by_brute_force(fresh_seed):
+    jp = load_cities("JP")
+    t = make_prefecture_task(200, 10.0, (36.0, 138.0), seed=fresh_seed, mask=ALL_LAND, max_km=30.0)
+    n = len(jp["lat"])
+    for x, y in zip(t["x"][:60], t["y"][:60]):  # independent: great-circle distance to every city
+        d = angular_distance(x[0].expand(n), x[1].expand(n), torch.as_tensor(jp["lat"]), torch.as_tensor(jp["lon"]))
+        j = int(d.argmin())
+        assert d[j] * EARTH_RADIUS_KM <= 30.0
+        assert t["classes"][y] == jp["admin1"][j]
+    far, _ = label_prefectures(torch.tensor([[30.0, 160.0]], dtype=torch.float64))  # the open Pacific
+    assert far.tolist() == [-1]
+    with pytest.raises(ValueError, match="max_km must be > 0"):
+        label_prefectures(t["x"], max_km=0.0)
+
+
+def test_seeds_redraw_the_prefecture_points():
+    a = make_prefecture_task(20, mask=ALL_LAND, seed=1)
+    b = make_prefecture_task(20, mask=ALL_LAND, seed=2)
+    torch.testing.assert_close(make_prefecture_task(20, mask=ALL_LAND, seed=1)["x"], a["x"])
+    assert not torch.equal(a["x"], b["x"])

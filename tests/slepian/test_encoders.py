@@ -99,5 +99,56 @@ def test_bad_input():
         SlepianEncoder(theta_deg=-1.0)
     with pytest.raises(ValueError, match="caps must hold at least one cap"):
         HybridEncoder(9, [])
+    with pytest.raises(TypeError, match="caps must be a list of dicts"):
+        HybridEncoder(9, dict(theta_deg=10.0))
     with pytest.raises(ValueError, match="is not known"):
         make_head("gru", 3)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_coordinates_name_x(dtype):
+    x = torch.tensor([[36.0, 138.0]], dtype=dtype)
+    for enc in (SphericalHarmonicsEncoder(3), SlepianEncoder(L=8, backend="torch"), CartesianEncoder(),
+                LatLonEncoder(), HybridEncoder(2, [dict(theta_deg=10.0, L=8)], backend="torch")):
+        with pytest.raises(TypeError, match="x must be float32 or float64"):
+            enc(x)
+    # integer degrees are exact: accepted, as float32
+    assert SphericalHarmonicsEncoder(2)(torch.tensor([[36, 138]])).dtype == torch.float32
+
+
+def test_center_with_nan_names_center():
+    with pytest.raises(ValueError, match="center must hold finite numbers"):
+        SlepianEncoder(center=(float("nan"), 138.0), L=8)
+    with pytest.raises(ValueError, match="center latitude must lie in"):
+        SlepianEncoder(center=(-90.5, 0.0), L=8)
+
+
+@pytest.mark.parametrize("make", [lambda b: SphericalHarmonicsEncoder(3, backend=b),
+                                  lambda b: SlepianEncoder(L=8, backend=b),
+                                  lambda b: HybridEncoder(2, [dict(theta_deg=10.0, L=8)], backend=b)])
+def test_backend_is_checked_when_built(make):
+    for bad in ("gpu", "Triton", None, 1):
+        with pytest.raises(ValueError, match=f"backend={bad!r} is not valid"):
+            make(bad)
+
+
+def test_hybrid_bad_cap_names_the_key():
+    with pytest.raises(ValueError, match="caps\\[0\\] has an unknown key 'theta'; a cap takes theta_deg"):
+        HybridEncoder(2, [dict(theta=10.0, L=8)])
+    with pytest.raises(ValueError, match="caps\\[1\\] has an unknown key 'lmax'"):
+        HybridEncoder(2, [dict(L=8), dict(lmax=8)])
+    with pytest.raises(TypeError, match="caps\\[0\\] must be a dict"):
+        HybridEncoder(2, [(10.0, (36.0, 138.0))])
+    with pytest.raises(ValueError, match=r"caps\[0\]: theta_deg \(the cap radius\)"):
+        HybridEncoder(2, [dict(theta_deg=-1.0, L=8)])
+    with pytest.raises(ValueError, match=r"caps\[0\]: center must hold finite"):
+        HybridEncoder(2, [dict(center=(float("nan"), 0.0), L=8)])
+    with pytest.raises(TypeError, match=r"caps\[0\]: L must be an int"):
+        HybridEncoder(2, [dict(L=8.5)])
+    with pytest.raises(ValueError, match=r"caps\[0\]: backend='x' is not valid"):
+        HybridEncoder(2, [dict(L=8, backend="x")])
+
+
+def test_sh_encoder_holds_no_weights():
+    # the identity coefficients are buffers for the kernel, not saved state
+    assert SphericalHarmonicsEncoder(5).state_dict() == {}

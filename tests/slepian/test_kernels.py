@@ -4,8 +4,9 @@ import torch
 
 from icml26_lit.core import HAS_TRITON, KERNELS, check_kernel, compile_check
 from icml26_lit.slepian import cap_frame, slepian_cap
-from icml26_lit.slepian.kernels import slepian_features, slepian_features_reference
-from icml26_lit.sphere import latlon_to_xyz
+from icml26_lit.slepian import HybridEncoder, SphericalHarmonicsEncoder
+from icml26_lit.slepian.kernels import sh_coefficients, slepian_features, slepian_features_reference
+from icml26_lit.sphere import latlon_to_xyz, real_sph_harm, real_sph_harm_zs
 
 pytestmark = pytest.mark.skipif(not HAS_TRITON, reason="needs triton")
 
@@ -79,3 +80,43 @@ def test_float32_kernel_against_float64_reference_at_L40():
     f32 = slepian_features(z.float(), s.float(), phi.float(), cap.orders[k], cap.degree_coefficients[k].float(),
                            backend="triton")
     assert ((f32.double() - f64).abs().max() / f64.std()).item() < 1e-4
+
+
+def _sh_inputs(size, dtype, gen):
+    n, L = size
+    lat = torch.rand(n, generator=gen, dtype=torch.float64) * 180 - 90
+    lon = torch.rand(n, generator=gen, dtype=torch.float64) * 720 - 360
+    z, s, phi = cap_frame(latlon_to_xyz(lat, lon), torch.eye(3, dtype=torch.float64))
+    orders, C = sh_coefficients(L)
+    return (z.to(dtype), s.to(dtype), phi.to(dtype), orders, C.to(dtype))
+
+
+def _sh_reference(z, s, phi, orders, C):
+    # the materialising SH basis, an independent code path (no mode gather, no einsum)
+    return real_sph_harm_zs(z, s, phi, C.shape[1] - 1)
+
+
+def test_sh_through_the_kernel_matches_real_sph_harm(fresh_seed):
+    # K = (L+1)^2 modes: 1 (L = 0), 9 (not a block multiple), 49 and 100 (several K blocks)
+    sizes = [(1, 0), (13, 2), (37, 6), (66, 9)]
+    check_kernel(lambda *a: slepian_features(*a, backend="triton", block_n=16, block_k=8),
+                 _sh_reference, _sh_inputs, sizes=sizes, dtypes=(torch.float32, torch.float64), seed=fresh_seed)
+
+
+def test_sh_encoder_and_hybrid_global_part_use_the_kernel(fresh_seed, monkeypatch):
+    g = torch.Generator().manual_seed(fresh_seed)
+    x = torch.stack([torch.rand(21, generator=g, dtype=torch.float64) * 180 - 90,
+                     torch.rand(21, generator=g, dtype=torch.float64) * 360], 1)
+    x[0] = torch.tensor([90.0, 17.0], dtype=torch.float64)  # a pole: every longitude is the same point
+    import icml26_lit.slepian as slepian_pkg
+    calls = []
+    real = slepian_pkg.slepian_features
+    monkeypatch.setattr(slepian_pkg, "slepian_features", lambda *a, **k: calls.append(a[3].numel()) or real(*a, **k))
+    monkeypatch.setattr(slepian_pkg, "real_sph_harm", None)  # the materialising path must not run
+    f = SphericalHarmonicsEncoder(7, backend="triton")(x)
+    hyb = HybridEncoder(3, [dict(theta_deg=20.0, center=(36.0, 138.0), L=6)], backend="triton")(x)
+    monkeypatch.undo()
+    assert calls[0] == 64 and calls[1] == 16  # the SH parts went through the kernel
+    # float64 rounding of a degree-7 recursion: ~1e-15 per feature; 1e-12 leaves room, no more
+    torch.testing.assert_close(f, real_sph_harm(x[:, 0], x[:, 1], 7), atol=1e-12, rtol=0)
+    torch.testing.assert_close(hyb[:, :16], real_sph_harm(x[:, 0], x[:, 1], 3), atol=1e-12, rtol=0)
