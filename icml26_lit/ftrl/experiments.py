@@ -12,11 +12,12 @@ import time
 import numpy as np
 import torch
 
-from ..core import sizes
+from ..core import Config, sizes
 from .adam import O2NCAdam, adam_ratio_bound
 from .linear import (drifting_comparator, dvaw_predictions, ewa_mixture,
                                     linear_pseudo_regret, unit_features)
-from .logistic import dons_probabilities, logistic_pseudo_regret, _sigmoid
+from .logistic import (dons_probabilities, logistic_pseudo_regret, ons_curvature,
+                                      _sigmoid)
 from .regret import discount_grid, optimal_discount
 
 # %% auto #0
@@ -24,35 +25,34 @@ __all__ = ['CONFIG', 'stream_batch', 'prefix_totals', 'loglog_slope', 'river_pre
            'run_linear', 'run_logistic', 'l1_regression_task', 'goldstein_proxy', 'run_adam_one', 'smoke_step']
 
 # %% ../../nbs/12_ftrl/06_experiments.ipynb #d32eb574
+_COMMON = dict(noise=0.1, river_lr=0.1, ewa_eta=0.125, eta_sweep=[0.03125, 0.5], log_path_coef=1.0,
+               log_radius=3.0, log_domain=6.0, log_curvature=1.0, adam_lr=3e-3, adam_clip=1.0,
+               n_probe=32, probe_radius=0.01, smoke_T=64)
+_BETAS = [[0.9, 0.999], [0.9, 0.99], [0.5, 0.9], [0.99, 0.9], [0.95, 0.8]]
 CONFIG = sizes(
-    ci=dict(d=10, T_max=16000, n_T=5, n_seeds=3, path_coef=0.3, P_sweep=[4.0, 8.0, 16.0, 32.0],
-            noise=0.1, ridge_every=25, river_lr=0.1, log_T_max=16000, log_n_T=5, log_path_coef=1.0,
-            log_radius=3.0, log_domain=6.0, log_curvature=1.0, adam_steps=400, adam_batch=32,
-            adam_hidden=32, adam_lr=3e-3, adam_clip=1.0, adam_ema=0.99, n_probe=32, probe_radius=0.01,
-            betas=[[0.9, 0.999], [0.9, 0.99], [0.5, 0.9], [0.99, 0.9], [0.95, 0.8]], smoke_T=64),
-    colab=dict(d=100, T_max=100000, n_T=6, n_seeds=5, path_coef=0.3, P_sweep=[4.0, 8.0, 16.0, 32.0, 64.0],
-               noise=0.1, ridge_every=100, river_lr=0.1, log_T_max=32000, log_n_T=5, log_path_coef=1.0,
-               log_radius=3.0, log_domain=6.0, log_curvature=1.0, adam_steps=2000, adam_batch=64,
-               adam_hidden=64, adam_lr=3e-3, adam_clip=1.0, adam_ema=0.99, n_probe=32, probe_radius=0.01,
-               betas=[[0.9, 0.999], [0.9, 0.99], [0.5, 0.9], [0.99, 0.9], [0.95, 0.8], [0.0, 0.99]],
-               smoke_T=64),
-    full=dict(d=100, T_max=1000000, n_T=8, n_seeds=20, path_coef=0.3, P_sweep=[4.0, 8.0, 16.0, 32.0, 64.0, 128.0],
-              noise=0.1, ridge_every=1000, river_lr=0.1, log_T_max=128000, log_n_T=6, log_path_coef=1.0,
-              log_radius=3.0, log_domain=6.0, log_curvature=1.0, adam_steps=10000, adam_batch=64,
-              adam_hidden=128, adam_lr=3e-3, adam_clip=1.0, adam_ema=0.999, n_probe=64, probe_radius=0.01,
-              betas=[[0.9, 0.999], [0.9, 0.99], [0.5, 0.9], [0.99, 0.9], [0.95, 0.8], [0.0, 0.99]],
-              smoke_T=64),
+    ci=dict(_COMMON, d=10, T_max=16000, n_T=5, n_seeds=3, path_coef=0.3,
+            P_sweep=[4.0, 8.0, 16.0, 32.0], ridge_every=25, log_T_max=16000, log_n_T=5,
+            adam_steps=400, adam_batch=32, adam_hidden=32, adam_ema=0.99, betas=_BETAS),
+    colab=dict(_COMMON, d=100, T_max=100000, n_T=6, n_seeds=5, path_coef=0.3,
+               P_sweep=[4.0, 8.0, 16.0, 32.0, 64.0], ridge_every=100, log_T_max=32000, log_n_T=5,
+               adam_steps=2000, adam_batch=64, adam_hidden=64, adam_ema=0.99,
+               betas=_BETAS + [[0.0, 0.99]]),
+    full=dict(_COMMON, d=100, T_max=1000000, n_T=8, n_seeds=20, path_coef=0.3,
+              P_sweep=[4.0, 8.0, 16.0, 32.0, 64.0, 128.0], ridge_every=1000, log_T_max=128000,
+              log_n_T=6, adam_steps=10000, adam_batch=64, adam_hidden=128, adam_ema=0.999,
+              n_probe=64, betas=_BETAS + [[0.0, 0.99]]),
 )
 
 # %% ../../nbs/12_ftrl/06_experiments.ipynb #5f9e2890
 def stream_batch(T_list, paths, n_seeds: int, d: int, T_len: int, noise: float = 0.1,
                  logistic: bool = False, radius: float = 1.0, seed: int = 0):
-    "Streams (B, T_len, d) scored on their first T_j rounds with path P_j (Chapter 12, *Experiments*)."
+    "Streams (B, T_len, d) scored on their first T_j rounds with path P_j (Chapter 12)."
     X, Y, U, meta = [], [], [], []
     for i, (T, P) in enumerate(zip(T_list, paths)):
         for s in range(n_seeds):
             rng = np.random.default_rng([seed, i, s])
-            u = drifting_comparator(T_len, d, P * (T_len - 1) / max(T - 1, 1), "rotate", radius, rng)
+            speed = P * (T_len - 1) / max(T - 1, 1)  # path over T_len rounds
+            u = drifting_comparator(T_len, d, speed, "rotate", radius, rng)
             x = unit_features(T_len, d, rng)
             z = (x * u).sum(1)
             y = (np.where(rng.random(T_len) < _sigmoid(z), 1.0, -1.0) if logistic
@@ -100,7 +100,7 @@ def window_ridge_predictions(X: np.ndarray, Y: np.ndarray, window: int, refit_ev
 
 # %% ../../nbs/12_ftrl/06_experiments.ipynb #8c93e0b7
 def run_linear(cfg, seed: int = 0, baselines: bool = True) -> dict:
-    "Regret of VAW, discounted VAW, the ensemble and the baselines on drifting streams (Chapter 12)."
+    "Regret of VAW, discounted VAW, the ensemble and the baselines on drifting streams."
     T_list = [cfg.T_max // 2 ** j for j in range(cfg.n_T)][::-1]
     paths = [cfg.path_coef * math.sqrt(T) for T in T_list]
     T_sweep = cfg.T_max
@@ -110,13 +110,16 @@ def run_linear(cfg, seed: int = 0, baselines: bool = True) -> dict:
     grid = discount_grid(cfg.T_max)
     t0 = time.perf_counter()
     P = dvaw_predictions(X, Y, grid)  # (B, K, T)
-    mix, W = ewa_mixture(P, Y, loss="squared", eta=1.0 / 8.0, bound=1.0)
+    mix, W = ewa_mixture(P, Y, loss="squared", eta=cfg.ewa_eta, bound=1.0)
     per_expert = linear_pseudo_regret(P, X[:, None], U[:, None])
     per_mix = linear_pseudo_regret(mix, X, U)
     res = dict(grid=grid, meta=meta, T_list=T_list, paths=paths, P_sweep=list(cfg.P_sweep),
                experts=prefix_totals(per_expert, meta), ensemble=prefix_totals(per_mix, meta),
                curves=dict(experts=np.cumsum(per_expert[-1], -1), ensemble=np.cumsum(per_mix[-1])),
                weights_last=W[-1][:, -1], seconds_ours=time.perf_counter() - t0)
+    top = [b for b, (T, Pt, _) in enumerate(meta) if T == T_list[-1] and Pt == paths[-1]]
+    res["eta_sweep"] = {eta: linear_pseudo_regret(ewa_mixture(P[top], Y[top], eta=eta)[0], X[top],
+                                                  U[top]).sum(-1) for eta in cfg.eta_sweep}
     if baselines:
         t0 = time.perf_counter()
         n_ladder = len(T_list) * cfg.n_seeds
@@ -129,41 +132,49 @@ def run_linear(cfg, seed: int = 0, baselines: bool = True) -> dict:
             rid.append(linear_pseudo_regret(window_ridge_predictions(X[b, :T], Y[b, :T], window,
                                                                      cfg.ridge_every),
                                             X[b, :T], U[b, :T]).sum())
-        res.update(river=np.array(riv), ridge=np.array(rid), seconds_baselines=time.perf_counter() - t0)
+        res.update(river=np.array(riv), ridge=np.array(rid),
+                   seconds_baselines=time.perf_counter() - t0)
     return res
 
 
-def run_logistic(cfg, seed: int = 0) -> dict:
-    "Pseudo-regret of ONS, discounted ONS and the ensemble on drifting logistic streams (Chapter 12)."
+def run_logistic(cfg, seed: int = 0, curvature: float | None = None,
+                 top_only: bool = False) -> dict:
+    "Pseudo-regret of ONS, discounted ONS and their ensemble on drifting logistic streams."
     T_list = [cfg.log_T_max // 2 ** j for j in range(cfg.log_n_T)][::-1]
     paths = [cfg.log_path_coef * math.sqrt(T) for T in T_list]
     X, Y, U, meta = stream_batch(T_list, paths, cfg.n_seeds, cfg.d, cfg.log_T_max, logistic=True,
                                  radius=cfg.log_radius, seed=seed + 1)
     grid = discount_grid(cfg.log_T_max)[1:]  # gamma = 1/2 forgets after two rounds: dropped
+    if top_only:  # the longest streams only (the same draws as in the full run)
+        keep = [b for b, (T, _, _) in enumerate(meta) if T == T_list[-1]]
+        X, Y, U, meta = X[keep], Y[keep], U[keep], [meta[b] for b in keep]
+    beta = cfg.log_curvature if curvature is None else curvature
     t0 = time.perf_counter()
-    P = dons_probabilities(X, Y, grid, radius=cfg.log_domain, curvature=cfg.log_curvature)
+    P = dons_probabilities(X, Y, grid, radius=cfg.log_domain, curvature=beta)
     mix, _ = ewa_mixture(P, Y, loss="logistic")
     per_expert = logistic_pseudo_regret(P, X[:, None], U[:, None])
     per_mix = logistic_pseudo_regret(mix, X, U)
-    return dict(grid=grid, meta=meta, T_list=T_list, paths=paths,
+    return dict(grid=grid, meta=meta, T_list=T_list, paths=paths, curvature=beta,
                 experts=prefix_totals(per_expert, meta), ensemble=prefix_totals(per_mix, meta),
                 seconds=time.perf_counter() - t0)
 
 # %% ../../nbs/12_ftrl/06_experiments.ipynb #76af6790
 def l1_regression_task(n: int = 512, d: int = 10, seed: int = 0):
-    "Inputs (n, d) and noisy targets (n, 1) of a robust-regression task (Chapter 12, *Experiments*)."
+    "Inputs (n, d) and noisy targets (n, 1) of a robust-regression task (Chapter 12)."
     g = torch.Generator().manual_seed(seed)
     X = torch.randn(n, d, generator=g)
     A, B = torch.randn(d, 1, generator=g), torch.randn(d, 1, generator=g)
     y = torch.relu(X @ A) - 0.5 * torch.relu(X @ B)
     outlier = torch.rand(n, 1, generator=g) < 0.1
-    y = y + torch.where(outlier, 5 * torch.randn(n, 1, generator=g), 0.05 * torch.randn(n, 1, generator=g))
+    big, small = 5 * torch.randn(n, 1, generator=g), 0.05 * torch.randn(n, 1, generator=g)
+    y = y + torch.where(outlier, big, small)
     return X, y
 
 
 def _net(d, hidden, seed):
     torch.manual_seed(seed)
-    return torch.nn.Sequential(torch.nn.Linear(d, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 1))
+    return torch.nn.Sequential(torch.nn.Linear(d, hidden), torch.nn.ReLU(),
+                               torch.nn.Linear(hidden, 1))
 
 
 def goldstein_proxy(net, X, y, radius: float, n_probe: int, generator) -> float:
@@ -172,8 +183,9 @@ def goldstein_proxy(net, X, y, radius: float, n_probe: int, generator) -> float:
     flat0 = torch.cat([p.detach().flatten() for p in params])
     acc = torch.zeros_like(flat0)
     for _ in range(n_probe):
-        u = torch.randn(flat0.shape, generator=generator)
-        u *= radius * torch.rand((), generator=generator) ** (1 / u.numel()) / u.norm()
+        u = torch.randn(flat0.shape, generator=generator)  # drawn on the CPU: same on any device
+        u = (u * radius * torch.rand((), generator=generator) ** (1 / u.numel()) / u.norm())
+        u = u.to(flat0.device)
         torch.nn.utils.vector_to_parameters(flat0 + u, params)
         net.zero_grad()
         (net(X) - y).abs().mean().backward()
@@ -181,23 +193,23 @@ def goldstein_proxy(net, X, y, radius: float, n_probe: int, generator) -> float:
     torch.nn.utils.vector_to_parameters(flat0, params)
     return float((acc / n_probe).norm())
 
-
-def run_adam_one(cfg, kind: str, betas, seed: int = 0) -> dict:
+# %% ../../nbs/12_ftrl/06_experiments.ipynb #2e024304
+def run_adam_one(cfg, kind: str, betas, seed: int = 0, device="cpu") -> dict:
     "Train with 'adam', 'o2nc_clip' or 'o2nc_free'; final loss, stationarity proxy, max ratio."
-    X, y = l1_regression_task(seed=seed)
-    net = _net(X.shape[1], cfg.adam_hidden, seed)
+    X, y = (t.to(device) for t in l1_regression_task(seed=seed))
+    net = _net(X.shape[1], cfg.adam_hidden, seed).to(device)
     if kind == "adam":
         opt = torch.optim.Adam(net.parameters(), lr=cfg.adam_lr, betas=tuple(betas))
     elif kind in ("o2nc_clip", "o2nc_free"):
         opt = O2NCAdam(net.parameters(), lr=cfg.adam_lr, betas=tuple(betas),
                        clip=cfg.adam_clip if kind == "o2nc_clip" else None, ema=cfg.adam_ema,
-                       generator=torch.Generator().manual_seed(seed), track_ratio=kind == "o2nc_free",
-                       backend="torch")
+                       generator=torch.Generator().manual_seed(seed),
+                       track_ratio=kind == "o2nc_free", backend="auto")  # Triton on CUDA
     else:
         raise ValueError(f"kind must be 'adam', 'o2nc_clip' or 'o2nc_free', got {kind!r}")
     g = torch.Generator().manual_seed(1000 + seed)
     for _ in range(cfg.adam_steps):
-        idx = torch.randint(0, X.shape[0], (cfg.adam_batch,), generator=g)
+        idx = torch.randint(0, X.shape[0], (cfg.adam_batch,), generator=g).to(device)
         opt.zero_grad()
         (net(X[idx]) - y[idx]).abs().mean().backward()
         opt.step()
@@ -205,19 +217,20 @@ def run_adam_one(cfg, kind: str, betas, seed: int = 0) -> dict:
     with ctx:
         with torch.no_grad():
             loss = float((net(X) - y).abs().mean())
-        prox = goldstein_proxy(net, X, y, cfg.probe_radius, cfg.n_probe, torch.Generator().manual_seed(seed))
+        prox = goldstein_proxy(net, X, y, cfg.probe_radius, cfg.n_probe,
+                               torch.Generator().manual_seed(seed))
     ratio = getattr(opt, "max_ratio", float("nan"))
     finite = all(bool(torch.isfinite(p).all()) for p in net.parameters())
     return dict(loss=loss if finite else float("inf"), proxy=prox, max_ratio=ratio)
 
 
-def smoke_step(cfg) -> None:
+def smoke_step(cfg, device="cpu") -> None:
     "One cheap step of every experiment at this config's sizes (for the test suite)."
     X, Y, U, meta = stream_batch([cfg.smoke_T], [1.0], 1, cfg.d, cfg.smoke_T)
     P = dvaw_predictions(X, Y, discount_grid(cfg.smoke_T))
     ewa_mixture(P, Y)
     Xl, Yl, Ul, _ = stream_batch([cfg.smoke_T], [1.0], 1, cfg.d, cfg.smoke_T, logistic=True)
-    dons_probabilities(Xl[:, :8], Yl[:, :8], [0.9, 1.0], radius=cfg.log_domain, curvature=cfg.log_curvature)
+    dons_probabilities(Xl[:, :8], Yl[:, :8], [0.9, 1.0], radius=cfg.log_domain,
+                       curvature=cfg.log_curvature)
     small = dict(cfg); small.update(adam_steps=2, n_probe=2)
-    from icml26_lit.core import Config
-    run_adam_one(Config(small), "o2nc_free", cfg.betas[0], seed=0)
+    run_adam_one(Config(small), "o2nc_free", cfg.betas[0], seed=0, device=device)

@@ -53,3 +53,18 @@ def test_run_linear_tiny():
 @pytest.mark.parametrize("scale", ["ci", "colab", "full"])
 def test_smoke(scale):
     smoke_step(CONFIG.smoke(scale))
+
+
+def test_eta_sweep_and_logistic_top_only_reuse_the_same_streams():
+    cfg = Config(CONFIG.get("ci"))
+    cfg.update(T_max=128, n_T=2, n_seeds=2, P_sweep=[1.0], eta_sweep=[0.125, 0.5],
+               log_T_max=64, log_n_T=2)
+    lin = run_linear(cfg, baselines=False)
+    top = np.asarray(lin["ensemble"])[2:4]  # the T_max rung, both seeds
+    # eta = ewa_eta in the sweep must reproduce the main ensemble exactly (same streams)
+    np.testing.assert_allclose(lin["eta_sweep"][0.125], top, rtol=1e-12)
+    from icml26_lit.ftrl.experiments import run_logistic
+    full = run_logistic(cfg)
+    part = run_logistic(cfg, top_only=True)
+    np.testing.assert_allclose(part["ensemble"], np.asarray(full["ensemble"])[2:], rtol=1e-12)
+    assert run_logistic(cfg, curvature=0.01, top_only=True)["curvature"] == 0.01
