@@ -12,40 +12,55 @@ import torch.nn.functional as F
 
 from ..core import (HAS_TRITON, check_tensor, register_benchmark, register_kernel,
                              resolve_backend)
-from .neural_field import NeuralField
 
 if HAS_TRITON:
     import triton
     import triton.language as tl
 
 # %% auto #0
-__all__ = ['RANK_PAD', 'pack_field', 'field_forward_reference', 'fused_field_packed', 'fused_field', 'bytes_model']
+__all__ = ['RANK_PAD', 'fusable', 'pack_field', 'field_forward_reference', 'fused_field_packed', 'fused_field', 'bytes_model',
+           'random_packed']
 
 # %% ../../nbs/04_antic/07_kernels.ipynb #75c10310
 RANK_PAD = 16  # tl.dot needs every dimension >= 16
 
 
-def pack_field(field: NeuralField, dtype=None) -> tuple:
+def fusable(field) -> bool:
+    "Whether the fused kernel can run this field: 2-D input, one output, m and H powers of two >= 16."
+    ok = lambda v: v >= 16 and not v & (v - 1)
+    return (field.fourier.shape[0] == 2 and field.out_kernel.shape[1] == 1 and ok(field.n_freq)
+            and ok(field.hidden) and (field.lora_a is None or field.lora_a[0].shape[1] <= RANK_PAD))
+
+
+def pack_field(field,  # a NeuralField (anything with its parameters)
+               dtype=None,  # dtype of the packed tensors (default: the field's)
+               differentiable: bool = False,  # keep the autograd graph to the field's parameters
+               ) -> tuple:
     "The field's parameters as the packed tensors the kernel reads (Chapter 04, *The PyTorch reference*)."
     dtype = dtype or field.fourier.dtype
     L, H = field.n_layers, field.hidden
-    d0 = 2 * field.n_freq
-    A1 = torch.zeros(d0, RANK_PAD)
-    B1 = torch.zeros(RANK_PAD, H)
-    A = torch.zeros(max(L - 1, 1), H, RANK_PAD)
-    B = torch.zeros(max(L - 1, 1), RANK_PAD, H)
+    d0, dev = 2 * field.n_freq, field.fourier.device
+    get = (lambda t: t) if differentiable else (lambda t: t.detach())
     if field.lora_a is not None:
         r = field.lora_a[0].shape[1]
         if r > RANK_PAD:
             raise ValueError(f"LoRA rank {r} is above the kernel's padded rank {RANK_PAD}")
-        A1[:, :r], B1[:r] = field.lora_a[0].detach(), field.lora_b[0].detach()
-        for i in range(1, L):
-            A[i - 1, :, :r], B[i - 1, :r] = field.lora_a[i].detach(), field.lora_b[i].detach()
-    Wh = (torch.stack([k.detach() for k in field.kernels[1:]]) if L > 1 else torch.zeros(1, H, H))
-    out = (field.fourier.detach(), field.kernels[0].detach(), Wh,
-           torch.stack([b.detach() for b in field.biases]), torch.stack([w.detach() for w in field.ln_weights]),
-           torch.stack([b.detach() for b in field.ln_biases]), field.out_kernel.detach()[:, 0],
-           field.out_bias.detach(), A1, B1, A, B)
+        # zero padding to rank RANK_PAD leaves A B unchanged (and gradients reach the true factors)
+        pa = lambda t: F.pad(get(t), (0, RANK_PAD - r))
+        pb = lambda t: F.pad(get(t), (0, 0, 0, RANK_PAD - r))
+        A1, B1 = pa(field.lora_a[0]), pb(field.lora_b[0])
+        A = (torch.stack([pa(a) for a in field.lora_a[1:]]) if L > 1
+             else torch.zeros(1, H, RANK_PAD, device=dev))
+        B = (torch.stack([pb(b) for b in field.lora_b[1:]]) if L > 1
+             else torch.zeros(1, RANK_PAD, H, device=dev))
+    else:
+        A1, B1 = torch.zeros(d0, RANK_PAD, device=dev), torch.zeros(RANK_PAD, H, device=dev)
+        A = torch.zeros(max(L - 1, 1), H, RANK_PAD, device=dev)
+        B = torch.zeros(max(L - 1, 1), RANK_PAD, H, device=dev)
+    Wh = (torch.stack([get(k) for k in field.kernels[1:]]) if L > 1 else torch.zeros(1, H, H, device=dev))
+    out = (get(field.fourier), get(field.kernels[0]), Wh, torch.stack([get(b) for b in field.biases]),
+           torch.stack([get(w) for w in field.ln_weights]), torch.stack([get(b) for b in field.ln_biases]),
+           get(field.out_kernel)[:, 0], get(field.out_bias), A1, B1, A, B)
     return tuple(t.to(dtype).contiguous() for t in out)
 
 
@@ -176,10 +191,12 @@ def fused_field_packed(x: torch.Tensor,  # coordinates (N, 2)
 
 
 def fused_field(x: torch.Tensor,  # coordinates (N, 2)
-                field: NeuralField,  # the network (its LoRA factors included)
-                backend: str = "auto") -> torch.Tensor:
+                field,  # a NeuralField (its LoRA factors included)
+                backend: str = "auto",  # "auto", "triton" or "torch"
+                differentiable: bool = False,  # gradients reach the field's parameters (training)
+                ) -> torch.Tensor:
     "Evaluate a NeuralField, (N,), through the fused kernel (Chapter 04, *The wrapper*)."
-    return fused_field_packed(x, pack_field(field, x.dtype), field.n_layers, backend)
+    return fused_field_packed(x, pack_field(field, x.dtype, differentiable), field.n_layers, backend)
 
 # %% ../../nbs/04_antic/07_kernels.ipynb #ae8c4dab
 def bytes_model(n: int, m: int, hidden: int, n_layers: int, rank: int = RANK_PAD, itemsize: int = 4) -> dict:
@@ -195,10 +212,25 @@ def bytes_model(n: int, m: int, hidden: int, n_layers: int, rank: int = RANK_PAD
                 note="fused: 2 inputs and 1 output per point plus the weights once; reference: every activation")
 
 
+def random_packed(m: int, hidden: int, n_layers: int, rank: int = RANK_PAD, seed: int = 0,
+                  device="cpu") -> tuple:
+    "Random packed parameters of a field with LoRA factors of the given rank, for benchmarks."
+    g = torch.Generator().manual_seed(seed)
+    L1 = max(n_layers - 1, 1)
+    shapes = [(2, m), (2 * m, hidden), (L1, hidden, hidden), (n_layers, hidden), (n_layers, hidden),
+              (n_layers, hidden), (hidden,), (1,), (2 * m, RANK_PAD), (RANK_PAD, hidden),
+              (L1, hidden, RANK_PAD), (L1, RANK_PAD, hidden)]
+    out = [torch.randn(s, generator=g) / math.sqrt(s[-2] if len(s) > 1 else 1) for s in shapes]
+    out[4] = torch.ones(n_layers, hidden)
+    for j in (8, 9, 10, 11):  # ranks above `rank` are zero padding
+        idx = (slice(None),) * (out[j].dim() - 1) + (slice(rank, None),) if j in (8, 10) else \
+            (slice(None),) * (out[j].dim() - 2) + (slice(rank, None), slice(None))
+        out[j][idx] = 0
+    return tuple(t.to(device).contiguous() for t in out)
+
+
 def _bench(device, n=256 * 256):
-    f = NeuralField(hidden=64, n_layers=5, n_freq=64)
-    f.add_lora(16)
-    packed = tuple(t.to(device) for t in pack_field(f))
+    packed = random_packed(64, 64, 5, 16, device=device)
     x = (torch.rand(n, 2) * 2 * math.pi).to(device)
     return {"torch": lambda: field_forward_reference(x, *packed, n_layers=5),
             "triton": lambda: fused_field_packed(x, packed, 5, backend="triton")}
@@ -210,24 +242,14 @@ register_benchmark("04", "fused_field[256^2 points, m=64, H=64, L=5, r=16]", _be
 
 def _bench_train(device, n=256 * 256):
     "One LoRA training step (forward, backward, AdamW) on a 256^2 grid: reference vs fused forward."
-    f = NeuralField(hidden=64, n_layers=5, n_freq=64).to(device)
-    f.add_lora(16)
-    f = f.to(device)
+    packed = list(random_packed(64, 64, 5, 16, device=device))
+    lora = [packed[j].requires_grad_() for j in (8, 9, 10, 11)]  # the trained factors
     x = (torch.rand(n, 2) * 2 * math.pi).to(device)
     y = torch.randn(n, device=device)
-    opt = torch.optim.AdamW(f.lora_parameters(), lr=1e-3)
+    opt = torch.optim.AdamW(lora, lr=1e-3)
 
     def step(backend):
         def run():
-            packed = list(pack_field(f))
-            rp = RANK_PAD
-            # the LoRA factors enter the packed tensors by padding, so gradients reach them
-            r = f.lora_a[0].shape[1]
-            pad = lambda t, dim: F.pad(t, (0, rp - r) if dim == 1 else (0, 0, 0, rp - r))
-            packed[8] = pad(f.lora_a[0], 1)
-            packed[9] = pad(f.lora_b[0], 0)
-            packed[10] = torch.stack([pad(a, 1) for a in f.lora_a[1:]])
-            packed[11] = torch.stack([pad(b, 0) for b in f.lora_b[1:]])
             loss = ((fused_field_packed(x, tuple(packed), 5, backend=backend) - y) ** 2).mean()
             opt.zero_grad()
             loss.backward()
@@ -237,5 +259,7 @@ def _bench_train(device, n=256 * 256):
 
 
 register_benchmark("04", "lora_train_step[256^2 points, m=64, H=64, L=5, r=16]", _bench_train,
-                   lambda: dict(bytes_model(256 * 256, 64, 64, 5), flops=3 * bytes_model(256 * 256, 64, 64, 5)["flops"],
+                   lambda: dict(bytes_model(256 * 256, 64, 64, 5),
+                                flops=3 * bytes_model(256 * 256, 64, 64, 5)["flops"],
                                 note="forward + backward of the reference (about 3x the forward FLOPs)"))
+

@@ -11,6 +11,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..core import resolve_backend
+from .kernels import fused_field, fusable
+
 # %% auto #0
 __all__ = ['grid_coords', 'NeuralField', 'state_bytes', 'MinMaxNormalizer', 'normalize', 'denormalize', 'fit_field']
 
@@ -22,6 +25,17 @@ def grid_coords(n: int, length: float = 2 * math.pi, dtype=torch.float32, device
     return torch.stack([x.reshape(-1), y.reshape(-1)], dim=-1)
 
 
+_NOTICED = set()
+
+
+def _notice_fallback(field) -> None:
+    key = (field.n_freq, field.hidden, field.out_dim)
+    if key not in _NOTICED:
+        _NOTICED.add(key)
+        print(f"NeuralField: the fused kernel needs n_freq and hidden powers of two >= 16 and one output; "
+              f"m={field.n_freq}, H={field.hidden}, out={field.out_dim} runs the PyTorch forward")
+
+
 class NeuralField(nn.Module):
     "The paper's MLP+ coordinate network with optional LoRA on the hidden layers (Chapter 04, *The MLP+ architecture*)."
 
@@ -31,13 +45,17 @@ class NeuralField(nn.Module):
                  fourier_scale: float = 7.0,  # std of the initial Fourier matrix
                  in_dim: int = 2, out_dim: int = 1,
                  seed: int = 0,  # seed of the initial weights
+                 backend: str = "auto",  # forward: "auto" (fused Triton kernel on CUDA), "triton", "torch"
                  ):
         super().__init__()
         for name, v in (("hidden", hidden), ("n_layers", n_layers), ("n_freq", n_freq)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be a positive int, got {v!r}")
+        if backend not in ("auto", "triton", "torch"):
+            raise ValueError(f"backend must be 'auto', 'triton' or 'torch', got {backend!r}")
         g = torch.Generator().manual_seed(seed)
         self.hidden, self.n_layers, self.n_freq = hidden, n_layers, n_freq
+        self.in_dim, self.out_dim, self.backend = in_dim, out_dim, backend
         self.fourier = nn.Parameter(torch.randn(in_dim, n_freq, generator=g) * fourier_scale)
         dims = [2 * n_freq] + [hidden] * n_layers
         # LeCun-normal kernels and zero biases, the Flax defaults
@@ -60,7 +78,18 @@ class NeuralField(nn.Module):
 
     def forward(self, x: torch.Tensor,  # coordinates (N, 2)
                 ) -> torch.Tensor:
-        "Field values (N, out_dim)."
+        "Field values (N, out_dim); on CUDA (backend 'auto') or with 'triton' through `fused_field`."
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x must be a torch.Tensor of coordinates, got {type(x).__name__}")
+        if x.ndim != 2 or x.shape[1] != self.fourier.shape[0]:
+            raise ValueError(f"x must have shape (N, {self.fourier.shape[0]}), got {tuple(x.shape)}")
+        if not torch.isfinite(x).all():
+            raise ValueError("x (the coordinates) contains non-finite values")
+        if self.backend != "torch" and resolve_backend(self.backend, x) == "triton":
+            if fusable(self) or self.backend == "triton":
+                # the kernel runs the forward; its backward recomputes the reference in PyTorch
+                return fused_field(x, self, backend="triton", differentiable=True)[:, None]
+            _notice_fallback(self)
         h = self.features(x)
         for i in range(self.n_layers):
             pre = h @ self.kernels[i] + self.biases[i]
@@ -85,6 +114,8 @@ class NeuralField(nn.Module):
             a.append(nn.Parameter((torch.rand(d_in, rank, generator=g) * 2 - 1) * bound))
             b.append(nn.Parameter(torch.zeros(rank, d_out)))
         self.lora_a, self.lora_b = nn.ParameterList(a), nn.ParameterList(b)
+        self.lora_a.to(self.fourier.device)
+        self.lora_b.to(self.fourier.device)
 
     def merge_lora(self) -> None:
         "Fold A B into the base kernels and drop the LoRA factors."
@@ -188,6 +219,11 @@ def fit_field(field: NeuralField,  # the network, trained in place
               seed: int = 0,  # seed of the mini-batch draws
               ) -> float:
     "Fit the field by AdamW with cosine decay; return the final full-grid MSE (Chapter 04, *Normalisation and fitting*)."
+    for name, v in (("lr", lr), ("lr_end", lr_end), ("weight_decay", weight_decay)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+    if not lr > 0:
+        raise ValueError(f"lr must be positive, got {lr!r}")
     if params not in ("all", "lora"):
         raise ValueError(f"params must be 'all' or 'lora', got {params!r}")
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
@@ -207,7 +243,7 @@ def fit_field(field: NeuralField,  # the network, trained in place
             if batch_size is None or batch_size >= len(coords):
                 xb, yb = coords, target
             else:
-                idx = torch.randint(0, len(coords), (batch_size,), generator=g)
+                idx = torch.randint(0, len(coords), (batch_size,), generator=g).to(coords.device)
                 xb, yb = coords[idx], target[idx]
             loss = F.mse_loss(field(xb), yb)
             opt.zero_grad(set_to_none=True)

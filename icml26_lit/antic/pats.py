@@ -194,10 +194,14 @@ class UniformSelector(StreamSelector):
         if isinstance(n_keep, bool) or not isinstance(n_keep, int) or not (2 <= n_keep <= n_frames):
             raise ValueError(f"n_keep must be an int in [2, n_frames], got {n_keep!r}")
         super().__init__()
+        self.n_frames = n_frames
         self.targets = sorted({round(i * (n_frames - 1) / (n_keep - 1)) for i in range(n_keep)})
 
     def update(self, frame: torch.Tensor) -> list[int]:
         "Consume one frame; return the indices selected so far."
+        if self.n_seen >= self.n_frames:
+            raise ValueError(f"this UniformSelector was sized for a stream of n_frames={self.n_frames}, "
+                             f"got frame {self.n_seen}")
         if not torch.isfinite(frame).all():
             raise ValueError(f"frame {self.n_seen} contains non-finite values")
         if self.n_seen in self.targets:
@@ -205,8 +209,15 @@ class UniformSelector(StreamSelector):
         self.n_seen += 1
         return list(self.selected)
 
+    def check_length(self, n: int) -> None:
+        "Raise unless a stream of n frames is the one this selector was sized for."
+        if n != self.n_frames:
+            raise ValueError(f"this UniformSelector was sized for a stream of n_frames={self.n_frames}, "
+                             f"the stream has {n} frames")
+
     def finish(self) -> list[int]:
-        "End of the run; return all selected indices."
+        "End of the run; return all selected indices (the stream must have had n_frames frames)."
+        self.check_length(self.n_seen)
         return list(self.selected)
 
     def held_frames(self) -> int:

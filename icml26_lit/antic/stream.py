@@ -13,7 +13,7 @@ import torch
 
 from .neural_field import (MinMaxNormalizer, NeuralField, denormalize, fit_field,
                                            grid_coords, normalize, state_bytes)
-from .pats import PATSSelector, half_copy
+from .pats import PATSSelector, UniformSelector, half_copy
 from ..sim.navier_stokes import NavierStokes2D, energy_spectrum
 
 # %% auto #0
@@ -42,6 +42,8 @@ class ANTICConfig:
     tol: float = 0.0  # per-frame relative L2 target (0: none)
     max_steps: int = 0  # extra LoRA steps allowed to reach `tol`
     seed: int = 0
+    backend: str = "auto"  # network forward: "auto" (fused Triton kernel on CUDA), "triton" or "torch"
+    device: str = "cpu"  # where the network trains and decodes
 
     def __post_init__(self):
         if self.mode not in ("lora", "full", "cold"):
@@ -54,6 +56,14 @@ class ANTICConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise ValueError(f"{name} must be an int >= 0, got {v!r}")
+        for name in ("lr", "lr_end", "weight_decay"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+                raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+        if not self.lr > 0:
+            raise ValueError(f"lr must be positive, got {self.lr!r}")
+        if self.backend not in ("auto", "triton", "torch"):
+            raise ValueError(f"backend must be 'auto', 'triton' or 'torch', got {self.backend!r}")
         if not (self.tol >= 0 and math.isfinite(self.tol)):
             raise ValueError(f"tol must be a finite number >= 0, got {self.tol!r}")
 
@@ -112,8 +122,8 @@ class StreamCompressor:
                  length: float = 2 * math.pi):
         self.cfg = config or ANTICConfig()
         c = self.cfg
-        self.coords = grid_coords(n, length)
-        self.field = NeuralField(c.hidden, c.n_layers, c.n_freq, c.fourier_scale, seed=c.seed)
+        self.coords = grid_coords(n, length, device=c.device)
+        self.field = self._new_field(c.seed)
         self.norm = MinMaxNormalizer()
         self.artefact = Artefact(
             header=torch.tensor([n, 0, c.hidden, c.n_layers, c.n_freq, c.rank, 1], dtype=torch.int32),
@@ -121,6 +131,11 @@ class StreamCompressor:
             diagnostics=dict(fit_rel_l2=[], compress_s=[], kinds=[]))
         self._n_kept = 0
         self._last_full = -1
+
+    def _new_field(self, seed):
+        c = self.cfg
+        return NeuralField(c.hidden, c.n_layers, c.n_freq, c.fourier_scale, seed=seed,
+                           backend=c.backend).to(c.device)
 
     def _fit(self, target, steps, params):
         c = self.cfg
@@ -154,7 +169,8 @@ class StreamCompressor:
                 state, err = half, err16  # keep training from the rounded weights
             else:
                 (self.field.load_full if kind == "full" else self.field.load_lora)(backup)
-        tensors = dict(state, norm=stats.clone(), index=torch.tensor([index], dtype=torch.int32))
+        tensors = {k: v.cpu() for k, v in state.items()}  # the artefact lives on the host
+        tensors.update(norm=stats.clone(), index=torch.tensor([index], dtype=torch.int32))
         rec = Record(index=index, kind=kind, tensors=tensors,
                      base=len(self.artefact.records) if kind == "full" else self._last_full)
         if kind == "full":
@@ -170,7 +186,7 @@ class StreamCompressor:
         "Compress one kept frame and append its record."
         t0 = time.perf_counter()
         c = self.cfg
-        frame = frame.detach().to(torch.float32)
+        frame = frame.detach().to(device=c.device, dtype=torch.float32)
         if self.artefact.records and index <= self.artefact.records[-1].index:
             raise ValueError(f"frames must arrive in increasing order, got {index} after "
                              f"{self.artefact.records[-1].index}")
@@ -178,7 +194,7 @@ class StreamCompressor:
         target = normalize(frame.reshape(-1), stats)
         first = not self.artefact.records
         if c.mode == "cold" and not first:
-            self.field = NeuralField(c.hidden, c.n_layers, c.n_freq, c.fourier_scale, seed=c.seed + index)
+            self.field = self._new_field(c.seed + index)
         if first or c.mode == "cold":
             self._fit(target, c.first_steps, "all")
             kind = "full"
@@ -205,26 +221,30 @@ class StreamCompressor:
         rec = self._store(index, kind, frame, stats)
         if c.mode == "lora" and kind == "full":
             self.field.add_lora(c.rank, seed=c.seed)
+            self.field.to(c.device)
         self._n_kept += 1
         self.artefact.header[1] = index + 1
         self.artefact.diagnostics["compress_s"].append(time.perf_counter() - t0)
         return rec
 
 # %% ../../nbs/04_antic/06_stream.ipynb #e7bb83ed
-def _decode_record(artefact: Artefact, pos: int) -> torch.Tensor:
+def _decode_record(artefact: Artefact, pos: int, device="cpu", backend="auto") -> torch.Tensor:
     rec = artefact.records[pos]
     n, _, hidden, n_layers, n_freq, _, _ = (int(v) for v in artefact.header)
-    nf = NeuralField(hidden, n_layers, n_freq, artefact.fourier_scale)
+    nf = NeuralField(hidden, n_layers, n_freq, artefact.fourier_scale, backend=backend)
     nf.load_full(artefact.records[rec.base].tensors)
     if rec.kind == "lora":
         nf.load_lora(rec.tensors)
-    with torch.no_grad():
-        out = nf(grid_coords(n, artefact.length)).reshape(n, n)
+    nf.to(device)
+    with torch.no_grad():  # on CUDA with backend="auto" this is the fused kernel
+        out = nf(grid_coords(n, artefact.length, device=device)).reshape(n, n).cpu()
     return denormalize(out, rec.tensors["norm"])
 
 
 def decompress(artefact: Artefact,  # a compressed run
                t: int,  # frame index, 0 <= t < artefact.n_frames
+               device="cpu",  # where the networks are evaluated
+               backend: str = "auto",  # "auto": the fused kernel on CUDA
                ) -> torch.Tensor:
     "Frame t of the run (n, n): decoded if kept, else interpolated in time (Chapter 04, *Decoding*)."
     if isinstance(t, bool) or not isinstance(t, int):
@@ -233,19 +253,19 @@ def decompress(artefact: Artefact,  # a compressed run
         raise ValueError(f"t must be in [0, {artefact.n_frames}), got {t}")
     kept = artefact.kept
     if t in kept:
-        return _decode_record(artefact, kept.index(t))
+        return _decode_record(artefact, kept.index(t), device, backend)
     if not kept[0] <= t <= kept[-1]:
         raise ValueError(f"frame {t} lies outside the kept frames {kept[0]}..{kept[-1]}; it cannot be interpolated")
     j = next(i for i, k in enumerate(kept) if k > t)
     a, b = kept[j - 1], kept[j]
-    wa, wb = _decode_record(artefact, j - 1), _decode_record(artefact, j)
+    wa, wb = _decode_record(artefact, j - 1, device, backend), _decode_record(artefact, j, device, backend)
     return ((b - t) * wa + (t - a) * wb) / (b - a)
 
 
-def decompress_all(artefact: Artefact) -> torch.Tensor:
+def decompress_all(artefact: Artefact, device="cpu", backend: str = "auto") -> torch.Tensor:
     "All frames (n_frames, n, n), decoding each kept frame once (Chapter 04, *Decoding*)."
     kept = artefact.kept
-    dec = [_decode_record(artefact, i) for i in range(len(kept))]
+    dec = [_decode_record(artefact, i, device, backend) for i in range(len(kept))]
     out = torch.empty(artefact.n_frames, artefact.n, artefact.n)
     if kept[0] != 0 or kept[-1] != artefact.n_frames - 1:
         raise ValueError(f"the kept frames {kept[0]}..{kept[-1]} must span the run's {artefact.n_frames} frames")
@@ -296,6 +316,11 @@ def compress_stream(solver,  # a NavierStokes2D, or an iterable of (n, n) frames
     else:
         n, length, source = None, 2 * math.pi, iter(solver)
     selector = selector if selector is not None else PATSSelector()
+    if isinstance(selector, UniformSelector):  # a uniform selector must be sized for this stream
+        if isinstance(solver, NavierStokes2D):
+            selector.check_length(n_steps + 1)
+        elif hasattr(solver, "__len__"):
+            selector.check_length(min(len(solver), n_steps + 1))
     comp = None
     solver_s = []
     k = -1
@@ -317,7 +342,8 @@ def compress_stream(solver,  # a NavierStokes2D, or an iterable of (n, n) frames
             comp = StreamCompressor(n, config, length)
             comp.artefact.diagnostics["solver_s"] = solver_s
         if frame is None or not torch.isfinite(frame).all():
-            selector.finish()
+            if not isinstance(selector, UniformSelector):  # a uniform selector holds nothing
+                selector.finish()
             for idx, f in selector.pop_new():
                 comp.add(idx, f)
             art = comp.artefact

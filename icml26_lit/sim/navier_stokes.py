@@ -50,8 +50,11 @@ class NavierStokes2D:
         _check_grid(n)
         if not isinstance(nu, (int, float)) or not math.isfinite(nu) or nu < 0:
             raise ValueError(f"nu must be a finite number >= 0, got {nu!r}")
-        if not (0 < cfl <= 1.5):
-            raise ValueError(f"cfl must be in (0, 1.5], got {cfl!r}")
+        for name, v in (("length", length), ("max_velocity", max_velocity)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+                raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+        if isinstance(cfl, bool) or not isinstance(cfl, (int, float)) or not (0 < cfl <= 1.5):
+            raise ValueError(f"cfl must be a number in (0, 1.5], got {cfl!r}")
         self.n, self.nu, self.length = n, float(nu), float(length)
         self.max_velocity, self.cfl, self.dtype, self.device = float(max_velocity), float(cfl), dtype, device
         self.dx = self.length / n
@@ -194,6 +197,9 @@ class NavierStokes2D:
         amp = kmag**2 * torch.exp(-((kmag / peak_wavenumber) ** 2)) * torch.sqrt(self.k2)
         w = self.to_real(torch.fft.rfft2(noise) * amp * self.mask)
         u, v = self.velocity(w)
+        if max_velocity is not None and (isinstance(max_velocity, bool) or not isinstance(max_velocity, (int, float))
+                                         or not math.isfinite(max_velocity) or max_velocity <= 0):
+            raise ValueError(f"max_velocity must be a positive finite number, got {max_velocity!r}")
         vmax = self.max_velocity if max_velocity is None else float(max_velocity)
         return w * (vmax / float(torch.sqrt(u**2 + v**2).max()))
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import torch
 
-from icml26_lit.antic.experiments import (CONFIG, blosc2_bytes, codec_roundtrip, match_codec,
+from icml26_lit.antic.experiments import (CONFIG, blosc2_bytes, blosc2_roundtrip, codec_roundtrip, match_codec,
                                           selection_summary)
 
 
@@ -27,9 +27,15 @@ def test_match_codec_meets_budget_and_target(codec):
         match_codec(x, codec)
 
 
-def test_blosc2_is_lossless_size_and_codec_name():
-    x = np.zeros((2, 16, 16), dtype=np.float32)
-    assert blosc2_bytes(x) < x.nbytes / 10
+def test_blosc2_round_trip_is_bit_exact(fresh_seed):
+    rng = np.random.default_rng(fresh_seed)
+    x = np.cumsum(rng.standard_normal((3, 16, 16)), axis=2).astype(np.float32)
+    nbytes, dec = blosc2_roundtrip(x)
+    assert dec.dtype == np.float32 and dec.shape == x.shape
+    assert np.array_equal(dec.view(np.uint32), x.view(np.uint32))  # every bit back
+    assert nbytes == blosc2_bytes(x) and 0 < nbytes
+    z = np.zeros((2, 16, 16), dtype=np.float32)
+    assert blosc2_bytes(z) < z.nbytes / 10 and np.array_equal(blosc2_roundtrip(z)[1], z)
     with pytest.raises(ValueError, match="codec must be"):
         codec_roundtrip(x, "jpeg", 0.1)
 

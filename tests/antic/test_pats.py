@@ -64,9 +64,20 @@ def test_enstrophy_ratio_criterion_matches_hand_computation():
     # by hand: anchor 0; f = |dE|; k=1: ratio 1 <= sqrt(max/mean)=1 -> skip
     # k=2: fluxes f1=.21, f2=.23: factor sqrt(.23/.22)=1.022, ratio (E2-E0)/(E1-E0)=.44/.21 > factor -> keep 1
     assert sel.selected[:2] == [0, 1]
-    f = [abs(E[i] - E[i - 1]) for i in range(1, 6)]
-    assert math.isclose((E[2] - E[0]) / (E[1] - E[0]), 0.44 / 0.21, rel_tol=1e-9)
-    assert (E[2] - E[0]) / (E[1] - E[0]) > math.sqrt(max(f[:2]) / (sum(f[:2]) / 2))
+
+
+@pytest.mark.parametrize("r,keeps_frame_1", [(1.2, False), (1.3, True)])
+def test_flux_factor_boundary_by_hand(r, keeps_frame_1):
+    # E_0 = 1, E_1 = 1 + d, E_2 = 1 + r d (corr stays 1). At frame 2: f_1 = d, f_2 = (r - 1) d,
+    # factor = sqrt(max f / mean f) = sqrt(2 / r) and ratio = (E_2 - E_0) / (E_1 - E_0) = r, so the
+    # criterion breaks (and frame 1 is kept) exactly when r > sqrt(2 / r), i.e. r > 2^(1/3) = 1.26.
+    base = torch.randn(10, 10, generator=torch.Generator().manual_seed(5))
+    base = base / (base**2).mean().sqrt()
+    d = 0.21
+    sel = PATSSelector(0.9, 10)
+    for e in (1.0, 1.0 + d, 1.0 + r * d):
+        sel.update(math.sqrt(e) * base)
+    assert sel.selected == ([0, 1] if keeps_frame_1 else [0])
 
 
 def test_zero_variance_frames_are_guarded():

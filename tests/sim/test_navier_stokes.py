@@ -122,3 +122,27 @@ def test_bad_inputs():
         s.advance(bad, 0.1)
     with pytest.raises(ValueError, match="duration"):
         s.advance(torch.zeros(16, 16), 0.0)
+
+
+@pytest.mark.parametrize("kwargs,msg", [
+    (dict(max_velocity=0.0), "max_velocity must be a positive finite number"),
+    (dict(max_velocity=-5.0), "max_velocity must be a positive finite number"),
+    (dict(max_velocity=float("inf")), "max_velocity must be a positive finite number"),
+    (dict(length=0.0), "length must be a positive finite number"),
+    (dict(length=-1.0), "length must be a positive finite number"),
+    (dict(length=float("nan")), "length must be a positive finite number"),
+    (dict(cfl="0.5"), r"cfl must be a number in \(0, 1.5\]"),
+    (dict(cfl=None), r"cfl must be a number in \(0, 1.5\]"),
+    (dict(cfl=True), r"cfl must be a number in \(0, 1.5\]"),
+    (dict(cfl=2.0), r"cfl must be a number in \(0, 1.5\]"),
+])
+def test_bad_solver_parameters(kwargs, msg):
+    with pytest.raises(ValueError, match=msg):
+        NavierStokes2D(16, 1e-3, **kwargs)
+
+
+def test_bad_random_field_speed():
+    s = NavierStokes2D(16, 1e-3)
+    for v in (0.0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="max_velocity must be a positive finite number"):
+            s.random_field(seed=0, max_velocity=v)
