@@ -242,3 +242,6 @@ class LocationModel(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.standardizer(self.encoder(x)))
+
+# %% ../../nbs/01_slepian/03_encoders.ipynb #99f832d1
+from . import _solutions  # registers the exercises (01.1, 01.2, 01.3)
