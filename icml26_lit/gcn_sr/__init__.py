@@ -8,14 +8,18 @@ __all__ = []
 # %% ../../nbs/18_gcn_sr/00_overview.ipynb #d53c5208
 from .spbt import (SPBT, Library, VOCAB, TOKEN_ID, encode, decode, is_valid,
                                      check_fill, to_tree, from_tree, count_trees, random_tree)
-from .fitness import (evaluate_batch, fit_constants, reward, nrmse, score, nguyen,
-                                        is_recovered, NGUYEN)
+from .fitness import (evaluate_batch, fit_constants, reward, nrmse,
+                                        score_reference, nguyen, is_recovered, NGUYEN)
+from .kernels import score, spbt_fitness, spbt_fitness_reference
 from .generator import GCNGenerator, constraint_violations
 from .swpg import (GCNSR, swpg_loss, swpg_rewards, spbt_similarity, gp_refine,
                                      risk_seeking_select, SubtreeIndex, crossover, mutate)
+from . import _solutions  # registers the exercises
 
 __all__ = ["SPBT", "Library", "VOCAB", "TOKEN_ID", "encode", "decode", "is_valid", "check_fill",
            "to_tree", "from_tree", "count_trees", "random_tree", "evaluate_batch", "fit_constants",
-           "reward", "nrmse", "score", "nguyen", "is_recovered", "NGUYEN", "GCNGenerator",
-           "constraint_violations", "GCNSR", "swpg_loss", "swpg_rewards", "spbt_similarity",
-           "gp_refine", "risk_seeking_select", "SubtreeIndex", "crossover", "mutate"]
+           "reward", "nrmse", "score", "score_reference", "spbt_fitness", "spbt_fitness_reference",
+           "nguyen", "is_recovered", "NGUYEN", "GCNGenerator", "constraint_violations", "GCNSR",
+           "swpg_loss", "swpg_rewards", "spbt_similarity", "gp_refine", "risk_seeking_select",
+           "SubtreeIndex", "crossover", "mutate"]
+

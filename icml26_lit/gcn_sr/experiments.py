@@ -22,20 +22,24 @@ __all__ = ['CONFIG', 'expr_recovered', 'run_gcnsr', 'run_gplearn', 'run_pyoperon
            'per_seed']
 
 # %% ../../nbs/18_gcn_sr/06_experiments.ipynb #057e800d
+_SHARED = dict(depth=5, epsilon=0.1, entropy_weight=0.005, beta=0.5, temperature=0.1, n_test=1000)
 CONFIG = sizes(
-    ci=dict(tasks=[1, 5], n_seeds=3, budget=5000, depth=5, batch_size=100, lr=1e-2, epsilon=0.1,
-            entropy_weight=0.005, width=32, gp_generations=4, gp_offspring=100, beta=0.5,
-            temperature=0.1, gplearn_population=500, n_test=1000,
-            methods=["gcn_sr", "pg", "gplearn"]),
-    colab=dict(tasks=[1, 2, 3, 4, 5, 6, 7, 9, 10, 12], n_seeds=5, budget=50_000, depth=5,
-               batch_size=250, lr=5e-3, epsilon=0.05, entropy_weight=0.005, width=64,
-               gp_generations=4, gp_offspring=250, beta=0.5, temperature=0.1,
-               gplearn_population=1000, n_test=1000,
-               methods=["gcn_sr", "pg", "imitation", "no_mask", "gplearn", "deap", "pyoperon"]),
-    full=dict(tasks=list(range(1, 13)), n_seeds=10, budget=2_000_000, depth=6, batch_size=1000,
-              lr=5e-4, epsilon=0.05, entropy_weight=0.005, width=128, gp_generations=10,
-              gp_offspring=1000, beta=0.5, temperature=0.1, gplearn_population=2000, n_test=1000,
-              methods=["gcn_sr", "pg", "imitation", "no_mask", "gplearn", "deap", "pyoperon"]),
+    ci=dict(tasks=[1], n_seeds=10, budget=4000, batch_size=100, lr=1e-2, width=32,
+            gp_generations=4, gp_offspring=100, gplearn_population=500,
+            methods=["gcn_sr", "pg", "pg_equal_updates", "gplearn"], **_SHARED),
+    cpu=dict(tasks=[1, 5, 6], n_seeds=10, budget=5000, batch_size=100, lr=1e-2, width=32,
+             gp_generations=4, gp_offspring=100, gplearn_population=500,
+             methods=["gcn_sr", "pg", "pg_equal_updates", "gcn_sr_gp1", "gplearn"], **_SHARED),
+    colab=dict(tasks=[1, 2, 3, 4, 5, 6, 7, 9, 10, 12], n_seeds=5, budget=50_000,
+               batch_size=250, lr=5e-3, width=64, gp_generations=4, gp_offspring=250,
+               gplearn_population=1000,
+               methods=["gcn_sr", "pg", "pg_equal_updates", "gcn_sr_gp1", "imitation", "no_mask",
+                        "gplearn", "deap", "pyoperon"], **{**_SHARED, "epsilon": 0.05}),
+    full=dict(tasks=list(range(1, 13)), n_seeds=10, budget=2_000_000, batch_size=1000, lr=5e-4,
+              width=128, gp_generations=10, gp_offspring=1000, gplearn_population=2000,
+              methods=["gcn_sr", "pg", "pg_equal_updates", "gcn_sr_gp1", "imitation", "no_mask",
+                       "gplearn", "deap", "pyoperon"],
+              **{**_SHARED, "epsilon": 0.05, "depth": 6}),
 )
 
 # %% ../../nbs/18_gcn_sr/06_experiments.ipynb #db1b3d14
@@ -56,21 +60,23 @@ def expr_recovered(expr: sp.Expr, truth: sp.Expr, X_test: torch.Tensor) -> bool:
 
 
 def run_gcnsr(task: int, seed: int, cfg, mode: str = "swpg", soft_constraints: bool = True,
-              device: str = "cpu") -> dict:
+              device: str = "cpu", batch_size: int | None = None,
+              gp_generations: int | None = None) -> dict:
     "One scaffold run (GCN-SR, PG or an ablation) on Nguyen-`task` (Chapter 18, *Experiments*)."
     X, y, truth = nguyen(task, seed=seed)
     X_test, _, _ = nguyen(task, n_points=cfg.n_test, seed=10_000 + seed)
     t0 = time.perf_counter()
     m = GCNSR(depth=cfg.depth, library=Library(n_vars=X.shape[1]), mode=mode, budget=cfg.budget,
-              batch_size=cfg.batch_size, width=cfg.width, lr=cfg.lr, epsilon=cfg.epsilon,
-              entropy_weight=cfg.entropy_weight, beta=cfg.beta, temperature=cfg.temperature,
-              gp_generations=cfg.gp_generations, gp_offspring=cfg.gp_offspring,
-              soft_constraints=soft_constraints, seed=seed, device=device)
+              batch_size=batch_size or cfg.batch_size, width=cfg.width, lr=cfg.lr,
+              epsilon=cfg.epsilon, entropy_weight=cfg.entropy_weight, beta=cfg.beta,
+              temperature=cfg.temperature, gp_generations=gp_generations or cfg.gp_generations,
+              gp_offspring=cfg.gp_offspring, soft_constraints=soft_constraints, seed=seed,
+              device=device)
     m.fit(X, y, truth=truth, X_test=X_test)
     recovered = m.recovered_at is not None or is_recovered(m.best_tokens, m.best_constants, truth, X_test)
     return dict(task=task, seed=seed, recovered=bool(recovered), nrmse=m.best_nrmse,
                 evals=m.n_evals, evals_to_recovery=m.recovered_at, seconds=time.perf_counter() - t0,
-                expression=str(m.best_expression), history=m.history)
+                expression=str(m.best_expression), history=m.history, updates=m.n_updates)
 
 
 def _gplearn_functions():
@@ -214,6 +220,11 @@ def run_method(method: str, task: int, seed: int, cfg, device: str = "cpu") -> d
         return run_gcnsr(task, seed, cfg, "swpg", device=device)
     if method == "pg":
         return run_gcnsr(task, seed, cfg, "pg", device=device)
+    if method == "pg_equal_updates":   # one batch = one GCN-SR iteration's evaluations
+        return run_gcnsr(task, seed, cfg, "pg", device=device,
+                         batch_size=cfg.batch_size + cfg.gp_generations * cfg.gp_offspring)
+    if method == "gcn_sr_gp1":
+        return run_gcnsr(task, seed, cfg, "swpg", device=device, gp_generations=1)
     if method == "imitation":
         return run_gcnsr(task, seed, cfg, "imitation", device=device)
     if method == "no_mask":
@@ -224,8 +235,8 @@ def run_method(method: str, task: int, seed: int, cfg, device: str = "cpu") -> d
         return run_pyoperon(task, seed, cfg)
     if method == "deap":
         return run_deap(task, seed, cfg)
-    raise ValueError(f"method must be one of gcn_sr, pg, imitation, no_mask, gplearn, pyoperon, deap; "
-                     f"got {method!r}")
+    raise ValueError("method must be one of gcn_sr, pg, pg_equal_updates, gcn_sr_gp1, imitation, "
+                     f"no_mask, gplearn, pyoperon, deap; got {method!r}")
 
 
 def smoke_step(cfg) -> None:
@@ -239,7 +250,9 @@ def smoke_step(cfg) -> None:
         assert m.n_evals <= cfg.batch_size + cfg.gp_offspring and math.isfinite(m.best_reward)
 
 # %% ../../nbs/18_gcn_sr/06_experiments.ipynb #dbd23ad0
-def per_seed(results: list, key: str, cap: float = 1e3) -> np.ndarray:
-    "Mean of `key` over benchmarks, one value per seed."
-    seeds = sorted({r["seed"] for r in results})
-    return np.array([np.mean([min(float(r[key]), cap) for r in results if r["seed"] == s]) for s in seeds])
+def per_seed(results: list, key: str, task: int | None = None, cap: float = 1e3) -> np.ndarray:
+    "`key` per seed (sorted by seed), on benchmark `task` or averaged over benchmarks (Chapter 18)."
+    rs = [r for r in results if task is None or r["task"] == task]
+    seeds = sorted({r["seed"] for r in rs})
+    return np.array([np.mean([min(float(r[key]), cap) for r in rs if r["seed"] == s])
+                     for s in seeds])

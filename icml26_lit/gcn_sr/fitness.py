@@ -13,11 +13,11 @@ import torch
 
 from ..core import check_tensor
 from .spbt import (ARITY, CONST, EMPTY, TOKEN_ID, V, VAR_SYMBOLS, X1, MAX_VARS,
-                                     _as_tokens, decode, depth_of, encode)
+                                     _as_tokens, check_fill, decode, depth_of, encode)
 
 # %% auto #0
-__all__ = ['PROTECT', 'NGUYEN', 'apply_op', 'evaluate_batch', 'check_data', 'nrmse', 'reward', 'fit_constants', 'score', 'nguyen',
-           'is_recovered']
+__all__ = ['PROTECT', 'NGUYEN', 'apply_op', 'evaluate_batch', 'check_data', 'nrmse', 'reward', 'fit_constants', 'score_reference',
+           'nguyen', 'is_recovered']
 
 # %% ../../nbs/18_gcn_sr/02_fitness.ipynb #be4f7dfe
 PROTECT = 1e-3   # |b| <= PROTECT: a / b := 1 and log|a| := 0
@@ -48,18 +48,24 @@ def evaluate_batch(tokens: torch.Tensor,     # token ids (B, S), valid fills
                    X: torch.Tensor) -> torch.Tensor:  # data (N, d)
     "Predictions (B, N) of a batch of SPBT fills on data X (Chapter 18, *Batched evaluation*)."
     t = _as_tokens(tokens).reshape(-1, tokens.shape[-1])
+    check_fill(t.cpu())                               # an invalid fill has no value: refuse it
     X = check_tensor(X, "X", ndim=2, dtypes=(torch.float32, torch.float64))
     if X.shape[1] > MAX_VARS:
         raise ValueError(f"X has {X.shape[1]} columns; at most {MAX_VARS} variables are supported")
     if bool(((t >= X1 + X.shape[1]) & (t < V)).any()):
         raise ValueError(f"tokens use a variable beyond the {X.shape[1]} columns of X")
     B, S = t.shape
-    D = depth_of(S)
     if constants is None:
         constants = torch.zeros(B, S, dtype=X.dtype, device=X.device)
     elif constants.shape != (B, S):
         raise ValueError(f"constants must have shape ({B}, {S}), got {tuple(constants.shape)}")
-    Xn = X.T[None, None]                              # (1, 1, d, N) -> columns as X[..., j]
+    return _evaluate(t.to(X.device), constants, X)
+
+
+def _evaluate(t, constants, X):
+    "The level loop of `evaluate_batch` on checked inputs (the constant fit calls it often)."
+    B, S = t.shape
+    D = depth_of(S)
     Xcols = X[None, None]                             # (1, 1, N, d)
     below = None
     for level in range(D - 1, -1, -1):
@@ -100,7 +106,7 @@ def reward(y_hat: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
 # %% ../../nbs/18_gcn_sr/02_fitness.ipynb #81f3e12a
 def _mse(tokens, c, X, y):
-    yh = evaluate_batch(tokens, c, X)
+    yh = _evaluate(tokens, c, X)
     mse = (yh - y).pow(2).mean(-1)
     return torch.where(torch.isfinite(mse), mse, torch.full_like(mse, math.inf))
 
@@ -112,17 +118,18 @@ def fit_constants(tokens: torch.Tensor,      # token ids (B, S)
                   steps: int = 30,           # BFGS iterations
                   n_ls: int = 12) -> torch.Tensor:  # step sizes tried per line search
     "Fit the constant slots of every tree by batched BFGS; returns constants (B, S) (Chapter 18)."
-    t = _as_tokens(tokens).reshape(-1, tokens.shape[-1])
+    t = check_fill(_as_tokens(tokens).reshape(-1, tokens.shape[-1]).cpu()).to(X.device)
     B, S = t.shape
-    dt = X.dtype
-    c = torch.ones(B, S, dtype=dt) if constants is None else constants.detach().to(dt).clone()
+    dt, dev = X.dtype, X.device
+    c = torch.ones(B, S, dtype=dt, device=dev) if constants is None else \
+        constants.detach().to(dev, dt).clone()
     is_c = t == CONST
     rows = is_c.any(1).nonzero().flatten()
     if len(rows) == 0:
         return c
     tt, m = t[rows], is_c[rows].to(dt)
     cc = c[rows] * m
-    I = torch.eye(S, dtype=dt)
+    I = torch.eye(S, dtype=dt, device=dev)
     H = I * m[:, None, :] * m[:, :, None]             # (b, S, S) identity on the constant slots
 
     def value_grad(cv):
@@ -133,7 +140,7 @@ def fit_constants(tokens: torch.Tensor,      # token ids (B, S)
         return f.detach(), g
 
     f, g = value_grad(cc)
-    alphas = 0.5 ** torch.arange(n_ls, dtype=dt)
+    alphas = 0.5 ** torch.arange(n_ls, dtype=dt, device=dev)
     for _ in range(steps):
         p = -(H @ g[:, :, None])[:, :, 0]
         slope = (p * g).sum(1)
@@ -165,15 +172,19 @@ def fit_constants(tokens: torch.Tensor,      # token ids (B, S)
     return c
 
 # %% ../../nbs/18_gcn_sr/02_fitness.ipynb #4ced6709
-def score(tokens: torch.Tensor, X: torch.Tensor, y: torch.Tensor, fit_steps: int = 30):
-    "Rewards (B,) and fitted constants (B, S) of a batch: B expression evaluations (Chapter 18)."
+def score_reference(tokens: torch.Tensor,   # token ids (B, S), valid fills
+                    X: torch.Tensor,        # data (N, d)
+                    y: torch.Tensor,        # targets (N,)
+                    fit_steps: int = 30):   # BFGS iterations for the constants
+    "Rewards (B,) and fitted constants (B, S) of a batch, in PyTorch: B evaluations (Chapter 18)."
     X, y = check_data(X, y)
-    t = _as_tokens(tokens).reshape(-1, tokens.shape[-1])
+    t = check_fill(_as_tokens(tokens).reshape(-1, tokens.shape[-1]).cpu()).to(X.device)
     c = fit_constants(t, X, y, steps=fit_steps) if bool((t == CONST).any()) else \
-        torch.zeros(t.shape, dtype=X.dtype)
+        torch.zeros(t.shape, dtype=X.dtype, device=X.device)
     with torch.no_grad():
-        r = reward(evaluate_batch(t, c, X), y)
+        r = reward(_evaluate(t, c, X), y)
     return r, c
+
 
 # %% ../../nbs/18_gcn_sr/02_fitness.ipynb #77822e64
 def _nguyen_table():
@@ -217,6 +228,9 @@ def is_recovered(tokens: torch.Tensor,         # best fill (S,)
                  X_test: torch.Tensor,         # fresh points (M, d) for the numerical pre-filter
                  digits: int = 3) -> bool:     # constants are rounded to this many decimals
     "Exact symbolic recovery of `truth` by a fill, after rounding constants (Chapter 18)."
+    if not isinstance(truth, sp.Expr):
+        raise TypeError(f"truth must be a sympy expression, got {type(truth).__name__}")
+    X_test = check_tensor(X_test, "X_test", ndim=2, dtypes=(torch.float32, torch.float64))
     d = X_test.shape[1]
     c = None if constants is None else constants[None]
     with torch.no_grad():

@@ -36,6 +36,9 @@ class ConstraintState:
                  device=None):
         self.spbt, self.B, self.min_len, self.max_len, self.soft = spbt, batch, min_len, max_len, soft
         S = spbt.n_slots
+        # the scaffold's fixed structure as Python values: read once per step, no tensor indexing
+        self._parent, self._last = spbt.parent.tolist(), spbt.last_level.tolist()
+        self._left, self._right = spbt.is_left.tolist(), spbt.is_right.tolist()
         self.tokens = torch.zeros(batch, S, dtype=torch.long, device=device)
         self.trig_above = torch.zeros(batch, S, dtype=torch.bool, device=device)
         self.committed = torch.ones(batch, dtype=torch.long, device=device)  # root must be filled
@@ -60,12 +63,12 @@ class ConstraintState:
         "Whether slot t must be non-empty (B,); otherwise it is forced empty."
         if t == 0:
             return torch.ones(self.B, dtype=torch.bool, device=self.tokens.device)
-        pa = self.arity[self.tokens[:, int(self.spbt.parent[t])]]
-        return (pa == 2) | ((pa == 1) & bool(self.spbt.is_left[t]))
+        pa = self.arity[self.tokens[:, self._parent[t]]]
+        return (pa == 2) | ((pa == 1) & self._left[t])
 
     def mask(self, t: int) -> torch.Tensor:
         "Allowed tokens (B, V) for slot t, assuming it must be filled."
-        last = bool(self.spbt.last_level[t])
+        last = self._last[t]
         m = (self.base_last if last else self.base)[None].expand(self.B, V)
         too_long = (self.is_bin[None] & (self.committed + 2 > self.max_len)[:, None]) | \
                    (self.is_un[None] & (self.committed + 1 > self.max_len)[:, None])
@@ -75,9 +78,9 @@ class ConstraintState:
                 short = (self.open == 1) & (self.committed < self.min_len)
                 m = m & ~(self.is_term[None] & short[:, None])
             if t > 0:
-                m = m & self.parent_ok[self.tokens[:, int(self.spbt.parent[t])]]
+                m = m & self.parent_ok[self.tokens[:, self._parent[t]]]
                 m = m & ~(self.is_trig[None] & self.trig_above[:, t:t + 1])
-                if bool(self.spbt.is_right[t]):
+                if self._right[t]:
                     m = m.clone()
                     m[:, CONST] &= self.tokens[:, t - 1] != CONST
             dead = ~m.any(1)
@@ -107,7 +110,8 @@ class GCNGenerator(nn.Module):
                  min_len: int = 3,         # minimum expression length (soft)
                  max_len: int | None = None,  # maximum length (default: every slot)
                  soft_constraints: bool = True,  # the DSR-style priors; False = validity only
-                 data_embedding: bool = False):  # add a DeepSets embedding of (X, y)
+                 data_embedding: bool = False,  # add a DeepSets embedding of (X, y)
+                 generator: torch.Generator | None = None):  # local RNG for the initial weights
         super().__init__()
         if not isinstance(spbt, SPBT):
             raise TypeError(f"spbt must be an SPBT, got {type(spbt).__name__}")
@@ -124,13 +128,29 @@ class GCNGenerator(nn.Module):
                          torch.stack([spbt.parent < 0, spbt.is_left, spbt.is_right], 1).float(),
                          torch.eye(S)], 1)
         self.register_buffer("pos", pos)                      # (S, D + 3 + S)
-        self.tok_embed = nn.Embedding(V + 1, width)           # row V: "undecided"
-        self.pos_embed = nn.Linear(pos.shape[1], width)
-        self.layers = nn.ModuleList(nn.Linear(width, width) for _ in range(n_layers))
-        self.head = nn.Linear(width, V)
-        self.data = DataEmbedding(spbt.library.n_vars, width) if data_embedding else None
+        # with a local generator the global RNG is neither used nor advanced
+        with torch.random.fork_rng(devices=[], enabled=generator is not None):
+            self.tok_embed = nn.Embedding(V + 1, width)           # row V: "undecided"
+            self.pos_embed = nn.Linear(pos.shape[1], width)
+            self.layers = nn.ModuleList(nn.Linear(width, width) for _ in range(n_layers))
+            self.head = nn.Linear(width, V)
+            self.data = DataEmbedding(spbt.library.n_vars, width) if data_embedding else None
         self._data_x = self._data_y = None
         self._hops = {}
+        if generator is not None:
+            self.reset_parameters(generator)
+
+    def reset_parameters(self, generator: torch.Generator):
+        "PyTorch's default initialisation, drawn from `generator` (the global RNG is untouched)."
+        if not isinstance(generator, torch.Generator):
+            raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+        for mod in self.modules():
+            if isinstance(mod, nn.Linear):
+                nn.init.kaiming_uniform_(mod.weight, a=5 ** 0.5, generator=generator)
+                bound = mod.in_features ** -0.5
+                nn.init.uniform_(mod.bias, -bound, bound, generator=generator)
+            elif isinstance(mod, nn.Embedding):
+                nn.init.normal_(mod.weight, generator=generator)
 
     def set_data(self, X: torch.Tensor, y: torch.Tensor):
         "Condition the generator on a data set (used only with data_embedding=True)."
@@ -381,8 +401,7 @@ def decoding_traces(spbt: SPBT, tokens: torch.Tensor, steps: list, upto: int,
 
 def decode_one(spbt: SPBT, seed: int = 0, width: int = 32):
     "Decode one tree with a fresh seeded generator; returns its tokens and per-step masks."
-    torch.manual_seed(seed)
-    gen = GCNGenerator(spbt, width=width)
+    gen = GCNGenerator(spbt, width=width, generator=torch.Generator().manual_seed(seed))
     with torch.no_grad():
         tk, _, _, steps = gen.decode(n=1, generator=torch.Generator().manual_seed(seed), trace=True)
     one = [dict(t=s["t"], mask=None if s["mask"] is None else s["mask"][0],

@@ -14,8 +14,9 @@ import torch
 
 from .spbt import (ARITY, EMPTY, SPBT, Library, check_fill, count_trees, decode,
                                      random_tree)
-from .fitness import check_data, is_recovered, nrmse, score, evaluate_batch
+from .fitness import check_data, is_recovered, nrmse, evaluate_batch
 from .generator import GCNGenerator
+from .kernels import score   # the fused kernel scores on CUDA
 
 # %% auto #0
 __all__ = ['SubtreeIndex', 'crossover', 'mutate', 'gp_refine', 'spbt_similarity', 'swpg_rewards', 'risk_seeking_select',
@@ -180,6 +181,32 @@ def swpg_loss(log_prob: torch.Tensor,   # log p(tau_i) of the selected samples (
         loss = loss - entropy_weight * torch.where(torch.isfinite(entropy), entropy, 0.0).mean()
     return loss
 
+# %% ../../nbs/18_gcn_sr/04_swpg.ipynb #55f12500
+def _check_gcnsr_args(*, mode, library, budget, batch_size, gp_generations, gp_offspring,
+                      n_elites, lr, epsilon, beta, temperature, entropy_weight, seed):
+    "Reject bad GCNSR settings at construction, naming the argument."
+    if mode not in ("swpg", "pg", "imitation"):
+        raise ValueError(f"mode must be 'swpg', 'pg' or 'imitation', got {mode!r}")
+    if library is not None and not isinstance(library, Library):
+        raise TypeError(f"library must be a Library, got {type(library).__name__}")
+    for name, v in (("budget", budget), ("batch_size", batch_size),
+                    ("gp_generations", gp_generations), ("n_elites", n_elites)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    if gp_offspring is not None and (not isinstance(gp_offspring, int) or gp_offspring < 1):
+        raise ValueError(f"gp_offspring must be a positive integer or None, got {gp_offspring!r}")
+    for name, v, lo in (("lr", lr, 0.0), ("temperature", temperature, 0.0)):
+        if not isinstance(v, (int, float)) or not math.isfinite(v) or v <= lo:
+            raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+    for name, v in (("beta", beta), ("entropy_weight", entropy_weight)):
+        if not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+    if not isinstance(epsilon, (int, float)) or not 0 < epsilon <= 1:
+        raise ValueError(f"epsilon must lie in (0, 1], got {epsilon!r}")
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise TypeError(f"seed must be an integer, got {type(seed).__name__}")
+
+
 # %% ../../nbs/18_gcn_sr/04_swpg.ipynb #84d2ec2d
 class GCNSR:
     "Graph-based symbolic regression on an SPBT scaffold (Chapter 18, *The GCN-SR loop*)."
@@ -194,12 +221,11 @@ class GCNSR:
                  gp_generations: int = 1, gp_offspring: int | None = None,
                  soft_constraints: bool = True, min_len: int = 3, max_len: int | None = None,
                  seed: int = 0,
-                 device: str = "cpu"):  # where the generator runs; scoring and GP stay on the CPU
-        if mode not in ("swpg", "pg", "imitation"):
-            raise ValueError(f"mode must be 'swpg', 'pg' or 'imitation', got {mode!r}")
-        for name, v in (("budget", budget), ("batch_size", batch_size)):
-            if not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+                 device: str = "cpu"):  # where the generator and the scoring run; GP on the CPU
+        _check_gcnsr_args(mode=mode, library=library, budget=budget, batch_size=batch_size,
+                          gp_generations=gp_generations, gp_offspring=gp_offspring,
+                          n_elites=n_elites, lr=lr, epsilon=epsilon, beta=beta,
+                          temperature=temperature, entropy_weight=entropy_weight, seed=seed)
         self.spbt = SPBT(depth, library or Library())
         self.mode, self.budget, self.batch_size = mode, budget, batch_size
         self.lr, self.epsilon, self.entropy_weight = lr, epsilon, entropy_weight
@@ -207,9 +233,10 @@ class GCNSR:
         self.gp_generations = gp_generations
         self.gp_offspring = gp_offspring or batch_size
         self.seed, self.device = seed, torch.device(device)
-        torch.manual_seed(seed)
+        init = torch.Generator().manual_seed(seed)     # local: the global RNG is left alone
         self.generator = GCNGenerator(self.spbt, width=width, n_layers=n_layers, min_len=min_len,
-                                      max_len=max_len, soft_constraints=soft_constraints).to(self.device)
+                                      max_len=max_len, soft_constraints=soft_constraints,
+                                      generator=init).to(self.device)
         self.index = SubtreeIndex(self.spbt)
         self.best_tokens, self.best_constants, self.best_reward = None, None, -1.0
 
@@ -223,14 +250,16 @@ class GCNSR:
         g = torch.Generator(device=self.device).manual_seed(self.seed)
         rng = np.random.default_rng(self.seed)
         opt = torch.optim.Adam(self.generator.parameters(), lr=self.lr)
-        self.n_evals, self.history = 0, []
+        Xs, ys = X.to(self.device), y.to(self.device)  # on CUDA, `score` runs the fused kernel
+        self.n_evals, self.n_updates, self.history = 0, 0, []
         self.best_reward, self.best_tokens, self.best_constants = -1.0, None, None
         self.recovered_at, self._checked = None, None
         elite_t = torch.zeros(0, self.spbt.n_slots, dtype=torch.long)
         elite_r = torch.zeros(0, dtype=torch.float64)
 
         def scorer(t):
-            r, c = score(t, X, y)
+            r, c = score(t, Xs, ys)
+            r, c = r.cpu(), c.cpu()
             self.n_evals += len(t)
             k = int(torch.argmax(r))
             if float(r[k]) > self.best_reward:
@@ -283,6 +312,7 @@ class GCNSR:
             opt.zero_grad()
             loss.backward()
             opt.step()
+            self.n_updates += 1
         return self
 
     def _log_prob_unconstrained(self, tokens):

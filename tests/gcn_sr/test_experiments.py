@@ -9,16 +9,31 @@ from icml26_lit.gcn_sr.fitness import nguyen
 from icml26_lit.gcn_sr.spbt import VAR_SYMBOLS
 
 
-@pytest.mark.parametrize("scale", ["ci", "colab", "full"])
+@pytest.mark.parametrize("scale", ["ci", "cpu", "colab", "full"])
 def test_smoke_step(scale):
     smoke_step(CONFIG.smoke(scale))
 
 
 def test_ci_config_is_the_issue_protocol():
     cfg = CONFIG.get("ci")
-    assert cfg.tasks == [1, 5] and cfg.n_seeds == 3 and cfg.budget == 5000
-    assert cfg.methods == ["gcn_sr", "pg", "gplearn"]
-    assert cfg.gplearn_population * (cfg.budget // cfg.gplearn_population) == cfg.budget
+    assert cfg.tasks == [1] and cfg.n_seeds >= 10 and cfg.budget == 4000
+    assert cfg.methods == ["gcn_sr", "pg", "pg_equal_updates", "gplearn"]
+    for name in ("ci", "cpu", "colab", "full"):
+        c = CONFIG.get(name)
+        assert c.gplearn_population * (c.budget // c.gplearn_population) == c.budget, name
+    for name in ("ci", "cpu"):   # the equal-updates batch (one GCN-SR iteration) divides the budget
+        c = CONFIG.get(name)
+        assert c.budget % (c.batch_size + c.gp_generations * c.gp_offspring) == 0, name
+
+
+def test_equal_updates_arm_matches_gcnsr_updates():
+    cfg = CONFIG.get("ci")
+    cfg.update(budget=600, batch_size=40, gp_offspring=40, gp_generations=4, n_test=50)
+    a = run_method("gcn_sr", 2, 0, cfg)        # Nguyen-2 is not recovered this early
+    b = run_method("pg_equal_updates", 2, 0, cfg)
+    c = run_method("pg", 2, 0, cfg)
+    assert a["evals"] == b["evals"] == c["evals"] == 600
+    assert a["updates"] == b["updates"] == 600 // 200 and c["updates"] == 600 // 40
 
 
 def test_recovery_judge():
@@ -39,6 +54,9 @@ def test_run_and_per_seed():
           dict(seed=1, recovered=False, nrmse=float("inf"))]
     assert per_seed(rs, "recovered").tolist() == [0.5, 0.0]
     assert per_seed(rs, "nrmse").tolist() == [1.0, 1000.0]
+    rs = [dict(r, task=t) for r, t in zip(rs, (1, 2, 1))]
+    assert per_seed(rs, "recovered", task=1).tolist() == [1.0, 0.0]
+    assert per_seed(rs, "nrmse", task=2).tolist() == [2.0]
     with pytest.raises(ValueError, match="method must be one of"):
         run_method("dso", 1, 0, cfg)
 

@@ -7,7 +7,8 @@ import sympy as sp
 import torch
 
 from icml26_lit.gcn_sr.fitness import (PROTECT, check_data, evaluate_batch, fit_constants,
-                                        is_recovered, nguyen, nrmse, reward, score)
+                                        is_recovered, nguyen, nrmse, reward,
+                                        score_reference as score)
 from icml26_lit.gcn_sr.spbt import (ARITY, VAR_SYMBOLS, VOCAB, Library, decode, encode, from_tree,
                                      random_tree)
 
@@ -123,6 +124,26 @@ def test_nguyen_and_bad_data():
         check_data(torch.zeros(2, 1), torch.tensor([0.0, math.nan]))
     with pytest.raises(ValueError, match="beyond the 1 columns"):
         evaluate_batch(encode(("x2",), 1)[None], None, torch.zeros(3, 1))
+
+
+def test_invalid_fills_are_rejected():
+    X, y, truth = nguyen(1)
+    good = encode(("sin", ("x1",)), 3)
+    cases = {"the root is empty": [0, 0, 0, 0, 0, 0, 0],
+             "a unary node has a non-empty right child": [5, 10, 10, 0, 0, 0, 0],
+             "a binary node has an empty child": [1, 10, 0, 0, 0, 0, 0],
+             "a slot under an empty slot or a terminal is not empty": [10, 10, 0, 0, 0, 0, 0],
+             "an operator sits on the last level": [5, 5, 0, 5, 0, 0, 0]}
+    for rule, fill in cases.items():
+        bad = torch.stack([good, torch.tensor(fill)])
+        with pytest.raises(ValueError, match=f"invalid fill \\(row 1\\): {rule}"):
+            evaluate_batch(bad, None, X)
+        with pytest.raises(ValueError, match="invalid fill"):
+            score(bad, X, y)
+        with pytest.raises(ValueError, match="invalid fill"):
+            fit_constants(bad, X, y)
+    with pytest.raises(TypeError, match="truth must be a sympy expression, got str"):
+        is_recovered(good, None, "sin(x1)", X)
 
 
 def test_exact_recovery():

@@ -8,9 +8,11 @@ import pytest
 import torch
 
 from icml26_lit.core import BENCHMARKS, KERNELS, check_kernel
-from icml26_lit.gcn_sr.kernels import (make_fitness_inputs, spbt_fitness, spbt_fitness_reference,
-                                        _bench_model)
-from icml26_lit.gcn_sr.spbt import encode
+from icml26_lit.gcn_sr import kernels as K
+from icml26_lit.gcn_sr.fitness import nguyen, score_reference
+from icml26_lit.gcn_sr.kernels import (make_fitness_inputs, score, spbt_fitness,
+                                        spbt_fitness_reference, _bench_model, _register_tile)
+from icml26_lit.gcn_sr.spbt import TOKEN_ID, Library, encode, random_tree
 
 
 def _triton(*a):
@@ -19,8 +21,40 @@ def _triton(*a):
 
 def test_kernel_matches_reference_awkward_sizes(fresh_seed):
     check_kernel(_triton, spbt_fitness_reference, make_fitness_inputs,
-                 sizes=[(1, 1, 1, 1), (3, 2, 17, 2), (4, 4, 33, 3), (2, 5, 70, 1)],
+                 sizes=[(1, 1, 1, 1), (3, 2, 17, 2), (4, 4, 33, 3), (2, 5, 70, 1), (2, 6, 5, 1)],
                  dtypes=(torch.float32, torch.float64), seed=fresh_seed, atol=1e-4, rtol=1e-4)
+
+
+def test_scratch_kernel_for_deep_scaffolds(fresh_seed):
+    # depth 7 (127 slots) is beyond the register tile: the scratch kernel runs
+    check_kernel(_triton, spbt_fitness_reference, make_fitness_inputs,
+                 sizes=[(2, 7, 19, 1), (1, 7, 1, 2)], dtypes=(torch.float32, torch.float64),
+                 seed=fresh_seed, atol=1e-4, rtol=1e-4)
+
+
+def test_register_tile_and_opcodes():
+    assert _register_tile(31, 20) == (32, 32) and _register_tile(63, 1000) == (64, 128)
+    assert _register_tile(1, 1) == (2, 16) and _register_tile(7, 300) == (8, 256)
+    names = ("empty", "add", "sub", "mul", "div", "sin", "cos", "exp", "log", "const", "x1")
+    consts = (K._EMPTY, K._ADD, K._SUB, K._MUL, K._DIV, K._SIN, K._COS, K._EXP, K._LOG,
+              K._CONST, K._X1)
+    assert [c.value for c in consts] == [TOKEN_ID[n] for n in names]
+
+
+def test_score_goes_through_the_kernel(fresh_seed):
+    g = torch.Generator().manual_seed(fresh_seed)
+    X, y, _ = nguyen(1)
+    lib = Library(const=True)
+    t = torch.stack([random_tree(4, lib, g) for _ in range(6)])
+    r, c = score(t, X, y, fit_steps=5)
+    rr, cr = score_reference(t, X, y, fit_steps=5)
+    # the CPU path of "auto" is the reference itself: bit-identical
+    assert torch.equal(r, rr) and torch.equal(c, cr)
+    rt, _ = score(t, X, y, fit_steps=5, backend="triton")
+    # fp64 kernel vs reference: the same operations in a different order (the SSE over blocks
+    # by atomics), so agreement to ~1e-12 relative; 1e-9 leaves room for log/exp ulps
+    finite = torch.isfinite(rr) & (rr > 0)
+    torch.testing.assert_close(rt[finite], rr[finite], rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -48,6 +82,12 @@ def test_kernel_bad_input():
         spbt_fitness(encode(("x2",), 2)[None], c, X, y)
     with pytest.raises(ValueError, match="backend='gpu'"):
         spbt_fitness(t, c, X, y, backend="gpu")
+    bad = t.clone()
+    bad[0, 0] = TOKEN_ID["empty"]
+    with pytest.raises(ValueError, match="invalid fill"):
+        spbt_fitness(bad, c, X, y, backend="triton")
+    with pytest.raises(ValueError, match="invalid fill"):
+        score(bad, X, y)
 
 
 def test_registered():
@@ -55,15 +95,20 @@ def test_registered():
     assert "18.spbt_fitness" in BENCHMARKS
     m = _bench_model()
     assert m["bytes"] > 0 and m["flops"] > 0
+    assert m["scratch_bytes"] == 4 * 10_000 * 31 * 1000   # stated, not allocated
 
 
 def test_compile_check_sm75_sm90():
     # a fresh process: running the interpreter earlier in this one leaves triton.language patched
     code = ("import torch\n"
             "from icml26_lit.core import compile_check\n"
-            "from icml26_lit.gcn_sr.kernels import spbt_fitness_kernel, SIGNATURES\n"
+            "from icml26_lit.gcn_sr import kernels as K\n"
             "for dt in (torch.float32, torch.float64):\n"
-            "    r = compile_check(spbt_fitness_kernel, SIGNATURES[dt], {'BLOCK_N': 128})\n"
+            "    r = compile_check(K.spbt_fitness_kernel, K.SIGNATURES[dt],\n"
+            "                      {'S_PAD': 64, 'BLOCK_N': 128})\n"
+            "    assert [x.target for x in r] == [(7, 5), (9, 0)]\n"
+            "    r = compile_check(K.spbt_fitness_scratch_kernel, K.SCRATCH_SIGNATURES[dt],\n"
+            "                      {'BLOCK_N': 128})\n"
             "    assert [x.target for x in r] == [(7, 5), (9, 0)]\n"
             "print('ok')\n")
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}

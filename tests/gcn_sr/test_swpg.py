@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from icml26_lit.gcn_sr.fitness import nguyen, score
+from icml26_lit.gcn_sr.fitness import nguyen
+from icml26_lit.gcn_sr.kernels import score
 from icml26_lit.gcn_sr.spbt import SPBT, Library, from_tree, is_valid, random_tree, to_tree
 from icml26_lit.gcn_sr.swpg import (GCNSR, SubtreeIndex, crossover, gp_refine, mutate,
                                      risk_seeking_select, spbt_similarity, swpg_loss, swpg_rewards)
@@ -121,9 +122,76 @@ def test_gcnsr_never_gets_nan_from_invalid_expressions():
     assert all(torch.isfinite(p).all() for p in m.generator.parameters())
 
 
+def _record_training(m):
+    "Wrap the generator so that every sampled batch and every trained batch is kept."
+    drawn, trained = [], []
+    sample, log_prob = m.generator.sample, m.generator.log_prob
+
+    def _sample(n, generator=None):
+        out = sample(n, generator=generator)
+        drawn.append(out[0].cpu().clone())
+        return out
+
+    def _log_prob(tokens):
+        trained.append((len(drawn) - 1, tokens.cpu().clone()))
+        return log_prob(tokens)
+    m.generator.sample, m.generator.log_prob = _sample, _log_prob
+    return drawn, trained
+
+
+def _rows_in(a, b):
+    "Whether each row of a (n, S) occurs among the rows of b (m, S)."
+    return (a[:, None, :] == b[None, :, :]).all(-1).any(1)
+
+
+@pytest.mark.parametrize("mode", ["swpg", "pg"])
+def test_swpg_trains_only_on_the_generators_own_samples(mode):
+    # SWPG: elites only shape rewards; the training batch is a subset of the batch just drawn
+    X, y, _ = nguyen(2)
+    m = GCNSR(depth=4, mode=mode, budget=400, batch_size=40, gp_offspring=30, width=8, seed=3)
+    drawn, trained = _record_training(m)
+    m.fit(X, y)
+    assert len(trained) == m.n_updates >= 3
+    for k, t in trained:
+        assert bool(_rows_in(t, drawn[k]).all())
+
+
+def test_imitation_does_train_on_gp_elites():
+    # the same check fails for the NGGPPS-style ablation: the check can tell the two apart
+    X, y, _ = nguyen(2)
+    m = GCNSR(depth=4, mode="imitation", budget=400, batch_size=40, gp_offspring=30, width=8,
+              seed=3)
+    drawn, trained = _record_training(m)
+    m.fit(X, y)
+    assert any(not bool(_rows_in(t, drawn[k]).all()) for k, t in trained)
+
+
+def test_gcnsr_leaves_the_global_rng_alone():
+    torch.manual_seed(123)
+    state = torch.random.get_rng_state()
+    a = GCNSR(depth=3, seed=7)
+    assert torch.equal(torch.random.get_rng_state(), state)
+    b = GCNSR(depth=3, seed=7)
+    c = GCNSR(depth=3, seed=8)
+    pa, pb, pc = (torch.cat([p.flatten() for p in m.generator.parameters()]) for m in (a, b, c))
+    assert torch.equal(pa, pb) and not torch.equal(pa, pc)   # the seed alone decides the weights
+
+
 def test_gcnsr_bad_input():
     with pytest.raises(ValueError, match="mode must be"):
         GCNSR(mode="ppo")
+    with pytest.raises(ValueError, match="gp_generations must be a positive integer, got 0"):
+        GCNSR(gp_generations=0)
+    with pytest.raises(ValueError, match="beta must be a finite number >= 0, got nan"):
+        GCNSR(beta=math.nan)
+    with pytest.raises(TypeError, match="library must be a Library, got str"):
+        GCNSR(library="x1")
+    with pytest.raises(ValueError, match="temperature must be a finite number > 0"):
+        GCNSR(temperature=0.0)
+    with pytest.raises(ValueError, match="epsilon must lie in"):
+        GCNSR(epsilon=0.0)
+    with pytest.raises(ValueError, match="gp_offspring must be a positive integer or None"):
+        GCNSR(gp_offspring=-1)
     with pytest.raises(ValueError, match="budget must be a positive integer"):
         GCNSR(budget=0)
     with pytest.raises(ValueError, match="depth must be an integer >= 1"):
