@@ -311,26 +311,31 @@ def token_embedding(value: torch.Tensor,  # (N, V) token values
                     weight: torch.Tensor,  # (D, K), K = V + L + 2 Hp + 1 [+ 2 Hf]
                     bias: torch.Tensor,  # (D,)
                     backend: str = "auto",  # "auto", "triton" or "torch"
+                    validate: bool = True,  # check values are finite and labels in range
                     ) -> torch.Tensor:
     "Fused token embedding W [v; E[label]; gamma(p); t; gamma(f)] + b, shape (N, D) (Chapter 10, *Fused embedding*)."
-    dt = (torch.float32, torch.float64)
-    value = check_tensor(value, "value", ndim=2, dtypes=dt)
+    # shapes and dtypes are checked on the host for free; the finiteness and label-range checks
+    # each cost a device-to-host sync (about 10 per call), so training runs them on its first
+    # batch only (validate=False afterwards)
+    dt, fin = (torch.float32, torch.float64), bool(validate)
+    value = check_tensor(value, "value", ndim=2, dtypes=dt, finite=fin)
     n, V = value.shape
+    same = dict(dtypes=(value.dtype,), finite=fin)
     label = check_tensor(label, "label", shape=(n,), dtypes=(torch.int64, torch.int32))
-    position = check_tensor(position, "position", ndim=2, shape=(n, None), dtypes=(value.dtype,))
-    time = check_tensor(time, "time", shape=(n,), dtypes=(value.dtype,))
-    label_table = check_tensor(label_table, "label_table", ndim=2, dtypes=(value.dtype,))
-    pos_freqs = check_tensor(pos_freqs, "pos_freqs", shape=(position.shape[1], None), dtypes=(value.dtype,))
+    position = check_tensor(position, "position", ndim=2, shape=(n, None), **same)
+    time = check_tensor(time, "time", shape=(n,), **same)
+    label_table = check_tensor(label_table, "label_table", ndim=2, **same)
+    pos_freqs = check_tensor(pos_freqs, "pos_freqs", shape=(position.shape[1], None), **same)
     if (functional is None) != (fun_freqs is None):
         raise ValueError("functional and fun_freqs must be given together")
     K = V + label_table.shape[1] + 2 * pos_freqs.shape[1] + 1
     if functional is not None:
-        functional = check_tensor(functional, "functional", ndim=2, shape=(n, None), dtypes=(value.dtype,))
-        fun_freqs = check_tensor(fun_freqs, "fun_freqs", shape=(functional.shape[1], None), dtypes=(value.dtype,))
+        functional = check_tensor(functional, "functional", ndim=2, shape=(n, None), **same)
+        fun_freqs = check_tensor(fun_freqs, "fun_freqs", shape=(functional.shape[1], None), **same)
         K += 2 * fun_freqs.shape[1]
-    weight = check_tensor(weight, "weight", shape=(None, K), dtypes=(value.dtype,))
-    bias = check_tensor(bias, "bias", shape=(weight.shape[0],), dtypes=(value.dtype,))
-    if n and (int(label.min()) < 0 or int(label.max()) >= label_table.shape[0]):
+    weight = check_tensor(weight, "weight", shape=(None, K), **same)
+    bias = check_tensor(bias, "bias", shape=(weight.shape[0],), **same)
+    if validate and n and (int(label.min()) < 0 or int(label.max()) >= label_table.shape[0]):
         raise ValueError(f"label values must lie in [0, {label_table.shape[0]})")
     args = (value, label, position, time, functional, label_table, pos_freqs, fun_freqs, weight, bias)
     if resolve_backend(backend, value) == "torch" or n == 0:

@@ -14,10 +14,10 @@ from torch import nn
 
 from ..core import check_tensor
 from ..flows.matching import SIGMA_MIN, cfm_loss, log_prob_ode, sample_ode
-from .tokens import TokenEmbedding, Tokens, detokenise, tokenise
+from .tokens import TokenEmbedding, Tokens, check_count, detokenise, tokenise
 
 # %% auto #0
-__all__ = ['EncoderBlock', 'VelocityTransformer', 'TFMPE']
+__all__ = ['EncoderBlock', 'init_parameters', 'VelocityTransformer', 'TFMPE']
 
 # %% ../../nbs/10_tfmpe/04_tfmpe.ipynb #fcaaef8c
 class EncoderBlock(nn.Module):
@@ -49,23 +49,42 @@ class EncoderBlock(nn.Module):
         return self.ff_norm(x + h)
 
 
+def init_parameters(module: nn.Module, generator: torch.Generator) -> None:
+    "Draw every weight from `generator`, never the global RNG (Chapter 10, *The encoder*)."
+    for m in module.modules():
+        if isinstance(m, (nn.Linear, TokenEmbedding)):
+            # PyTorch's nn.Linear default, kaiming_uniform(a=sqrt 5): U(-1/sqrt(fan_in), ...)
+            bound = 1 / math.sqrt(m.weight.shape[1])
+            nn.init.uniform_(m.weight, -bound, bound, generator=generator)
+            if m.bias is not None:
+                nn.init.uniform_(m.bias, -bound, bound, generator=generator)
+        if isinstance(m, TokenEmbedding):  # label table and Fourier frequencies: N(0, 1)
+            for prm in (m.label_table, m.pos_freqs, m.fun_freqs):
+                if prm is not None:
+                    nn.init.normal_(prm, generator=generator)
+
+
 class VelocityTransformer(nn.Module):
     "Token embedding, encoder blocks, and a velocity per target token (Chapter 10, *The encoder*)."
 
     def __init__(self, n_labels: int, latent_dim: int = 64, n_encoder: int = 2, n_heads: int = 4,
                  n_ff: int = 2, label_dim: int = 16, pos_dim: int = 16, functional_dim: int = 0,
-                 functional_features: int = 32, dropout: float = 0.0, backend: str = "auto"):
+                 functional_features: int = 32, dropout: float = 0.0, backend: str = "auto",
+                 generator: torch.Generator | None = None,  # draws the initial weights
+                 ):
         super().__init__()
-        self.embedding = TokenEmbedding(n_labels, latent_dim, label_dim, pos_dim, functional_dim,
-                                        functional_features)
-        self.blocks = nn.ModuleList(EncoderBlock(latent_dim, n_heads, n_ff, dropout)
-                                    for _ in range(n_encoder))
-        self.head = nn.Linear(latent_dim, 1)
+        with torch.random.fork_rng(devices=[]):  # the default initialisers leave no trace
+            self.embedding = TokenEmbedding(n_labels, latent_dim, label_dim, pos_dim,
+                                            functional_dim, functional_features)
+            self.blocks = nn.ModuleList(EncoderBlock(latent_dim, n_heads, n_ff, dropout)
+                                        for _ in range(n_encoder))
+            self.head = nn.Linear(latent_dim, 1)
+        init_parameters(self, generator or torch.Generator().manual_seed(0))
         self.backend = backend
 
-    def forward(self, tokens: Tokens, t: torch.Tensor) -> torch.Tensor:
+    def forward(self, tokens: Tokens, t: torch.Tensor, validate: bool = True) -> torch.Tensor:
         "Velocities (B, T - partition, 1) of the target tokens."
-        x = self.embedding(tokens, t, backend=self.backend)
+        x = self.embedding(tokens, t, backend=self.backend, validate=validate)
         for block in self.blocks:
             x = block(x, tokens.mask)
         return self.head(x[:, tokens.partition:])
@@ -85,6 +104,15 @@ def _validate_obs(obs: dict, names, expect: dict | None = None) -> None:
                              f"got {tuple(x.shape[1:])}: wrong number of sites or observations?")
 
 
+def _check_labels(labels) -> None:
+    if not isinstance(labels, dict) or not labels:
+        raise ValueError(f"labels must be a non-empty dict {{variable name: int label}}, got {labels!r}")
+    bad = {k: v for k, v in labels.items()
+           if isinstance(v, bool) or not isinstance(v, int) or v < 0}
+    if bad:
+        raise ValueError(f"labels must map variable names to non-negative ints, got {bad}")
+
+
 class TFMPE:
     "Tokenised flow-matching estimator of a posterior or a likelihood (Chapter 10, *The estimator*)."
 
@@ -96,12 +124,14 @@ class TFMPE:
                  device: str | torch.device = "cpu", seed: int = 0, backend: str = "auto"):
         if target not in ("params", "obs"):
             raise ValueError(f"target must be 'params' or 'obs', got {target!r}")
+        _check_labels(labels)
         self.labels, self.target, self.sigma_min = dict(labels), target, sigma_min
         self.device = torch.device(device)
-        torch.manual_seed(seed)
-        self.net = VelocityTransformer(max(labels.values()) + 1, latent_dim, n_encoder, n_heads, n_ff,
-                                       label_dim, pos_dim, functional_dim, functional_features,
-                                       dropout, backend).to(self.device)
+        gen = torch.Generator().manual_seed(seed)  # a local generator: the global RNG is untouched
+        self.net = VelocityTransformer(max(labels.values()) + 1, latent_dim, n_encoder, n_heads,
+                                       n_ff, label_dim, pos_dim, functional_dim,
+                                       functional_features, dropout, backend,
+                                       generator=gen).to(self.device)
         self.functional_dim = functional_dim
         self.stats, self.events, self.history = None, None, {}
 
@@ -124,11 +154,15 @@ class TFMPE:
         mk = None if masks is None else {k: v.to(self.device) for k, v in masks.items() if k in data}
         return tokenise(data, list(cond), self.labels, functional_inputs=fi, masks=mk)
 
-    def _velocity(self, tokens: Tokens):
-        p = tokens.partition
+    def _velocity(self, tokens: Tokens, validate: bool = True):
+        "v(x, t) of the targets given `tokens`; only its first call validates inputs (host syncs)."
+        p, check = tokens.partition, [bool(validate)]
 
         def v(x, t):
-            return self.net(tokens.with_values(torch.cat([tokens.value[:, :p], x], 1)), t)
+            out = self.net(tokens.with_values(torch.cat([tokens.value[:, :p], x], 1)), t,
+                           validate=check[0])
+            check[0] = False
+            return out
         return v
 
     # -- training ------------------------------------------------------------------------------
@@ -142,6 +176,11 @@ class TFMPE:
             generator: torch.Generator | None = None,
             ) -> "TFMPE":
         "Train by flow matching on (params, obs) pairs; returns self (Chapter 10, *The estimator*)."
+        check_count(n_steps, "n_steps")
+        check_count(batch_size, "batch_size")
+        check_count(eval_every, "eval_every")
+        if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
+            raise ValueError(f"lr must be a positive number, got {lr!r}")
         cond, targ = self._split(params, obs)
         _validate_obs({**cond, **targ}, list(cond) + list(targ))
         n = next(iter(targ.values())).shape[0]
@@ -175,8 +214,9 @@ class TFMPE:
             self.net.train()
             idx = torch.randint(0, n, (batch_size,), generator=g)
             b = tok.select(idx)
-            loss = cfm_loss(self._velocity(b), b.value[:, p:], b.mask[:, p:, None], self.sigma_min,
-                            generator=g)
+            # the kernel's finiteness and label checks run on the first batch only
+            loss = cfm_loss(self._velocity(b, validate=step == 0), b.value[:, p:],
+                            b.mask[:, p:, None], self.sigma_min, generator=g)
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -222,6 +262,9 @@ class TFMPE:
                ) -> dict:
         "Draws {name: (n, Bc, *event)} of the target variables given `condition` (Chapter 10, *The estimator*)."
         self._check_fitted()
+        check_count(n, "n")
+        check_count(n_steps, "n_steps")
+        check_count(chunk, "chunk")
         _validate_obs(condition, self.cond_names, self.events)
         Bc = next(iter(condition.values())).shape[0]
         rep = lambda d: None if d is None else {k: v.repeat_interleave(n, 0) for k, v in d.items()}
@@ -242,6 +285,7 @@ class TFMPE:
                  masks: dict | None = None, n_steps: int = 16) -> torch.Tensor:
         "log q(target | condition) for each row, shape (B,) (Chapter 10, *The estimator*)."
         self._check_fitted()
+        check_count(n_steps, "n_steps")
         cond, targ = self._split(params, obs)
         _validate_obs({**cond, **targ}, self.cond_names + self.targ_names, self.events)
         tok = self._tokens(cond, targ, functional_inputs, masks)

@@ -10,6 +10,7 @@ import torch
 
 from .model import TFMPE
 from .tasks import SimulationBudget
+from .tokens import check_count
 
 # %% auto #0
 __all__ = ['split_functional', 'flatten_sites', 'unflatten_sites', 'fit_direct', 'fit_likelihood_factorised',
@@ -63,6 +64,14 @@ def _model_kwargs(task, kwargs):
     return kw
 
 # %% ../../nbs/10_tfmpe/05_pipelines.ipynb #6cc6e44c
+def _check_setting(budget, n_sites, val_fraction=0.1):
+    if not isinstance(budget, SimulationBudget):
+        raise TypeError(f"budget must be a SimulationBudget, got {type(budget).__name__}")
+    check_count(n_sites, "n_sites")
+    if not (isinstance(val_fraction, (int, float)) and 0 < val_fraction < 1):
+        raise ValueError(f"val_fraction must lie in (0, 1), got {val_fraction!r}")
+
+
 def _check_batch(n_train, fit_kwargs, what):
     bs = (fit_kwargs or {}).get("batch_size", 256)
     if n_train < bs:
@@ -78,6 +87,7 @@ def fit_direct(task,  # a task with sample_prior / simulate
                generator: torch.Generator | None = None,
                ) -> TFMPE:
     "Direct TFMPE on full S-site simulations (Chapter 10, *Direct TFMPE*)."
+    _check_setting(budget, n_sites, val_fraction)
     g = generator or torch.Generator().manual_seed(0)
     n_sets = budget.remaining // n_sites
     n_val = max(1, int(round(val_fraction * n_sets)))
@@ -101,6 +111,7 @@ def fit_likelihood_factorised(task, budget: SimulationBudget, n_sites: int,
                               generator: torch.Generator | None = None,
                               ) -> tuple:
     "LF-TFMPE: per-site surrogate, synthetic S-site data, posterior fit; returns (posterior, surrogate) (Chapter 10, *Likelihood factorisation*)."
+    _check_setting(budget, n_sites, val_fraction)
     g = generator or torch.Generator().manual_seed(0)
     total = budget.remaining
     n_val_sets = max(1, int(val_fraction * total / 2) // n_sites)
@@ -137,6 +148,8 @@ def fit_likelihood_factorised(task, budget: SimulationBudget, n_sites: int,
 # %% ../../nbs/10_tfmpe/05_pipelines.ipynb #4a2c5a6d
 def stick_breaking_sizes(budget: int, n_sites: int, generator=None) -> list:
     "Data-set sizes n ~ U{1..min(S, remaining)} until `budget` site simulations are used (Chapter 10, *Posterior factorisation*)."
+    check_count(budget, "budget", minimum=0)
+    check_count(n_sites, "n_sites")
     sizes, left = [], int(budget)
     while left > 0:
         n = int(torch.randint(1, min(n_sites, left) + 1, (1,), generator=generator))
@@ -174,6 +187,7 @@ def fit_posterior_factorised(task, budget: SimulationBudget, n_sites: int, val_f
                              model_kwargs: dict | None = None, fit_kwargs: dict | None = None,
                              generator: torch.Generator | None = None) -> PFPosterior:
     "PF baseline: global q(theta_g | y_1..n) with n in 1..S, local q(theta_s | theta_g, y_s) (Chapter 10, *Posterior factorisation*)."
+    _check_setting(budget, n_sites, val_fraction)
     g = generator or torch.Generator().manual_seed(0)
     total = budget.remaining
     n_val = max(1, int(val_fraction * total))
@@ -230,8 +244,13 @@ def c2st(a: torch.Tensor,  # (n, D) samples of one distribution
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.model_selection import KFold, cross_val_score
     for name, x in (("a", a), ("b", b)):
-        if not isinstance(x, torch.Tensor) or x.dim() != 2:
-            raise ValueError(f"{name} must be a 2-D tensor (samples, dims)")
+        if not isinstance(x, torch.Tensor):
+            hint = ": convert it with torch.from_numpy" if isinstance(x, np.ndarray) else ""
+            raise TypeError(f"{name} must be a torch.Tensor (samples, dims), "
+                            f"got {type(x).__name__}{hint}")
+        if x.dim() != 2:
+            raise ValueError(f"{name} must be a 2-D tensor (samples, dims), "
+                             f"got shape {tuple(x.shape)}")
         if not torch.isfinite(x).all():
             raise ValueError(f"{name} contains NaN or infinite values")
     if a.shape[1] != b.shape[1]:
@@ -255,6 +274,9 @@ def flatten_draws(draws: dict, names) -> torch.Tensor:
 def sbc_ranks(sample_fn,  # sample_fn(obs, functional_inputs, masks, n) -> {name: (n, Bc, *event)}
               task, n_sites: int, n_tests: int, n_samples: int, generator=None) -> torch.Tensor:
     "SBC ranks (n_tests, D) of prior draws among posterior draws (Chapter 10, *C2ST and SBC*)."
+    check_count(n_sites, "n_sites")
+    check_count(n_tests, "n_tests")
+    check_count(n_samples, "n_samples")
     params, obs, fi = _simulate(task, n_tests, n_sites, None, "SBC", generator)
     f, m = split_functional(fi)
     draws = sample_fn(obs, f, m, n_samples)
@@ -265,5 +287,10 @@ def sbc_ranks(sample_fn,  # sample_fn(obs, functional_inputs, masks, n) -> {name
 
 def sbc_coverage(ranks: torch.Tensor, n_samples: int, level: float = 0.9) -> float:
     "Fraction of ranks inside the central `level` interval (level if calibrated)."
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
+        raise ValueError(f"level must lie in (0, 1), got {level!r}")
+    check_count(n_samples, "n_samples")
+    if not isinstance(ranks, torch.Tensor):
+        raise TypeError(f"ranks must be a torch.Tensor, got {type(ranks).__name__}")
     lo, hi = (1 - level) / 2 * n_samples, (1 + level) / 2 * n_samples
     return float(((ranks >= lo) & (ranks <= hi)).float().mean())

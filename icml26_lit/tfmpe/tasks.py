@@ -11,6 +11,7 @@ import torch
 
 from ..core import check_tensor
 from ..sim.integrators import integrate
+from .tokens import check_count
 
 # %% auto #0
 __all__ = ['SimulationBudget', 'HierarchicalGaussian', 'HierarchicalSIR']
@@ -44,6 +45,17 @@ def _gen(generator):
     return generator if generator is not None else torch.default_generator
 
 
+def _positive(v, name: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+        raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+    return float(v)
+
+
+def _sites(n_sites, default: int) -> int:
+    "`n_sites`, or `default` when it is None (0 is an error, not the default)."
+    return default if n_sites is None else check_count(n_sites, "n_sites")
+
+
 class HierarchicalGaussian:
     "Hierarchical Gaussian task with a closed-form posterior (Chapter 10, *The hierarchical Gaussian*)."
     global_names = ("mu",)
@@ -57,27 +69,32 @@ class HierarchicalGaussian:
                  sigma: float = 1.0,  # observation noise
                  functional: bool = False,  # observation times as functional inputs
                  ):
-        for name, v in (("n_sites", n_sites), ("n_obs", n_obs)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be a positive int, got {v!r}")
-        self.n_sites, self.n_obs, self.tau, self.sigma = n_sites, n_obs, tau, sigma
+        check_count(n_sites, "n_sites")
+        check_count(n_obs, "n_obs")
+        self.n_sites, self.n_obs = n_sites, n_obs
+        self.tau, self.sigma = _positive(tau, "tau"), _positive(sigma, "sigma")
         self.functional = functional
 
     def sample_prior(self, n: int, n_sites: int | None = None, generator=None) -> dict:
         "(mu, theta) for n data sets of n_sites sites: {'mu': (n, 1), 'theta': (n, S)}."
+        check_count(n, "n")
+        S = _sites(n_sites, self.n_sites)
         mu = torch.randn(n, 1, generator=_gen(generator))
-        return {"mu": mu, **self.sample_local({"mu": mu}, n_sites or self.n_sites, generator)}
+        return {"mu": mu, **self.sample_local({"mu": mu}, S, generator)}
 
     def sample_local(self, params: dict, n_sites: int, generator=None) -> dict:
         "Site parameters given global ones: {'theta': (n, n_sites)}."
-        mu = params["mu"]
-        return {"theta": mu + self.tau * torch.randn(mu.shape[0], n_sites, generator=_gen(generator))}
+        mu = check_tensor(params["mu"], "params['mu']", ndim=2)
+        S = check_count(n_sites, "n_sites")
+        return {"theta": mu + self.tau * torch.randn(mu.shape[0], S, generator=_gen(generator))}
 
     def sample_functional_inputs(self, n: int, n_sites: int | None = None, generator=None):
         "Observation times {'y': (n, S, J)} for the function-valued variant, else None."
+        check_count(n, "n")
+        S = _sites(n_sites, self.n_sites)
         if not self.functional:
             return None
-        return {"y": torch.rand(n, n_sites or self.n_sites, self.n_obs, generator=_gen(generator))}
+        return {"y": torch.rand(n, S, self.n_obs, generator=_gen(generator))}
 
     def curve(self, times):
         return torch.sin(2 * math.pi * times)
@@ -124,12 +141,14 @@ class HierarchicalGaussian:
 
     def prior_distribution(self, n_sites: int | None = None):
         "The joint prior of (mu, theta_1..S) as one MultivariateNormal (for flat baselines)."
-        S = n_sites or self.n_sites
+        S = _sites(n_sites, self.n_sites)
         cov = torch.ones(1 + S, 1 + S) + self.tau ** 2 * torch.diag(torch.cat([torch.zeros(1), torch.ones(S)]))
         return torch.distributions.MultivariateNormal(torch.zeros(1 + S), cov)
 
     def sample_posterior(self, y, n_samples: int, times=None, generator=None) -> torch.Tensor:
         "Exact posterior draws (n_samples, 1+S) for one data set y of shape (S, J)."
+        check_count(n_samples, "n_samples")
+        y = check_tensor(y, "y", ndim=2)
         mean, cov = self.exact_posterior(y[None], None if times is None else times[None])
         L = torch.linalg.cholesky(cov[0])
         z = torch.randn(n_samples, L.shape[0], generator=_gen(generator), dtype=torch.float64)
@@ -147,23 +166,30 @@ class HierarchicalSIR:
     def __init__(self, n_sites: int = 5, population: float = 1000.0, i0: float = 0.01,
                  horizon: float = 30.0, min_obs: int = 8, max_obs: int = 12, n_steps: int = 120,
                  site_sd: float = 0.2):
-        if isinstance(n_sites, bool) or not isinstance(n_sites, int) or n_sites < 1:
-            raise ValueError(f"n_sites must be a positive int, got {n_sites!r}")
-        if not 1 <= min_obs <= max_obs:
-            raise ValueError("need 1 <= min_obs <= max_obs")
+        check_count(n_sites, "n_sites")
+        check_count(n_steps, "n_steps")
+        check_count(min_obs, "min_obs")
+        if isinstance(max_obs, bool) or not isinstance(max_obs, int) or max_obs < min_obs:
+            raise ValueError(f"max_obs must be an int >= min_obs ({min_obs}), got {max_obs!r}")
+        for name, v in (("population", population), ("horizon", horizon), ("site_sd", site_sd)):
+            _positive(v, name)
+        if not (isinstance(i0, (int, float)) and 0 < i0 < 1):
+            raise ValueError(f"i0 must lie in (0, 1), got {i0!r}")
         self.n_sites, self.population, self.i0, self.horizon = n_sites, population, i0, horizon
         self.min_obs, self.max_obs, self.n_steps, self.site_sd = min_obs, max_obs, n_steps, site_sd
         self.n_obs = max_obs
 
     def sample_prior(self, n: int, n_sites: int | None = None, generator=None) -> dict:
+        check_count(n, "n")
+        S = _sites(n_sites, self.n_sites)
         g = _gen(generator)
         glob = {"log_gamma": math.log(0.25) + 0.2 * torch.randn(n, 1, generator=g),
                 "log_beta_bar": math.log(0.6) + 0.3 * torch.randn(n, 1, generator=g)}
-        return {**glob, **self.sample_local(glob, n_sites or self.n_sites, generator)}
+        return {**glob, **self.sample_local(glob, S, generator)}
 
     def prior_distribution(self, n_sites: int | None = None):
         "The joint prior of (log_gamma, log_beta_bar, log_beta_1..S) as one MultivariateNormal."
-        S = n_sites or self.n_sites
+        S = _sites(n_sites, self.n_sites)
         cov = torch.zeros(2 + S, 2 + S)
         cov[0, 0] = 0.2 ** 2
         cov[1:, 1:] = 0.3 ** 2
@@ -172,12 +198,14 @@ class HierarchicalSIR:
         return torch.distributions.MultivariateNormal(mean, cov)
 
     def sample_local(self, params: dict, n_sites: int, generator=None) -> dict:
-        lb = params["log_beta_bar"]
-        return {"log_beta": lb + self.site_sd * torch.randn(lb.shape[0], n_sites, generator=_gen(generator))}
+        lb = check_tensor(params["log_beta_bar"], "params['log_beta_bar']", ndim=2)
+        S = check_count(n_sites, "n_sites")
+        return {"log_beta": lb + self.site_sd * torch.randn(lb.shape[0], S, generator=_gen(generator))}
 
     def sample_functional_inputs(self, n: int, n_sites: int | None = None, generator=None) -> dict:
         "Observation times {'y': (n, S, max_obs)} (sorted, padded with 0) and the mask."
-        g, S = _gen(generator), n_sites or self.n_sites
+        check_count(n, "n")
+        g, S = _gen(generator), _sites(n_sites, self.n_sites)
         times = 1.0 + (self.horizon - 1.0) * torch.rand(n, S, self.max_obs, generator=g)
         times = times.sort(-1).values
         counts = torch.randint(self.min_obs, self.max_obs + 1, (n, S, 1), generator=g)

@@ -14,7 +14,7 @@ from torch import nn
 from ..core import check_tensor, resolve_backend
 
 # %% auto #0
-__all__ = ['Tokens', 'tokenise', 'detokenise', 'fourier_features', 'token_embedding_reference', 'TokenEmbedding']
+__all__ = ['Tokens', 'check_count', 'tokenise', 'detokenise', 'fourier_features', 'token_embedding_reference', 'TokenEmbedding']
 
 # %% ../../nbs/10_tfmpe/01_tokens.ipynb #c6e43fc4
 @dataclass
@@ -45,6 +45,14 @@ class Tokens:
         "The tokens of the data sets `index` (a slice or index tensor)."
         fun = None if self.functional is None else self.functional[index]
         return replace(self, value=self.value[index], mask=self.mask[index], functional=fun)
+
+
+def check_count(v, name: str, minimum: int = 1) -> int:
+    "`v` if it is an int >= `minimum`, else a ValueError naming `name` (Chapter 10, *Tokens*)."
+    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+        what = "a positive int" if minimum == 1 else f"an int >= {minimum}"
+        raise ValueError(f"{name} must be {what}, got {v!r}")
+    return v
 
 
 def _positions(event_shape) -> torch.Tensor:
@@ -193,6 +201,7 @@ class TokenEmbedding(nn.Module):
     def forward(self, tokens: Tokens,  # a batch of B sequences of T tokens
                 time: torch.Tensor,  # (B,) flow time per sequence
                 backend: str = "auto",  # "auto", "triton" or "torch" (see the kernels notebook)
+                validate: bool = True,  # the kernel's finiteness and label checks (host syncs)
                 ) -> torch.Tensor:
         "Embeddings of shape (B, T, D)."
         B, T, V = tokens.value.shape
@@ -208,5 +217,5 @@ class TokenEmbedding(nn.Module):
             out = token_embedding_reference(*args)
         else:
             from icml26_lit.tfmpe.kernels import token_embedding
-            out = token_embedding(*args, backend=backend)
+            out = token_embedding(*args, backend=backend, validate=validate)
         return out.reshape(B, T, -1)

@@ -68,6 +68,86 @@ def test_bad_input_messages(trained):
         TFMPE(task.labels, target="both")
     with pytest.raises(RuntimeError, match="fit the estimator first"):
         TFMPE(task.labels, **SMALL).sample({"y": y}, 3)
+    with pytest.raises(ValueError, match="labels must be a non-empty dict"):
+        TFMPE({})
+    with pytest.raises(ValueError, match="labels must map variable names to non-negative ints"):
+        TFMPE({"mu": -1, "y": 0})
+    for n in (0, -3, 2.5):
+        with pytest.raises(ValueError, match="n must be a positive int"):
+            est.sample({"y": y}, n)
+    with pytest.raises(ValueError, match="n_steps must be a positive int"):
+        est.sample({"y": y}, 3, n_steps=0)
+    with pytest.raises(ValueError, match="n_steps must be a positive int"):
+        est.log_prob(task.sample_prior(2), {"y": y}, n_steps=0)
+    p10 = task.sample_prior(10)
+    o10 = {"y": torch.zeros(10, 3, 2)}
+    with pytest.raises(ValueError, match="n_steps must be a positive int, got 0"):
+        TFMPE(task.labels, **SMALL).fit(p10, o10, n_steps=0, batch_size=4)
+    with pytest.raises(ValueError, match="batch_size must be a positive int, got 0"):
+        TFMPE(task.labels, **SMALL).fit(p10, o10, batch_size=0)
+    with pytest.raises(ValueError, match="lr must be a positive number"):
+        TFMPE(task.labels, **SMALL).fit(p10, o10, batch_size=4, lr=0.0)
+
+
+def test_constructor_leaves_the_global_rng_alone():
+    labels = {"mu": 0, "theta": 1, "y": 2}
+    state = torch.get_rng_state()
+    a = TFMPE(labels, seed=3, **SMALL)
+    assert torch.equal(torch.get_rng_state(), state)  # neither reseeded nor advanced
+    b, c = TFMPE(labels, seed=3, **SMALL), TFMPE(labels, seed=4, **SMALL)
+    pa, pb, pc = (torch.cat([q.flatten() for q in e.net.parameters()]) for e in (a, b, c))
+    assert torch.equal(pa, pb) and not torch.equal(pa, pc)
+    # the default nn.Linear initialisation it replaces: U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+    w = a.net.blocks[0].qkv.weight.detach()
+    assert float(w.abs().max()) <= 1 / math.sqrt(w.shape[1])
+    assert float(w.std()) == pytest.approx(1 / math.sqrt(3 * w.shape[1]), rel=0.1)
+
+
+def test_kernel_checks_run_on_the_first_training_batch_only(monkeypatch):
+    import icml26_lit.tfmpe.kernels as K
+    flags, original = [], K.token_embedding
+
+    def spy(*args, validate=True, **kw):
+        flags.append(validate)
+        return original(*args, validate=validate, **kw)
+
+    monkeypatch.setattr(K, "token_embedding", spy)
+    theta = torch.randn(16, 1)
+    y = theta[:, :, None] + torch.randn(16, 1, 2)
+    est = TFMPE({"theta": 0, "y": 1}, latent_dim=16, n_heads=2, n_encoder=1, backend="triton")
+    est.fit({"theta": theta}, {"y": y}, n_steps=3, batch_size=8)
+    assert flags == [True, False, False]
+    flags.clear()
+    est.sample({"y": y[:1]}, 4, n_steps=2)  # RK4: 8 evaluations, the first one checked
+    assert flags == [True] + [False] * 7
+
+
+def _c2st_to_exact(task, est, n_sets=3, n=600):
+    "Mean C2ST of (mu, theta_1..S) draws against exact posterior draws over `n_sets` data sets."
+    g = torch.Generator().manual_seed(7)
+    y = task.simulate(task.sample_prior(n_sets, generator=g), generator=g)["y"]
+    d = est.sample({"y": y}, n, n_steps=8, generator=g)
+    draws = torch.cat([d["mu"], d["theta"]], -1)  # (n, n_sets, 1 + S)
+    exact = [task.sample_posterior(y[i], n, generator=g) for i in range(n_sets)]
+    return sum(c2st(exact[i], draws[:, i]) for i in range(n_sets)) / n_sets
+
+
+def test_trained_posterior_is_close_to_the_exact_one(trained):
+    # the fixture's model (250 steps) against the exact posterior: C2ST well below 1 (0.5 =
+    # indistinguishable); the threshold sits between the trained model and the control below
+    task, est = trained
+    assert _c2st_to_exact(task, est) < 0.75
+
+
+def test_untrained_posterior_fails_the_same_check():
+    # negative control: the same model and data after one training step fails the check above
+    task = HierarchicalGaussian(n_sites=3, n_obs=2)
+    g = torch.Generator().manual_seed(0)
+    p = task.sample_prior(1500, generator=g)
+    o = task.simulate(p, generator=g)
+    est = TFMPE(task.labels, latent_dim=32, n_heads=4, n_encoder=2, backend="torch")
+    est.fit(p, o, n_steps=1, batch_size=128, generator=g)
+    assert _c2st_to_exact(task, est) > 0.75
 
 
 def test_trained_global_marginal_is_invariant_to_site_permutation(trained):

@@ -27,6 +27,45 @@ def test_c2st_bad_input():
         c2st(torch.zeros(5, 2), torch.zeros(5, 1))
     with pytest.raises(ValueError, match="b contains NaN"):
         c2st(torch.zeros(5, 1), torch.full((5, 1), float("nan")))
+    import numpy as np
+    with pytest.raises(TypeError, match="a must be a torch.Tensor .* got ndarray: convert it"):
+        c2st(np.zeros((5, 2)), torch.zeros(5, 2))
+    with pytest.raises(TypeError, match="b must be a torch.Tensor"):
+        c2st(torch.zeros(5, 2), [[0.0, 0.0]] * 5)
+
+
+def test_sbc_coverage_and_pipelines_reject_bad_arguments():
+    ranks = torch.zeros(10, 2, dtype=torch.long)
+    for level in (2, 0, 1.0, -0.1):
+        with pytest.raises(ValueError, match=r"level must lie in \(0, 1\)"):
+            sbc_coverage(ranks, 9, level=level)
+    with pytest.raises(ValueError, match="n_samples must be a positive int"):
+        sbc_coverage(ranks, 0)
+    with pytest.raises(TypeError, match="ranks must be a torch.Tensor"):
+        sbc_coverage([1, 2], 9)
+    task = HierarchicalGaussian(n_sites=3)
+    for fit in (fit_direct, fit_likelihood_factorised, fit_posterior_factorised):
+        with pytest.raises(ValueError, match="n_sites must be a positive int, got 0"):
+            fit(task, SimulationBudget(100), 0, model_kwargs=TINY, fit_kwargs=FK)
+        with pytest.raises(ValueError, match=r"val_fraction must lie in \(0, 1\)"):
+            fit(task, SimulationBudget(100), 3, val_fraction=1.5, model_kwargs=TINY, fit_kwargs=FK)
+        with pytest.raises(TypeError, match="budget must be a SimulationBudget"):
+            fit(task, 100, 3, model_kwargs=TINY, fit_kwargs=FK)
+    with pytest.raises(ValueError, match="n_sites must be a positive int"):
+        stick_breaking_sizes(10, 0)
+    with pytest.raises(ValueError, match="n_tests must be a positive int"):
+        sbc_ranks(lambda *a: None, task, 3, n_tests=0, n_samples=9)
+
+
+def test_star_import_gives_the_public_names():
+    import icml26_lit.tfmpe as pkg
+    ns = {}
+    exec("from icml26_lit.tfmpe import *", ns)
+    public = {n for n in ns if not n.startswith("__")}
+    assert len(pkg.__all__) >= 15 and public == set(pkg.__all__)
+    for name in ("TFMPE", "HierarchicalGaussian", "fit_likelihood_factorised", "c2st",
+                 "token_embedding", "sbc_coverage"):
+        assert name in public
 
 
 def test_stick_breaking_uses_budget_exactly(fresh_seed):

@@ -93,3 +93,32 @@ def test_sir_final_size_and_padding():
     rate = sir.expected_incidence({"log_beta": torch.full((1, 1), -30.0), "log_gamma": torch.zeros(1, 1)},
                                   torch.tensor([[[5.0, 10.0]]]))
     assert float(rate.max()) < 1e-6
+
+
+def test_bad_sizes_and_scales_name_the_argument():
+    for kw, msg in ((dict(sigma=0.0), "sigma must be a positive finite number, got 0.0"),
+                    (dict(tau=-0.5), "tau must be a positive finite number, got -0.5"),
+                    (dict(tau=0), "tau must be a positive finite number"),
+                    (dict(n_obs=0), "n_obs must be a positive int, got 0")):
+        with pytest.raises(ValueError, match=msg):
+            HierarchicalGaussian(**kw)
+    task = HierarchicalGaussian(n_sites=2)
+    with pytest.raises(ValueError, match="n must be a positive int, got -1"):
+        task.sample_prior(-1)
+    with pytest.raises(ValueError, match="n_sites must be a positive int, got 0"):
+        task.sample_prior(3, n_sites=0)  # 0 is an error, not "the default number of sites"
+    with pytest.raises(ValueError, match="n_sites must be a positive int, got 0"):
+        task.prior_distribution(0)
+    with pytest.raises(ValueError, match="n_samples must be a positive int"):
+        task.sample_posterior(torch.zeros(2, 4), 0)
+    assert task.sample_prior(3, n_sites=4)["theta"].shape == (3, 4)
+    with pytest.raises(ValueError, match="n_sites must be a positive int, got 0"):
+        HierarchicalSIR(n_sites=0)
+    with pytest.raises(ValueError, match=r"i0 must lie in \(0, 1\)"):
+        HierarchicalSIR(i0=1.5)
+    with pytest.raises(ValueError, match="max_obs must be an int >= min_obs"):
+        HierarchicalSIR(min_obs=5, max_obs=3)
+    with pytest.raises(ValueError, match="n must be a positive int, got -1"):
+        HierarchicalSIR().sample_prior(-1)
+    with pytest.raises(ValueError, match="n_sites must be a positive int, got 0"):
+        HierarchicalSIR().sample_functional_inputs(2, n_sites=0)
