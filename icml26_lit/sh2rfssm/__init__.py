@@ -6,9 +6,16 @@
 __all__ = []
 
 # %% ../../nbs/13_sh2rfssm/05_api.ipynb #64b0a822
-from .neuron import (METHODS, hrf_continuous_matrix, hrf_transition, hrf_eigenvalues,
-                                        hrf_energy, stable_dt_max, spike, SpikeFunction,
-                                        hrf_neuron_sequential)
-from .layer import (sequential_scan_2x2, parallel_scan_2x2, hrf_impulse_response,
-                                       hrf_linear, HRFLayer, decaying_trace, KernelRegressor, SH2RFSSM,
-                                       count_ops, energy_pj, E_AC_PJ, E_MAC_PJ)
+from .neuron import (METHODS, SpikeFunction, check_threshold, hrf_continuous_matrix,
+                                        hrf_eigenvalues, hrf_energy, hrf_neuron_sequential,
+                                        hrf_transition, spike, stable_dt_max)
+from .layer import (E_AC_PJ, E_MAC_PJ, HRFLayer, HRFRecurrence, KernelRegressor,
+                                       SH2RFSSM, count_ops, decaying_trace, energy_pj,
+                                       hrf_impulse_response, hrf_linear, initial_neurons,
+                                       parallel_scan_2x2, sequential_scan_2x2)
+
+__all__ = ["METHODS", "SpikeFunction", "check_threshold", "hrf_continuous_matrix", "hrf_eigenvalues",
+           "hrf_energy", "hrf_neuron_sequential", "hrf_transition", "spike", "stable_dt_max",
+           "E_AC_PJ", "E_MAC_PJ", "HRFLayer", "HRFRecurrence", "KernelRegressor", "SH2RFSSM",
+           "count_ops", "decaying_trace", "energy_pj", "hrf_impulse_response", "hrf_linear",
+           "initial_neurons", "parallel_scan_2x2", "sequential_scan_2x2"]

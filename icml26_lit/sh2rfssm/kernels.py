@@ -9,7 +9,7 @@ import torch
 
 from ..core import (HAS_TRITON, check_tensor, register_benchmark, register_kernel,
                              resolve_backend)
-from .layer import hrf_linear
+from .layer import parallel_scan_2x2
 from .neuron import spike
 
 if HAS_TRITON:
@@ -23,7 +23,9 @@ __all__ = ['hrf_scan_spike_reference', 'hrf_scan_spike']
 def hrf_scan_spike_reference(current: torch.Tensor, M: torch.Tensor, F: torch.Tensor,
                              theta: torch.Tensor, slope: float = 5.0):
     "Spikes and states `(z, u, v)`, each (B, L, H), of neurons `(M, F, theta)` by the torch scan (Chapter 13, *A fused Triton kernel*)."
-    u, v = hrf_linear(current, M, F, "scan")
+    b = F[:, None, :] * current.transpose(1, 2).unsqueeze(-1)  # (B, H, L, 2)
+    h = parallel_scan_2x2(M, b, 256)
+    u, v = h[..., 0].transpose(1, 2), h[..., 1].transpose(1, 2)
     return spike(u, theta, slope), u, v
 
 # %% ../../nbs/13_sh2rfssm/03_kernels.ipynb #dc5fd0b8

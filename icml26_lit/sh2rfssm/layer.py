@@ -7,16 +7,20 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 import torch.nn.functional as nnf
+from scipy.signal import lfilter
 from torch import nn
 
 from ..core import check_tensor
-from .neuron import METHODS, hrf_transition, spike, stable_dt_max
+from .neuron import (METHODS, check_threshold, hrf_transition, spike,
+                                        stable_dt_max)
 
 # %% auto #0
-__all__ = ['E_AC_PJ', 'E_MAC_PJ', 'sequential_scan_2x2', 'parallel_scan_2x2', 'hrf_impulse_response', 'hrf_linear', 'HRFLayer',
-           'decaying_trace', 'KernelRegressor', 'SH2RFSSM', 'energy_pj', 'count_ops']
+__all__ = ['LAYER_MODES', 'E_AC_PJ', 'E_MAC_PJ', 'sequential_scan_2x2', 'parallel_scan_2x2', 'hrf_impulse_response',
+           'HRFRecurrence', 'hrf_linear', 'initial_neurons', 'HRFLayer', 'hrf_layer_forward', 'decaying_trace',
+           'KernelRegressor', 'SH2RFSSM', 'energy_pj', 'count_ops']
 
 # %% ../../nbs/13_sh2rfssm/02_scan_and_network.ipynb #60d1b235
 def _check_scan_inputs(A, b):
@@ -33,6 +37,13 @@ def _check_scan_inputs(A, b):
         raise ValueError(f"A has {A.shape[-3]} steps but b has L = {b.shape[-2]}")
     if not time_varying:
         A = A.unsqueeze(-3)  # (..., 1, 2, 2): the same matrix at every step
+    batch_a, batch_b = tuple(A.shape[:-3]), tuple(b.shape[:-2])
+    try:
+        ok = torch.broadcast_shapes(batch_a, batch_b) == batch_b
+    except RuntimeError:
+        ok = False
+    if not ok:
+        raise ValueError(f"A's batch shape {batch_a} does not broadcast to b's batch shape {batch_b}")
     return A, b
 
 
@@ -120,13 +131,89 @@ def _inv_softplus(y):
     return y + torch.log(-torch.expm1(-y.clamp_min(1e-6)))
 
 
+def _check_length(length) -> int:
+    if not isinstance(length, int) or isinstance(length, bool) or length < 1:
+        raise ValueError(f"length must be a positive integer, got {length!r}")
+    return length
+
+
 def hrf_impulse_response(M: torch.Tensor, F: torch.Tensor, length: int) -> torch.Tensor:
-    "The states $M^t F$, $t=0..L-1$, of each neuron: shape (H, L, 2) (Chapter 13, *The HRF layer*)."
-    b = torch.zeros(M.shape[:-2] + (length, 2), dtype=M.dtype, device=M.device)
-    b = torch.cat([F.unsqueeze(-2), b[..., 1:, :]], -2)
-    return parallel_scan_2x2(M, b)
+    "The states $M^t F$, $t=0..L-1$, in closed form by blocks; shape (H, L, 2) (Chapter 13, *The CPU path*)."
+    length = _check_length(length)
+    dtype, M, F = M.dtype, M.double(), F.double()
+    B = math.isqrt(length - 1) + 1  # block length, about sqrt(L)
+    n_blocks = -(-length // B)
+    b = torch.zeros(M.shape[:-2] + (B, 2), dtype=M.dtype, device=M.device)
+    small = parallel_scan_2x2(M, torch.cat([F.unsqueeze(-2), b[..., 1:, :]], -2))  # M^i F
+    powers = _prefix_powers(M.unsqueeze(-3), B)  # M^1 .. M^B
+    eye = torch.eye(2, dtype=M.dtype, device=M.device).expand(M.shape[:-2] + (1, 2, 2))
+    big = eye if n_blocks == 1 else torch.cat(
+        [eye, _prefix_powers(powers[..., -1:, :, :], n_blocks - 1)], -3)  # M^(Bj)
+    # M^(Bj + i) F = M^(Bj) (M^i F)
+    k = torch.einsum("...jab,...ib->...jia", big, small)
+    return k.reshape(M.shape[:-2] + (n_blocks * B, 2))[..., :length, :].to(dtype)
+
+# %% ../../nbs/13_sh2rfssm/02_scan_and_network.ipynb #b239d867
+def _iir_states(A: np.ndarray, F: np.ndarray, x: np.ndarray, need_v: bool = True):
+    "States `(u, v)` (H, B, L) of $h_t = A h_{t-1} + F x_t$ per channel by scipy's IIR filter."
+    u = np.empty_like(x)
+    v = np.empty_like(x) if need_v else None
+    for i in range(x.shape[0]):
+        (a11, a12), (a21, a22) = A[i]
+        f1, f2 = F[i]
+        den = (1.0, -(a11 + a22), a11 * a22 - a12 * a21)  # 1 - tr z^-1 + det z^-2
+        u[i] = lfilter((f1, a12 * f2 - a22 * f1), den, x[i], axis=-1)
+        if need_v:
+            v[i] = lfilter((f2, a21 * f1 - a11 * f2), den, x[i], axis=-1)
+    return u, v
 
 
+def _np64(t: torch.Tensor) -> np.ndarray:
+    return np.ascontiguousarray(t.detach().to("cpu", torch.float64).numpy())
+
+
+def _adjoint(M: np.ndarray, gu: np.ndarray, gv: np.ndarray | None):
+    "lambda_t = g_t + M^T lambda_{t+1}, lambda_L = 0: the filter with M^T in reversed time."
+    MT = np.ascontiguousarray(M.transpose(0, 2, 1))
+    e1, e2 = np.tile([1.0, 0.0], (M.shape[0], 1)), np.tile([0.0, 1.0], (M.shape[0], 1))
+    lu, lv = _iir_states(MT, e1, np.ascontiguousarray(gu[..., ::-1]))
+    if gv is not None:
+        lu2, lv2 = _iir_states(MT, e2, np.ascontiguousarray(gv[..., ::-1]))
+        lu, lv = lu + lu2, lv + lv2
+    return lu[..., ::-1], lv[..., ::-1]
+
+# %% ../../nbs/13_sh2rfssm/02_scan_and_network.ipynb #299ad0d7
+class HRFRecurrence(torch.autograd.Function):
+    "`(u, v)` (B, L, H) of neurons `(M, F)` by the compiled recurrence, with its adjoint as backward (Chapter 13, *The CPU path*)."
+
+    @staticmethod
+    def forward(ctx, current, M, F):
+        x, Mn, Fn = _np64(current.permute(2, 0, 1)), _np64(M), _np64(F)
+        u, v = _iir_states(Mn, Fn, x)
+        ctx.save_for_backward(current, M, F)
+        ctx.np = (x, Mn, Fn, u, v)
+        ctx.set_materialize_grads(False)
+        back = lambda a: torch.from_numpy(a).permute(1, 2, 0).to(current.dtype)
+        return back(u), back(v)
+
+    @staticmethod
+    def backward(ctx, gu, gv):
+        current, M, F = ctx.saved_tensors
+        x, Mn, Fn, u, v = ctx.np
+        if gu is None and gv is None:
+            return None, None, None
+        zeros = np.zeros_like(x)
+        lu, lv = _adjoint(Mn, zeros if gu is None else _np64(gu.permute(2, 0, 1)),
+                          None if gv is None else _np64(gv.permute(2, 0, 1)))
+        g_cur = Fn[:, 0, None, None] * lu + Fn[:, 1, None, None] * lv  # F^T lambda_t
+        up, vp = (np.concatenate([np.zeros_like(a[..., :1]), a[..., :-1]], -1) for a in (u, v))
+        s = lambda a, b: (a * b).sum((1, 2))
+        g_M = np.stack([np.stack([s(lu, up), s(lu, vp)], -1), np.stack([s(lv, up), s(lv, vp)], -1)], -2)
+        g_F = np.stack([s(lu, x), s(lv, x)], -1)
+        to = lambda a, ref: torch.from_numpy(np.ascontiguousarray(a)).to(ref.dtype)
+        return to(g_cur, current).permute(1, 2, 0), to(g_M, M), to(g_F, F)
+
+# %% ../../nbs/13_sh2rfssm/02_scan_and_network.ipynb #1f68ec56
 def hrf_linear(current: torch.Tensor, M: torch.Tensor, F: torch.Tensor, mode: str = "scan",
                chunk_size: int | None = 256, need_v: bool = True):
     "The states `(u, v)` (B, L, H) of neurons `(M, F)` driven by `current` (B, L, H) (Chapter 13, *The HRF layer*)."
@@ -135,6 +222,9 @@ def hrf_linear(current: torch.Tensor, M: torch.Tensor, F: torch.Tensor, mode: st
         b = F[:, None, :] * current.transpose(1, 2).unsqueeze(-1)  # (B, H, L, 2)
         h = parallel_scan_2x2(M, b, chunk_size)
         return h[..., 0].transpose(1, 2), h[..., 1].transpose(1, 2)
+    if mode == "iir":
+        u, v = HRFRecurrence.apply(current, M, F)
+        return u, (v if need_v else None)
     if mode == "fft":
         k = hrf_impulse_response(M, F, L)  # (H, L, 2)
         n = 2 * L
@@ -143,9 +233,38 @@ def hrf_linear(current: torch.Tensor, M: torch.Tensor, F: torch.Tensor, mode: st
         Kf = torch.fft.rfft(k, n=n)  # (2 or 1, H, n/2+1)
         uv = torch.fft.irfft(Xf.unsqueeze(0) * Kf.unsqueeze(1), n=n)[..., :L]  # (2 or 1, B, H, L)
         return uv[0].transpose(1, 2), (uv[1].transpose(1, 2) if need_v else None)
-    raise ValueError(f"mode={mode!r} is not valid here; use 'scan' or 'fft'")
+    raise ValueError(f"mode={mode!r} is not valid here; use 'scan', 'fft' or 'iir'")
 
 
+# %% ../../nbs/13_sh2rfssm/02_scan_and_network.ipynb #9328b8bf
+LAYER_MODES = ("auto", "scan", "fft", "iir", "triton")
+
+
+def _positive_int(v, name: str) -> int:
+    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    return v
+
+
+def _check_band(band, name: str):
+    ok = isinstance(band, (tuple, list)) and len(band) == 2 and all(
+        isinstance(b, (int, float)) and not isinstance(b, bool) and math.isfinite(b) for b in band)
+    if not ok or not (0 < band[0] <= band[1]):
+        raise ValueError(f"{name} must be positive and increasing, got {band!r}")
+    return band
+
+
+def initial_neurons(n: int, heterogeneous: bool, omega_range, dt_range, damping_max: float,
+                    theta: float, g: torch.Generator | None = None):
+    "Initial `(omega, dt, damping, theta)`, each (n,) (Chapter 13, *The HRF layer*)."
+    if heterogeneous:  # our reconstruction: log-uniform bands, uniform damping and thresholds
+        return (_uniform(n, *omega_range, g, log=True), _uniform(n, *dt_range, g, log=True),
+                _uniform(n, 0.0, damping_max, g), _uniform(n, 0.5 * theta, 1.5 * theta, g))
+    mid = lambda r: torch.full((1,), math.sqrt(r[0] * r[1]))  # the band's geometric middle
+    return (mid(omega_range), mid(dt_range), torch.full((1,), damping_max / 2),
+            torch.full((1,), float(theta)))
+
+# %% ../../nbs/13_sh2rfssm/02_scan_and_network.ipynb #ee81cf93
 class HRFLayer(nn.Module):
     "A diagonal bank of HRF neurons driven by (spike) inputs; (B, L, C) -> spikes (B, L, H) (Chapter 13, *The HRF layer*)."
 
@@ -156,47 +275,35 @@ class HRFLayer(nn.Module):
                  omega_range: tuple = (0.05, 3.0),  # band of initial frequencies (rad per unit time)
                  dt_range: tuple = (0.1, 1.0),  # band of initial steps
                  damping_max: float = 0.1,  # initial damping drawn from [0, damping_max]
-                 theta: float = 0.1,  # initial threshold
+                 theta: float = 0.1,  # initial threshold (>= 0)
                  spiking: bool = True,  # False: the non-spiking variant, GELU(u - theta)
                  slope: float = 5.0,  # surrogate-gradient slope
-                 mode: str = "auto",  # 'auto', 'scan', 'fft' or 'triton'
+                 mode: str = "auto",  # 'auto', 'scan', 'fft', 'iir' or 'triton'
                  generator: torch.Generator | None = None):
         super().__init__()
         if method not in METHODS:
             raise ValueError(f"method={method!r} is not valid; use 'imex' or 'im'")
-        if mode not in ("auto", "scan", "fft", "triton"):
-            raise ValueError(f"mode={mode!r} is not valid; use 'auto', 'scan', 'fft' or 'triton'")
-        for name, v in (("in_features", in_features), ("hidden", hidden)):
-            if not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        if not (0 < omega_range[0] <= omega_range[1]):
-            raise ValueError(f"omega_range must be positive and increasing, got {omega_range}")
-        if not (0 < dt_range[0] <= dt_range[1]):
-            raise ValueError(f"dt_range must be positive and increasing, got {dt_range}")
-        if damping_max < 0:
+        if mode not in LAYER_MODES:
+            raise ValueError(f"mode={mode!r} is not valid; use one of {', '.join(LAYER_MODES)}")
+        self.in_features = _positive_int(in_features, "in_features")
+        self.hidden = _positive_int(hidden, "hidden")
+        _check_band(omega_range, "omega_range")
+        _check_band(dt_range, "dt_range")
+        if not (isinstance(damping_max, (int, float)) and math.isfinite(damping_max)
+                and damping_max >= 0):
             raise ValueError(f"damping_max must be non-negative, got {damping_max}")
+        theta = check_threshold(theta)
         self.method, self.heterogeneous, self.spiking, self.slope, self.mode = (
             method, heterogeneous, spiking, slope, mode)
-        self.in_features, self.hidden = in_features, hidden
-        g = generator
-        n = hidden if heterogeneous else 1
-        if heterogeneous:
-            omega = _uniform(n, *omega_range, g, log=True)
-            dt = _uniform(n, *dt_range, g, log=True)
-            damping = _uniform(n, 0.0, damping_max, g)
-            th = _uniform(n, 0.5 * theta, 1.5 * theta, g)
-        else:
-            omega = torch.full((1,), math.sqrt(omega_range[0] * omega_range[1]))
-            dt = torch.full((1,), math.sqrt(dt_range[0] * dt_range[1]))
-            damping = torch.full((1,), damping_max / 2)
-            th = torch.full((1,), float(theta))
+        omega, dt, damping, th = initial_neurons(hidden if heterogeneous else 1, heterogeneous,
+                                                 omega_range, dt_range, damping_max, theta, generator)
         self.log_omega = nn.Parameter(omega.log())
         self.log_dt = nn.Parameter(dt.log())
         self.raw_damping = nn.Parameter(_inv_softplus(damping))
         self.theta = nn.Parameter(th)
         self.proj = nn.Linear(in_features, hidden, bias=False)
         with torch.no_grad():
-            w = torch.randn(hidden, in_features, generator=g) / math.sqrt(in_features)
+            w = torch.randn(hidden, in_features, generator=generator) / math.sqrt(in_features)
             self.proj.weight.copy_(w)
 
     def neuron_parameters(self):
@@ -216,31 +323,43 @@ class HRFLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, return_state: bool = False):
         "Spikes (B, L, H) for inputs `x` (B, L, C); with `return_state`, also `(u, v)`."
-        x = check_tensor(x, "x", ndim=3, shape=(None, None, self.in_features),
-                         dtypes=(torch.float32, torch.float64))
-        if x.shape[1] == 0:
-            raise ValueError("x must have length L >= 1 along dim 1, got a sequence of length 0")
-        current = self.proj(x)
-        M, F = self.transition()
-        theta = self.theta.expand(self.hidden)
-        mode = self.mode
-        if mode == "auto":
-            mode = "triton" if x.is_cuda else "fft"
-        if mode == "triton":
-            from icml26_lit.sh2rfssm.kernels import hrf_scan_spike
-            z, u, v = hrf_scan_spike(current, M, F, theta, slope=self.slope)
-            if not self.spiking:
-                z = nnf.gelu(u - theta)
-        else:
-            u, v = hrf_linear(current, M, F, mode, need_v=return_state)
-            z = spike(u, theta, self.slope) if self.spiking else nnf.gelu(u - theta)
-        return (z, u, v) if return_state else z
+        return hrf_layer_forward(self, x, return_state)
+
+# %% ../../nbs/13_sh2rfssm/02_scan_and_network.ipynb #dda12308
+def hrf_layer_forward(self: HRFLayer, x: torch.Tensor, return_state: bool = False):
+    "`HRFLayer.forward`: spikes (B, L, H) for `x` (B, L, C), and `(u, v)` with `return_state` (Chapter 13, *The HRF layer*)."
+    x = check_tensor(x, "x", ndim=3, shape=(None, None, self.in_features),
+                     dtypes=(torch.float32, torch.float64))
+    if x.shape[1] == 0:
+        raise ValueError("x must have length L >= 1 along dim 1, got a sequence of length 0")
+    current = self.proj(x)
+    M, F = self.transition()
+    theta = self.theta.expand(self.hidden)
+    mode = self.mode
+    if mode == "auto":
+        mode = "triton" if x.is_cuda else "iir"
+    if mode == "triton":
+        from icml26_lit.sh2rfssm.kernels import hrf_scan_spike  # kernels import this module
+        z, u, v = hrf_scan_spike(current, M, F, theta, slope=self.slope)
+        if not self.spiking:
+            z = nnf.gelu(u - theta)
+    else:
+        u, v = hrf_linear(current, M, F, mode, need_v=return_state)
+        z = spike(u, theta, self.slope) if self.spiking else nnf.gelu(u - theta)
+    return (z, u, v) if return_state else z
 
 # %% ../../nbs/13_sh2rfssm/02_scan_and_network.ipynb #4931ba9c
 def decaying_trace(z: torch.Tensor, tau: torch.Tensor, method: str = "fft") -> torch.Tensor:
     "$r_t = \\sum_{k\\ge0} e^{-k/\\tau} z_{t-k}$ per channel; `z` (B, L, H), `tau` (H,) (Chapter 13, *The kernel-based spiking regressor*)."
+    z = check_tensor(z, "z", ndim=3, dtypes=(torch.float32, torch.float64))
+    tau = check_tensor(torch.as_tensor(tau, dtype=z.dtype) if not torch.is_tensor(tau) else tau,
+                       "tau", dtypes=(torch.float32, torch.float64))
+    if bool((tau <= 0).any()):
+        raise ValueError("tau must be positive (a time constant in steps)")
     B, L, H = z.shape
-    a = torch.exp(-1 / tau)
+    if tau.shape not in ((), (H,)):
+        raise ValueError(f"tau must have shape ({H},) or be a number, got {tuple(tau.shape)}")
+    a = torch.exp(-1 / tau.to(z.dtype))
     if method == "fft":
         k = a[:, None] ** torch.arange(L, dtype=z.dtype, device=z.device)  # (H, L)
         n = 2 * L
@@ -264,8 +383,9 @@ class KernelRegressor(nn.Module):
                  method: str = "fft",  # 'fft' or 'scan'
                  generator: torch.Generator | None = None):
         super().__init__()
-        if not (0 < tau_range[0] <= tau_range[1]):
-            raise ValueError(f"tau_range must be positive and increasing, got {tau_range}")
+        _positive_int(hidden, "hidden")
+        _positive_int(out_features, "out_features")
+        _check_band(tau_range, "tau_range")
         self.log_tau = nn.Parameter(_uniform(hidden, *tau_range, generator, log=True).log())
         self.readout = nn.Linear(hidden, out_features)
         self.method = method
@@ -288,8 +408,10 @@ class SH2RFSSM(nn.Module):
         super().__init__()
         if task not in ("classification", "regression"):
             raise ValueError(f"task={task!r} is not valid; use 'classification' or 'regression'")
-        if not isinstance(n_layers, int) or n_layers < 1:
-            raise ValueError(f"n_layers must be a positive integer, got {n_layers!r}")
+        _positive_int(in_features, "in_features")
+        _positive_int(out_features, "out_features")
+        _positive_int(hidden, "hidden")
+        _positive_int(n_layers, "n_layers")
         g = torch.Generator().manual_seed(seed)
         self.layers = nn.ModuleList(
             HRFLayer(in_features if i == 0 else hidden, hidden, generator=g, **layer_kwargs)

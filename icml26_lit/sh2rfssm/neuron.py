@@ -12,10 +12,38 @@ import torch
 from ..core import check_tensor
 
 # %% auto #0
-__all__ = ['METHODS', 'hrf_continuous_matrix', 'stable_dt_max', 'hrf_transition', 'hrf_eigenvalues', 'hrf_energy',
-           'SpikeFunction', 'spike', 'hrf_neuron_sequential']
+__all__ = ['METHODS', 'check_threshold', 'hrf_continuous_matrix', 'stable_dt_max', 'hrf_transition', 'hrf_eigenvalues',
+           'hrf_energy', 'SpikeFunction', 'spike', 'hrf_neuron_sequential']
 
 # %% ../../nbs/13_sh2rfssm/01_hrf_neuron.ipynb #dd34ec2f
+def _real(p, name: str):
+    "`p` if it is a real number or a sequence of them, else a TypeError naming `name`."
+    if isinstance(p, (str, bytes, complex)) or (
+            isinstance(p, (list, tuple)) and any(isinstance(q, (str, bytes, complex)) for q in p)):
+        raise TypeError(f"{name} must be a real number or a floating-point tensor, "
+                        f"got {type(p).__name__} {p!r}")
+    if torch.is_tensor(p) and not (p.is_floating_point() or p.dtype in (torch.int32, torch.int64)):
+        raise TypeError(f"{name} must be a real number or a floating-point tensor, got dtype {p.dtype}")
+    return p
+
+
+def check_threshold(theta, name: str = "theta") -> float:
+    "A threshold given by the user: a finite number >= 0, else a clear error (Chapter 13, *Spikes after the recurrence*)."
+    theta = _real(theta, name)
+    if torch.is_tensor(theta):
+        if theta.numel() != 1:
+            raise ValueError(f"{name} must be a single number here, got shape {tuple(theta.shape)}")
+        theta = float(theta)
+    if not isinstance(theta, (int, float)) or isinstance(theta, bool):
+        raise TypeError(f"{name} must be a real number, got {type(theta).__name__}")
+    if not math.isfinite(theta):
+        raise ValueError(f"{name} must be finite, got {theta!r}")
+    if theta < 0:
+        raise ValueError(f"{name} must be non-negative (a spike needs a velocity above it), "
+                         f"got {theta!r}")
+    return float(theta)
+
+
 def _check_params(omega, damping, dt):
     "Tensors of the neuron parameters, validated (shared by the functions below)."
     floats = [p.dtype for p in (omega, damping, dt) if torch.is_tensor(p) and p.is_floating_point()]
@@ -24,7 +52,7 @@ def _check_params(omega, damping, dt):
         dtype = torch.promote_types(dtype, d)
     out = []
     for name, p in (("omega", omega), ("damping", damping), ("dt", dt)):
-        p = p.to(dtype) if torch.is_tensor(p) else torch.as_tensor(p, dtype=dtype)
+        p = p.to(dtype) if torch.is_tensor(p) else torch.as_tensor(_real(p, name), dtype=dtype)
         if p.numel() and not bool(torch.isfinite(p).all()):
             raise ValueError(f"{name} contains NaN or infinite values")
         out.append(p)
@@ -117,8 +145,15 @@ class SpikeFunction(torch.autograd.Function):
 
 def spike(u: torch.Tensor, theta, slope: float = 5.0) -> torch.Tensor:
     "Spikes $z=\\Theta(u-\\theta)$ with a surrogate gradient of slope `slope` (Chapter 13, *Spikes after the recurrence*)."
-    if not slope > 0:
+    if not isinstance(slope, (int, float)) or isinstance(slope, bool) or not slope > 0:
         raise ValueError(f"slope must be positive, got {slope!r}")
+    theta = _real(theta, "theta")
+    if not torch.is_tensor(theta):
+        theta = torch.as_tensor(theta, dtype=u.dtype)
+    if theta.numel() and not bool(torch.isfinite(theta).all()):
+        raise ValueError("theta contains NaN or infinite values")
+    # a learned threshold may drift below zero during training: allowed here, refused where a
+    # user sets one (`check_threshold`)
     return SpikeFunction.apply(u - theta, float(slope))
 
 # %% ../../nbs/13_sh2rfssm/01_hrf_neuron.ipynb #633a79fb
@@ -128,6 +163,7 @@ def hrf_neuron_sequential(x: torch.Tensor, omega: float, damping: float, dt: flo
     x = check_tensor(x, "x", ndim=1, dtypes=(torch.float32, torch.float64))
     if x.shape[0] == 0:
         raise ValueError("x must have length at least 1, got a sequence of length 0")
+    theta = check_threshold(theta)
     M, F = hrf_transition(torch.tensor(omega, dtype=x.dtype), damping, dt, method)
     m, f = M.tolist(), F.tolist()
     u, v, us, vs = 0.0, 0.0, [], []

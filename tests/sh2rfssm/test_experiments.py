@@ -1,12 +1,15 @@
 """Chapter 13: data of the experiments (no download), the baseline's op count, one smoke step."""
 import socket
 
+import numpy as np
 import pytest
 import torch
 
 from icml26_lit.sh2rfssm.experiments import (CONFIG, LIFScanNet, RateReadout, lif_ops,
-                                             load_basic_motions_tensors, make_pulse_rate,
-                                             make_tone_bursts)
+                                             load_basic_motions_tensors,
+                                             load_japanese_vowels_raw, make_pulse_rate,
+                                             make_tone_bursts, resplit_japanese_vowels,
+                                             tone_data)
 
 
 def test_basic_motions_loads_without_network(monkeypatch):
@@ -18,6 +21,41 @@ def test_basic_motions_loads_without_network(monkeypatch):
     assert X.shape == (40, 100, 6) and Xt.shape == (40, 100, 6)
     assert sorted(torch.bincount(y).tolist()) == [10, 10, 10, 10] and len(classes) == 4
     torch.testing.assert_close(X.mean((0, 1)), torch.zeros(6), atol=1e-5, rtol=0)  # z-scored
+
+
+def test_japanese_vowels_loads_without_network_and_resplits(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("a network connection was attempted")
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    series, labels, n_train = load_japanese_vowels_raw()
+    assert len(series) == 640 and n_train == 270 and sorted(set(labels.tolist())) == list(range(9))
+    assert all(s.shape[0] == 12 and 7 <= s.shape[1] <= 29 for s in series)
+    X, y, Xt, yt = resplit_japanese_vowels(series, labels, n_train, seed=3)
+    assert X.shape[1:] == (29, 12) and X.shape[0] + Xt.shape[0] == 640
+    assert abs(X.shape[0] - 270) <= 9  # rounding per class
+    # stratified: every class keeps its share within one series
+    for c in range(9):
+        share = (labels == c).sum() * X.shape[0] / 640
+        assert abs(int((y == c).sum()) - share) <= 1
+    # front padding: series shorter than 29 steps start with exact zeros
+    n_short = sum(s.shape[1] < 29 for s in series)
+    assert n_short > 0 and int((torch.cat([X, Xt])[:, 0].abs().sum(1) == 0).sum()) == n_short
+    X2, *_ = resplit_japanese_vowels(series, labels, n_train, seed=3)
+    torch.testing.assert_close(X, X2)  # same seed, same split
+    X4, *_ = resplit_japanese_vowels(series, labels, n_train, seed=4)
+    assert not torch.equal(X, X4)  # seeds redraw the data
+    with pytest.raises(ValueError, match="n_train must be in"):
+        resplit_japanese_vowels(series, labels, 0, seed=0)
+    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+        resplit_japanese_vowels(series, labels, 270, seed=-1)
+
+
+def test_tone_data_differs_by_seed():
+    cfg = CONFIG.get("ci")
+    cfg = type(cfg)({**cfg, "tone_length": 64, "tone_burst": 16, "tone_train": 4, "tone_test": 4})
+    a, b = tone_data(cfg, 0), tone_data(cfg, 1)
+    assert not torch.equal(a[0], b[0]) and torch.equal(a[0], tone_data(cfg, 0)[0])
 
 
 def test_tone_bursts_contain_their_tone():
@@ -83,4 +121,15 @@ def test_lif_layer_equals_snntorch_leaky_without_reset(fresh_seed):
 
 
 def test_configs_share_keys():
-    assert set(CONFIG.get("ci")) == set(CONFIG.get("full"))
+    keys = set(CONFIG.get("ci"))
+    for name in ("cpu", "colab", "full"):
+        assert set(CONFIG.get(name)) == keys, name
+    ci = CONFIG.get("ci")
+    # the ci picks come from the same grid both models were tuned on
+    assert ci["tone_lr"] in ci["pilot_lrs"] and ci["lif_lr"] in ci["pilot_lrs"]
+    assert ci["tone_theta"] in ci["pilot_thresholds"] and ci["lif_threshold"] in ci["pilot_thresholds"]
+
+
+def test_lif_threshold_validated():
+    with pytest.raises(ValueError, match="threshold must be a positive number"):
+        LIFScanNet(1, 4, 2, threshold=0.0)

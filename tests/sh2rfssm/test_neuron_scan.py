@@ -243,3 +243,156 @@ def test_regression_head_shapes_and_task_errors():
     assert net(torch.randn(2, 40, 1)).shape == (2, 40, 2)
     with pytest.raises(ValueError, match="task='forecast'"):
         SH2RFSSM(1, 2, task="forecast")
+
+
+# --- operation counts derived independently, with forward hooks on a tiny network ---------
+
+def _hook_counts(net, x):
+    "ACs and MACs per sample counted from what each module really receives (forward hooks)."
+    counts = dict(ac=0.0, mac=0.0)
+    B = x.shape[0]
+
+    def on_proj(mod, inp, out):
+        (a,) = inp
+        if bool(((a == 0) | (a == 1)).all()):
+            counts["ac"] += float((a != 0).sum()) / B * mod.out_features  # one column per spike
+        else:
+            counts["mac"] += a[0].numel() * mod.out_features  # dense product, per sample
+
+    def on_layer(mod, inp, out):
+        counts["mac"] += 6 * out.shape[1] * out.shape[2]  # 2x2 update with input, per step
+
+    def on_head(mod, inp, out):
+        counts["mac"] += mod.in_features * mod.out_features
+
+    hooks = [layer.proj.register_forward_hook(on_proj) for layer in net.layers]
+    hooks += [layer.register_forward_hook(on_layer) for layer in net.layers]
+    hooks.append(net.head.register_forward_hook(on_head))
+    with torch.no_grad():
+        _, spk = net(x, return_spikes=True)
+    for h in hooks:
+        h.remove()
+    last = spk[-1]
+    spiking = net.layers[-1].spiking
+    # the readout sums each neuron's outputs over time: adds of spikes, or of every real value
+    counts["ac"] += float(last.sum()) / B if spiking else last.shape[1] * last.shape[2]
+    return counts
+
+
+@pytest.mark.parametrize("spiking", [True, False])
+def test_count_ops_equals_hook_counts(spiking, fresh_seed):
+    g = torch.Generator().manual_seed(fresh_seed)
+    net = SH2RFSSM(3, 4, hidden=6, n_layers=3, seed=fresh_seed % 1000, spiking=spiking, theta=0.05)
+    x = torch.randn(2, 17, 3, generator=g)
+    ops, ref = count_ops(net, x), _hook_counts(net, x)
+    assert ops["mac"] == ref["mac"], f"seed={fresh_seed}"
+    assert ops["ac"] == pytest.approx(ref["ac"], rel=1e-12), f"seed={fresh_seed}"
+
+
+def test_spiking_cheaper_than_its_untrained_twin_by_hooks():
+    # the old energy "claim": with an AC cheaper than a MAC, a spiking network cannot cost more
+    # than the same network passing real values; a property of the cost model, hence a test
+    x = torch.randn(2, 40, 3, generator=torch.Generator().manual_seed(0))
+    e = {}
+    for spiking in (True, False):
+        net = SH2RFSSM(3, 4, hidden=8, n_layers=2, seed=1, spiking=spiking)
+        c = _hook_counts(net, x)
+        e[spiking] = energy_pj(c["ac"], c["mac"])
+        assert e[spiking] == pytest.approx(count_ops(net, x)["energy_pj"], rel=1e-12)
+    assert e[True] < e[False]
+
+
+# --- the CPU path: closed-form impulse response and the compiled recurrence ---------------
+
+def test_impulse_response_closed_form_against_lfilter(fresh_seed):
+    from icml26_lit.sh2rfssm import hrf_impulse_response
+    g = torch.Generator().manual_seed(fresh_seed)
+    w = torch.exp(torch.rand(3, generator=g, dtype=D) * 3 - 3)
+    for method, b in (("imex", 0.0), ("im", 0.05)):
+        M, F = hrf_transition(w, b, 0.5, method)
+        L = int(torch.randint(1, 3000, (1,), generator=g))
+        k = hrf_impulse_response(M, F, L)
+        for i in range(3):
+            u, v = _lfilter_states(M[i], F[i], np.eye(1, L)[0])
+            # float64 both ways; about L products of norm <= 1 matrices: 1e-10 is ~1e6 ulps
+            np.testing.assert_allclose(k[i].numpy(), np.stack([u, v], -1), rtol=0, atol=1e-10,
+                                       err_msg=f"seed={fresh_seed}")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_iir_mode_equals_scan_and_gradients(dtype, fresh_seed):
+    g = torch.Generator().manual_seed(fresh_seed)
+    layer = HRFLayer(2, 5, generator=g, mode="iir").to(dtype)
+    x = torch.randn(3, 57, 2, generator=g, dtype=dtype)
+    cur = layer.proj(x).detach()
+    M, F = layer.transition()
+    M, F = M.detach(), F.detach()
+    u_s, v_s = hrf_linear(cur, M, F, "scan")
+    u_i, v_i = hrf_linear(cur, M, F, "iir")
+    # fp32: one rounding of the float64 filter output vs the fp32 scan's ~log2(L) roundings
+    tol = dict(atol=1e-5, rtol=1e-4) if dtype == torch.float32 else dict(atol=1e-11, rtol=1e-9)
+    torch.testing.assert_close(u_i, u_s, msg=f"seed={fresh_seed}", **tol)
+    torch.testing.assert_close(v_i, v_s, msg=f"seed={fresh_seed}", **tol)
+    assert u_i.dtype == dtype
+    if dtype == torch.float64:
+        args = (cur[:, :9].clone().requires_grad_(True), M.clone().requires_grad_(True),
+                F.clone().requires_grad_(True))
+        assert torch.autograd.gradcheck(lambda c, m, f: hrf_linear(c, m, f, "iir"), args)
+        # only u used downstream: the v gradient is absent, the adjoint still exact
+        assert torch.autograd.gradcheck(lambda c, m, f: hrf_linear(c, m, f, "iir")[0], args)
+
+
+def test_auto_mode_on_cpu_is_the_compiled_recurrence():
+    layer = HRFLayer(2, 4, generator=torch.Generator().manual_seed(0)).double()
+    x = torch.randn(2, 30, 2, dtype=D)
+    z, u, v = layer(x, return_state=True)
+    layer.mode = "scan"
+    z2, u2, v2 = layer(x, return_state=True)
+    torch.testing.assert_close(u, u2)
+    torch.testing.assert_close(v, v2)
+
+
+# --- inputs ---------------------------------------------------------------------------------
+
+def test_clear_errors_for_bad_inputs():
+    from icml26_lit.sh2rfssm import KernelRegressor
+    from icml26_lit.sh2rfssm.neuron import check_threshold, hrf_neuron_sequential
+    with pytest.raises(ValueError, match="theta must be finite"):
+        HRFLayer(2, 4, theta=float("nan"))
+    with pytest.raises(ValueError, match="theta must be non-negative"):
+        HRFLayer(2, 4, theta=-0.5)
+    with pytest.raises(ValueError, match="theta must be non-negative"):
+        hrf_neuron_sequential(torch.zeros(5, dtype=D), 1.0, 0.1, 0.1, -1.0)
+    with pytest.raises(ValueError, match="theta contains NaN"):
+        spike(torch.zeros(3), torch.tensor(float("nan")))
+    with pytest.raises(TypeError, match="theta must be a real number"):
+        check_threshold("0.1")
+    with pytest.raises(ValueError, match="tau must be positive"):
+        decaying_trace(torch.zeros(1, 5, 2), torch.tensor([1.0, 0.0]))
+    with pytest.raises(ValueError, match="tau must be positive"):
+        decaying_trace(torch.zeros(1, 5, 2), torch.tensor([1.0, -3.0]))
+    with pytest.raises(ValueError, match="tau_range must be positive"):
+        KernelRegressor(4, tau_range=(0.0, 2.0))
+    with pytest.raises(ValueError, match="does not broadcast to b's batch shape"):
+        parallel_scan_2x2(torch.eye(2).expand(4, 2, 2), torch.zeros(3, 7, 2))
+    with pytest.raises(ValueError, match="does not broadcast to b's batch shape"):
+        sequential_scan_2x2(torch.eye(2).expand(2, 2, 2), torch.zeros(3, 7, 2))
+    with pytest.raises(TypeError, match="omega must be a real number"):
+        hrf_transition("1.0", 0.1, 0.1)
+    with pytest.raises(TypeError, match="dt must be a real number"):
+        hrf_transition(1.0, 0.1, ["0.1"])
+    with pytest.raises(TypeError, match="b must have dtype"):
+        parallel_scan_2x2(torch.eye(2), torch.zeros(3, 2, dtype=torch.int64))
+    for kw in (dict(out_features=0), dict(in_features=0), dict(hidden=0)):
+        args = {"in_features": 3, "out_features": 2, **kw}
+        with pytest.raises(ValueError, match=f"{list(kw)[0]} must be a positive integer"):
+            SH2RFSSM(**args)
+    with pytest.raises(ValueError, match="out_features must be a positive integer"):
+        KernelRegressor(4, out_features=0)
+
+
+def test_package_all():
+    import icml26_lit.sh2rfssm as pkg
+    assert len(pkg.__all__) > 10
+    for name in pkg.__all__:
+        assert hasattr(pkg, name), name
