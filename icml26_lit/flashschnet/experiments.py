@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import torch
+from scipy.stats import ks_2samp
 
 from ..core import get_device, sizes
 from .memory import force_call_cost
@@ -17,22 +19,28 @@ from ..md.graph import radius_graph
 from ..md.langevin import BAOAB, kT_at
 
 # %% auto #0
-__all__ = ['CONFIG', 'PATHS', 'make_system', 'make_model', 'saved_bytes', 'smoke_step', 'force_agreement', 'pyg_schnet',
-           'pyg_energy_and_forces', 'memory_table', 'md_run', 'time_force_call', 'ladder_benchmark']
+__all__ = ['CONFIG', 'PATHS', 'OBSERVABLES', 'make_system', 'make_model', 'saved_bytes', 'smoke_step', 'force_agreement',
+           'force_rounding', 'pyg_schnet', 'pyg_energy_and_forces', 'memory_table', 'md_samples', 'split_groups',
+           'ks_distances', 'integrated_autocorrelation', 'time_force_call', 'ladder_benchmark']
 
 # %% ../../nbs/06_flashschnet/07_experiments.ipynb #035ea883
 CONFIG = sizes(
     ci=dict(n_beads=40, n_replicas=2, hidden=32, filters=32, gaussians=16, interactions=2,
-            cutoff=12.0, weight_gain=3.0, fold_steps=300, md_steps=100, timing_calls=5, ladder_replicas=[1],
-            ladder_steps=20),
+            cutoff=12.0, weight_gain=3.0, fold_steps=300, n_seeds=5, md_beads=10, md_replicas=4,
+            md_burn=200, md_steps=1000, md_every=2, null_pairs=5, timing_calls=5,
+            ladder_replicas=[1], ladder_steps=20, timing_repeats=2),
     colab=dict(n_beads=269, n_replicas=4, hidden=128, filters=128, gaussians=50, interactions=3,
-               cutoff=12.0, weight_gain=3.0, fold_steps=1000, md_steps=1000, timing_calls=20, ladder_replicas=[1, 16, 64],
-               ladder_steps=200),
+               cutoff=12.0, weight_gain=3.0, fold_steps=1000, n_seeds=5, md_beads=40,
+               md_replicas=4, md_burn=1000, md_steps=5000, md_every=5, null_pairs=5,
+               timing_calls=20, ladder_replicas=[1, 16, 64], ladder_steps=200, timing_repeats=5),
     full=dict(n_beads=269, n_replicas=16, hidden=128, filters=128, gaussians=50, interactions=3,
-              cutoff=12.0, weight_gain=3.0, fold_steps=2000, md_steps=1000, timing_calls=50,
-              ladder_replicas=[1, 16, 64, 128], ladder_steps=1000),
-    size_keys=["n_beads", "n_replicas", "hidden", "filters", "gaussians", "interactions", "fold_steps",
-               "md_steps", "timing_calls", "ladder_steps"])
+              cutoff=12.0, weight_gain=3.0, fold_steps=2000, n_seeds=10, md_beads=269,
+              md_replicas=8, md_burn=2000, md_steps=20000, md_every=10, null_pairs=5,
+              timing_calls=50, ladder_replicas=[1, 16, 64, 128], ladder_steps=1000,
+              timing_repeats=10),
+    size_keys=["n_beads", "n_replicas", "hidden", "filters", "gaussians", "interactions",
+               "fold_steps", "n_seeds", "md_beads", "md_replicas", "md_burn", "md_steps",
+               "timing_calls", "ladder_steps", "timing_repeats"])
 
 PATHS = {  # name -> (flash techniques, 16-bit weights): the ablation ladder
     "plain": ((), False), "+radial basis": (("rbf",), False),
@@ -40,25 +48,27 @@ PATHS = {  # name -> (flash techniques, 16-bit weights): the ablation ladder
     "+16-bit": (("rbf", "message", "csr"), True)}
 
 
-def make_system(cfg, seed: int, n_replicas: int | None = None, dtype=torch.float32):
+def make_system(cfg, seed: int, n_replicas: int | None = None, dtype=torch.float32,
+                n_beads: int | None = None):
     "The folded bead chain of the experiment: (z, pos, batch) (Chapter 06, *Experiments*)."
-    return bead_chain(cfg.n_beads, n_replicas or cfg.n_replicas, seed=seed, fold_steps=cfg.fold_steps,
-                      dtype=dtype)
+    return bead_chain(n_beads or cfg.n_beads, n_replicas or cfg.n_replicas, seed=seed,
+                      fold_steps=cfg.fold_steps, dtype=dtype)
 
 
 def make_model(cfg, seed: int, path: str = "+CSR", backend: str = "auto", prior=None) -> SchNet:
     "A SchNet on one rung of the ladder; the same `seed` gives the same weights on every rung."
     flash, w16 = PATHS[path]
-    torch.manual_seed(seed)
-    model = SchNet(cfg.hidden, cfg.filters, cfg.interactions, cfg.gaussians, cutoff=cfg.cutoff, max_z=21,
-                   flash=flash, weights_16bit=w16, backend=backend, prior=prior)
+    with torch.random.fork_rng(devices=[]):  # weights from `seed`; the global RNG is left alone
+        torch.manual_seed(seed)
+        model = SchNet(cfg.hidden, cfg.filters, cfg.interactions, cfg.gaussians, cutoff=cfg.cutoff,
+                       max_z=21, flash=flash, weights_16bit=w16, backend=backend, prior=prior)
     with torch.no_grad():  # larger random weights: network forces comparable with the priors'
         for m in model.modules():
             if isinstance(m, torch.nn.Linear):
                 m.weight.mul_(cfg.weight_gain)
     return model
 
-
+# %% ../../nbs/06_flashschnet/07_experiments.ipynb #b7d1e2a0
 class _Held:
     "What the pack hook hands autograd: alive exactly as long as the graph keeps the tensor."
     def __init__(self, t):
@@ -91,7 +101,7 @@ def saved_bytes(forward, exclude=()) -> int:
 
 
 def _forward_with_grad(model, z, pos, batch):
-    "The energy of `model` with a differentiable `pos` and frozen parameters (what a force call saves)."
+    "The energy of `model` with a differentiable `pos` and frozen parameters (a force call's graph)."
     def run():
         with frozen_parameters(model):
             return model(z, pos.detach().requires_grad_(True), batch)
@@ -123,6 +133,20 @@ def force_agreement(cfg, seed: int, z, pos, batch, dtype=torch.float64, backend:
                                             force=float((f - f_ref).abs().max()),
                                             force_rel=float((f - f_ref).norm() / f_ref.norm()))
     return out
+
+# %% ../../nbs/06_flashschnet/07_experiments.ipynb #f1a2b3c5
+def force_rounding(cfg, seed: int, z, pos, batch, backend: str = "auto") -> dict:
+    "Float64 flash (+CSR) vs plain force gap and its rounding bound (Chapter 06, *Experiments*)."
+    f64, f32 = torch.float64, torch.float32
+    forces = {}
+    for path in ("plain", "+CSR"):
+        for dtype in (f64, f32):
+            m = make_model(cfg, seed, path, backend=backend, prior=ChainPrior()).to(pos.device, dtype)
+            forces[path, dtype] = m.energy_and_forces(z, pos.to(dtype), batch)[1].double()
+    gap = float((forces["+CSR", f64] - forces["plain", f64]).abs().max())
+    # each path's float64 error ~ its float32 error scaled by 2^-53 / 2^-24 = 2^-29
+    err32 = sum(float((forces[p, f32] - forces[p, f64]).abs().max()) for p in ("plain", "+CSR"))
+    return dict(gap=gap, bound=err32 * 2.0 ** -29, force_scale=float(forces["plain", f64].abs().max()))
 
 # %% ../../nbs/06_flashschnet/07_experiments.ipynb #a29c433e
 def pyg_schnet(cfg, seed: int):
@@ -166,17 +190,63 @@ def memory_table(cfg, seed: int, z, pos, batch, backend: str = "auto", with_pyg:
     return out
 
 # %% ../../nbs/06_flashschnet/07_experiments.ipynb #1d23a1e1
-def md_run(cfg, seed: int, path: str, z, pos, batch, n_steps: int, backend: str = "auto") -> dict:
-    "BAOAB run of one ladder rung; radius of gyration per step and final bond lengths."
+def md_samples(cfg, seed: int, path: str, z, pos, batch, noise_seed: int,
+               backend: str = "auto") -> dict:
+    "R_g (T, G) and bond lengths (T, G (n-1)) of a BAOAB run, every md_every steps after md_burn."
     model = make_model(cfg, seed, path, backend=backend, prior=ChainPrior()).to(pos.device)
     md = BAOAB(lambda p: model.energy_and_forces(z, p, batch), masses=12.0, dt=0.004, friction=1.0,
-               kT=kT_at(300.0), generator=torch.Generator().manual_seed(seed + 1))
-    rg = []
+               kT=kT_at(300.0), generator=torch.Generator().manual_seed(noise_seed))
+    rg, bonds = [], []
+
+    def record(t, s):
+        if t > cfg.md_burn and (t - cfg.md_burn) % cfg.md_every == 0:
+            rg.append(radius_of_gyration(s.pos, batch).cpu())
+            bonds.append(bond_lengths(s.pos, batch).cpu())
     t0 = time.perf_counter()
-    last = md.run(pos, n_steps, callback=lambda t, s: rg.append(radius_of_gyration(s.pos, batch).mean().item()))
+    md.run(pos, cfg.md_burn + cfg.md_steps, callback=record)
     wall = time.perf_counter() - t0
-    return dict(rg=rg, bonds=bond_lengths(last.pos, batch).cpu(), wall_s=wall,
-                steps_mol_per_s=n_steps * int(batch.max() + 1) / wall)
+    steps = cfg.md_burn + cfg.md_steps
+    return dict(rg=torch.stack(rg).double().numpy(), bonds=torch.stack(bonds).double().numpy(),
+                wall_s=wall, steps_mol_per_s=steps * int(batch.max() + 1) / wall)
+
+
+def split_groups(samples: dict, n_groups: int, replicas: int, n_beads: int) -> list:
+    "Cut a batched run of `n_groups * replicas` chains into `n_groups` independent samples."
+    if samples["rg"].shape[1] != n_groups * replicas:
+        raise ValueError(f"samples hold {samples['rg'].shape[1]} replicas, not {n_groups} x {replicas}")
+    per = replicas * (n_beads - 1)  # bonds of one group
+    return [dict(rg=samples["rg"][:, g * replicas:(g + 1) * replicas],
+                 bonds=samples["bonds"][:, g * per:(g + 1) * per]) for g in range(n_groups)]
+
+# %% ../../nbs/06_flashschnet/07_experiments.ipynb #f1a2b3c9
+OBSERVABLES = {"rg": "radius of gyration (A)", "bonds": "bond length (A)"}
+
+
+def ks_distances(a: dict, b: dict) -> dict:
+    "Two-sample Kolmogorov-Smirnov distance of each observable's pooled samples (scipy)."
+    return {k: float(ks_2samp(np.ravel(a[k]), np.ravel(b[k])).statistic) for k in OBSERVABLES}
+
+
+def integrated_autocorrelation(x) -> float:
+    "Integrated autocorrelation time, in samples, of the columns of `x` (T, C), Sokal window c=5."
+    x = np.asarray(x, dtype=np.float64)
+    x = x[:, None] if x.ndim == 1 else x
+    if x.ndim != 2 or x.shape[0] < 4:
+        raise ValueError(f"x must have shape (T, C) with T >= 4, got {x.shape}")
+    n = x.shape[0]
+    x = x - x.mean(0)
+    f = np.fft.rfft(x, 2 * n, axis=0)
+    acf = np.fft.irfft(f * np.conj(f), 2 * n, axis=0)[:n]  # sum_t x_t x_{t+m}, every column
+    keep = acf[0] > 0
+    if not keep.any():
+        raise ValueError("x has no column that varies")
+    rho = (acf[:, keep] / acf[0, keep]).mean(1)  # autocorrelation, averaged over columns
+    tau = 1.0
+    for m in range(1, n):  # tau = 1 + 2 sum_m rho_m, summed until m >= 5 tau
+        tau += 2 * rho[m]
+        if m >= 5 * tau:
+            break
+    return float(tau)
 
 # %% ../../nbs/06_flashschnet/07_experiments.ipynb #2bc80f0d
 def time_force_call(fn, repeats: int) -> float:
@@ -190,8 +260,23 @@ def time_force_call(fn, repeats: int) -> float:
     return 1e3 * sorted(ts)[len(ts) // 2]
 
 # %% ../../nbs/06_flashschnet/07_experiments.ipynb #461ff75a
+def _timed_rates(md, s, n_steps: int, repeats: int, n_replicas: int, device):
+    "Throughputs (timestep mol/s) of `repeats` chunks of `n_steps // repeats` steps, and the state."
+    chunk, rates = max(1, n_steps // repeats), []
+    for _ in range(repeats):
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(chunk):
+            s = md.step(s)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        rates.append(chunk * n_replicas / (time.perf_counter() - t0))
+    return rates, s
+
+
 def ladder_benchmark(cfg, seed: int, device, backend: str = "auto") -> list:
-    "Throughput (timestep mol/s, ns/day at 4 fs) and peak memory of each rung and replica count."
+    "Repeated throughputs (timestep mol/s; ns/day at 4 fs) and peak memory of each rung."
     rows = []
     for b in cfg.ladder_replicas:
         z, pos, batch = make_system(cfg, seed, n_replicas=b)
@@ -201,20 +286,15 @@ def ladder_benchmark(cfg, seed: int, device, backend: str = "auto") -> list:
             md = BAOAB(lambda p: model.energy_and_forces(z, p, batch), dt=0.004, friction=1.0,
                        kT=kT_at(300.0), generator=torch.Generator().manual_seed(seed))
             if device.type == "cuda":
-                torch.cuda.synchronize(); torch.cuda.reset_peak_memory_stats()
+                torch.cuda.synchronize()
+                torch.cuda.reset_peak_memory_stats()
             s = md.init(pos)
             half = cfg.ladder_steps // 2
-            for _ in range(half):
+            for _ in range(half):  # warm-up
                 s = md.step(s)
-            if device.type == "cuda":
-                torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            for _ in range(cfg.ladder_steps - half):
-                s = md.step(s)
-            if device.type == "cuda":
-                torch.cuda.synchronize()
-            wall = time.perf_counter() - t0
-            rate = (cfg.ladder_steps - half) * b / wall
-            rows.append(dict(replicas=b, path=name, timesteps_mol_per_s=rate, ns_per_day=rate * 4e-6 * 86400,
-                             peak_mb=torch.cuda.max_memory_allocated() / 1e6 if device.type == "cuda" else float("nan")))
+            rates, s = _timed_rates(md, s, cfg.ladder_steps - half, cfg.timing_repeats, b, device)
+            rate = float(np.median(rates))
+            peak = torch.cuda.max_memory_allocated() / 1e6 if device.type == "cuda" else float("nan")
+            rows.append(dict(replicas=b, path=name, rates=rates, timesteps_mol_per_s=rate,
+                             ns_per_day=rate * 4e-6 * 86400, peak_mb=peak))
     return rows

@@ -498,7 +498,14 @@ if HAS_TRITON:
     register_kernel("06", _cfconv_csr_kernel, {k: v.replace("fp32", "fp64").replace("fp16", "fp64")
                                                for k, v in _SIG_CSR.items()}, {"BLOCK_E": 16, "BLOCK_F": 64},
                     name="_cfconv_csr_kernel_fp64")
+    # the edge backward in each dtype the model runs it: 16-bit filter (+16-bit), float32 filter
+    # (the default path) and float64 (the equivalence checks)
     register_kernel("06", _cfconv_edge_bwd_kernel, _SIG_EDGE_BWD, {"BLOCK_E": 64, "BLOCK_F": 64})
+    register_kernel("06", _cfconv_edge_bwd_kernel, dict(_SIG_EDGE_BWD, w_ptr="*fp32", gw_ptr="*fp32"),
+                    {"BLOCK_E": 64, "BLOCK_F": 64}, name="_cfconv_edge_bwd_kernel_fp32")
+    register_kernel("06", _cfconv_edge_bwd_kernel, {k: v.replace("fp32", "fp64").replace("fp16", "fp64")
+                                                    for k, v in _SIG_EDGE_BWD.items()},
+                    {"BLOCK_E": 64, "BLOCK_F": 64}, name="_cfconv_edge_bwd_kernel_fp64")
 
 # %% ../../nbs/06_flashschnet/05_kernels.ipynb #8f741ed2
 def linear_reference(x, weight, bias=None, tanh=False):

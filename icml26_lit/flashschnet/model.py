@@ -11,10 +11,10 @@ import math
 import torch
 from torch import nn
 
-from ..core import check_tensor
+from ..core import BACKENDS, check_tensor
 from ..md.graph import _check_batch, build_csr_pair, radius_graph
-from .kernels import (cfconv, cfconv_reference, flash_radial_basis, linear16,
-                                            radial_basis_reference)
+from .kernels import (_check_edges, cfconv, cfconv_reference, flash_radial_basis,
+                                            linear16, radial_basis_reference)
 
 # %% auto #0
 __all__ = ['FLASH_TECHNIQUES', 'InteractionBlock', 'SchNet', 'frozen_parameters']
@@ -57,10 +57,15 @@ class SchNet(nn.Module):
             raise ValueError(f"num_gaussians must be an integer >= 2, got {num_gaussians!r}")
         if isinstance(cutoff, bool) or not isinstance(cutoff, (int, float)) or not cutoff > 0 or not math.isfinite(cutoff):
             raise ValueError(f"cutoff must be a positive finite number, got {cutoff!r}")
+        if isinstance(flash, str):  # tuple("csr") would be ("c", "s", "r")
+            raise TypeError(f"flash must be a tuple of technique names such as ({flash!r},), "
+                            f"not the string {flash!r}")
         flash = tuple(flash)
         bad = [t for t in flash if t not in FLASH_TECHNIQUES]
         if bad:
             raise ValueError(f"flash has unknown techniques {bad}; choose from {FLASH_TECHNIQUES}")
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
         self.flash, self.weights_16bit, self.backend = flash, bool(weights_16bit), backend
         self.cutoff, self.max_z, self.prior = float(cutoff), max_z, prior
         self.cutoff_grad = True  # False reproduces a force term lost by the official fused path
@@ -88,7 +93,10 @@ class SchNet(nn.Module):
             raise ValueError(f"z must hold bead types in [0, {self.max_z})")
         batch = _check_batch(batch, n, pos.device)
         if edge_index is None:
-            edge_index = radius_graph(pos.detach(), self.cutoff, batch)
+            return z.long(), pos, batch, radius_graph(pos.detach(), self.cutoff, batch)
+        edge_index = _check_edges(edge_index, n)  # both paths: out-of-range indices are caught here
+        if edge_index.numel() and bool((batch[edge_index[0]] != batch[edge_index[1]]).any()):
+            raise ValueError("edge_index joins beads of different replicas (see batch)")
         return z.long(), pos, batch, edge_index
 
     def forward(self, z: torch.Tensor,  # (N,) bead types
@@ -137,6 +145,7 @@ class SchNet(nn.Module):
     def energy_and_forces(self, z: torch.Tensor, pos: torch.Tensor, batch: torch.Tensor | None = None,
                           edge_index: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         "Energies (G,) and forces (N, 3) = -dE/dpos; pos needs no requires_grad (Chapter 06, *Forces*)."
+        z, pos, batch, edge_index = self._inputs(z, pos, batch, edge_index)  # before requires_grad_
         with torch.enable_grad(), frozen_parameters(self):
             p = pos.detach().requires_grad_(True)
             energy = self(z, p, batch, edge_index)

@@ -23,6 +23,9 @@ def _check_batch(batch, n: int, device) -> torch.Tensor:
     batch = batch.to(torch.long)
     if n and (bool((batch[1:] < batch[:-1]).any()) or int(batch[0]) < 0):
         raise ValueError("batch must be non-negative and sorted (replicas stored one after another)")
+    if n and (int(batch[0]) != 0 or bool((batch[1:] - batch[:-1] > 1).any())):
+        # a missing replica number would be an empty replica: its energy 0, its R_g 0/0
+        raise ValueError("batch must number the replicas 0, 1, ..., G-1 without gaps")
     return batch
 
 

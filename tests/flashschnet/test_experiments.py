@@ -1,4 +1,5 @@
 """The experiment's building blocks on tiny sizes: memory measurement vs model, smoke step."""
+import pytest
 import torch
 
 from icml26_lit.core import Config
@@ -41,17 +42,25 @@ def test_memory_model_closed_forms():
     assert coo.float_atomics == 2 * 2 * 100 * 8
     plain = force_call_cost(10, 100, 8, 4, 2)
     assert plain.float_atomics == 2 * 2 * 100 * 8 + 2 * 3 * 100
+    # bytes by hand, N=10, E=100, F=8, K=4, L=2, float32 (forward; backward counted twice more):
+    # radial basis 7*E*K*4 + 40*E = 15200; filter MLP L*(E*K*4 + 5*E*F*4) = 35200;
+    # message L*6*E*F*4 = 38400; aggregation L*3*E*F*4 = 19200; total 3 * 108000 = 324000 B
+    assert plain.bytes == 324_000
     p = predicted_step(plain, 4, 100.0)
-    assert abs(p["ms"] - plain.bytes / 100e9 * 1e3) < 1e-12
-    assert abs(p["ns_per_day"] - 4 / (p["ms"] / 1e3) * 4e-6 * 86400) < 1e-9
+    # 324000 B at 100 GB/s = 3.24 us; 4 replicas / 3.24 us * 4 fs * 86400 s/day = 426666.67 ns/day
+    assert abs(p["ms"] - 3.24e-3) < 1e-15
+    assert abs(p["timesteps_mol_per_s"] - 4 / 3.24e-6) < 1e-6
+    assert abs(p["ns_per_day"] - 426_666.666_666_67) < 1e-6
 
 
 def test_ladder_benchmark_runs_on_cpu():
     from icml26_lit.flashschnet.experiments import PATHS, ladder_benchmark
     cfg = _tiny()
     cfg.update(n_beads=8, fold_steps=0, ladder_replicas=[2], ladder_steps=2)
+    cfg.update(ladder_steps=6, timing_repeats=3)
     rows = ladder_benchmark(cfg, 0, torch.device("cpu"), backend="torch")
     assert [r["path"] for r in rows] == list(PATHS) and all(r["timesteps_mol_per_s"] > 0 for r in rows)
+    assert all(len(r["rates"]) == 3 and min(r["rates"]) > 0 for r in rows)  # repeated timings
 
 
 def test_registered_benchmarks_have_models():
@@ -59,3 +68,53 @@ def test_registered_benchmarks_have_models():
     import icml26_lit.flashschnet.kernels  # noqa: F401
     ours = [b for k, b in BENCHMARKS.items() if k.startswith("06.")]
     assert len(ours) == 3 and all(b.bytes_model()["bytes"] > 0 for b in ours)
+
+
+def test_integrated_autocorrelation_of_ar1_and_white_noise():
+    import numpy as np
+    from icml26_lit.flashschnet.experiments import integrated_autocorrelation
+    g = np.random.default_rng(1)
+    for phi in (0.5, 0.8):  # tau = (1 + phi) / (1 - phi) = 3 and 9
+        x = np.zeros((20000, 4))
+        for t in range(1, len(x)):
+            x[t] = phi * x[t - 1] + g.standard_normal(4)
+        tau = (1 + phi) / (1 - phi)
+        # the estimate's sd is about tau * sqrt(2 (2 M + 1) / (T C)) with window M = 5 tau: < 5%
+        assert abs(integrated_autocorrelation(x) - tau) < 0.12 * tau, phi
+    assert abs(integrated_autocorrelation(g.standard_normal(4000)) - 1) < 0.2
+    with pytest.raises(ValueError, match="x must have shape"):
+        integrated_autocorrelation(np.zeros(3))
+    with pytest.raises(ValueError, match="no column that varies"):
+        integrated_autocorrelation(np.ones((10, 2)))
+
+
+def test_ks_distances_and_groups():
+    import numpy as np
+    from scipy.stats import ks_2samp
+    from icml26_lit.flashschnet.experiments import ks_distances, split_groups
+    g = np.random.default_rng(2)
+    a = dict(rg=g.normal(size=(50, 2)), bonds=g.normal(size=(50, 6)))
+    b = dict(rg=g.normal(1.0, size=(50, 2)), bonds=g.normal(size=(50, 6)))
+    d = ks_distances(a, b)
+    assert d["rg"] == ks_2samp(a["rg"].ravel(), b["rg"].ravel()).statistic and d["rg"] > 0.3
+    assert ks_distances(a, a) == {"rg": 0.0, "bonds": 0.0}
+    run = dict(rg=np.arange(12.0).reshape(2, 6), bonds=np.arange(2 * 6 * 3.0).reshape(2, 18))
+    groups = split_groups(run, 3, 2, 4)  # 3 groups of 2 chains of 4 beads (3 bonds each)
+    assert groups[1]["rg"].tolist() == [[2, 3], [8, 9]] and groups[2]["bonds"].shape == (2, 6)
+    assert groups[2]["bonds"][0].tolist() == list(range(12, 18))
+    with pytest.raises(ValueError, match="samples hold 6 replicas"):
+        split_groups(run, 2, 2, 4)
+
+
+def test_force_rounding_bound_and_no_reseed():
+    from icml26_lit.flashschnet.experiments import force_rounding, make_model, make_system
+    cfg = _tiny()
+    z, pos, batch = make_system(cfg, 4)
+    state = torch.random.get_rng_state()
+    r = force_rounding(cfg, 4, z, pos, batch)
+    assert torch.equal(torch.random.get_rng_state(), state)  # make_model leaves the global RNG alone
+    # the bound sits at float64 rounding of the forces: far below float32's, above zero
+    assert 0 < r["bound"] < 1e-10 * r["force_scale"]
+    assert r["gap"] <= r["bound"]
+    m1, m2 = make_model(cfg, 4, "plain"), make_model(cfg, 4, "+16-bit")
+    assert all(torch.equal(p, q) for p, q in zip(m1.parameters(), m2.parameters()))

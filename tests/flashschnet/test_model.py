@@ -108,6 +108,34 @@ def test_bad_input(chain):
         SchNet(flash=("fast",))
 
 
+@pytest.mark.parametrize("path", ["flash", "plain"])
+def test_bad_input_is_caught_before_autograd(chain, path):
+    z, pos, batch = chain  # 2 replicas of 14 beads
+    model = dict(zip(("flash", "plain"), _pair(0)))[path]
+    with pytest.raises(TypeError, match="pos must have dtype"):
+        model.energy_and_forces(z, pos.long(), batch)
+    with pytest.raises(TypeError, match="pos must be a torch.Tensor, got list"):
+        model.energy_and_forces(z, pos.tolist(), batch)
+    for bad in ([[0], [28]], [[-1], [3]]):  # out of range as target, as source
+        with pytest.raises(ValueError, match=r"edge_index holds node indices outside \[0, 28\)"):
+            model.energy_and_forces(z, pos, batch, torch.tensor(bad))
+    with pytest.raises(ValueError, match="edge_index joins beads of different replicas"):
+        model.energy_and_forces(z, pos, batch, torch.tensor([[0, 1], [1, 20]]))
+    with pytest.raises(TypeError, match="edge_index must be an integer"):
+        model.energy_and_forces(z, pos, batch, torch.zeros(2, 3))
+    with pytest.raises(ValueError, match="without gaps"):
+        model.energy_and_forces(z, pos, 2 * batch)  # replica numbers 0 and 2
+    with pytest.raises(ValueError, match="without gaps"):
+        model.energy_and_forces(z, pos, batch + 1)  # no replica 0
+
+
+def test_bad_constructor_arguments():
+    with pytest.raises(ValueError, match="backend must be one of"):
+        SchNet(backend="cuda")
+    with pytest.raises(TypeError, match="not the string 'csr'"):
+        SchNet(flash="csr")
+
+
 @pytest.mark.skipif(not HAS_TRITON, reason="needs triton")
 def test_triton_path_end_to_end_matches_twin(fresh_seed):
     z, pos, batch = bead_chain(9, 1, seed=fresh_seed % 1000, fold_steps=0)
