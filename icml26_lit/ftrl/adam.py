@@ -84,7 +84,8 @@ def adam_ratio_bound(beta1: float, beta2: float) -> float:
     "sup |m_t|/sqrt(v_t) over all gradient sequences, finite iff beta1 < sqrt(beta2) (Chapter 12)."
     b1, b2 = check_betas((beta1, beta2))
     if b2 == 0.0 or b1 * b1 >= b2:
-        raise ValueError(f"no finite bound on |m|/sqrt(v): beta1={b1} >= sqrt(beta2)={math.sqrt(b2):.6g}"
+        raise ValueError(f"no finite bound on |m|/sqrt(v): beta1={b1} >= "
+                         f"sqrt(beta2)={math.sqrt(b2):.6g}"
                          " (the ratio can grow without limit)")
     return (1 - b1) / math.sqrt((1 - b2) * (1 - b1 * b1 / b2))
 
@@ -116,7 +117,7 @@ def adversarial_gradients(beta1: float, beta2: float, T: int,
 
 # %% ../../nbs/12_ftrl/04_adam.ipynb #c12548ef
 def memory_order(t: torch.Tensor) -> tuple[int, ...]:
-    "Dims of t from the largest stride down: t.permute(order) is contiguous when t is dense (Chapter 12)."
+    "Dims of t by decreasing stride: t.permute(order) is contiguous for dense t (Chapter 12)."
     if t.is_contiguous():
         return tuple(range(t.dim()))
     return tuple(sorted(range(t.dim()), key=lambda i: -t.stride(i)))  # stable for ties
@@ -154,7 +155,7 @@ def _max_ratio(st: dict, so_far: float) -> float:
 
 # %% ../../nbs/12_ftrl/04_adam.ipynb #caa63ad6
 class O2NCAdam(torch.optim.Optimizer):
-    "Adam inside the online-to-nonconvex conversion, clipped or clip-free (Chapter 12, *O2NC-Adam*)."
+    "Adam inside online-to-nonconvex conversion, clipped or clip-free (Chapter 12, *O2NC-Adam*)."
 
     def __init__(self, params, lr: float = 1e-3,  # alpha, the scale of each update
                  betas=(0.9, 0.999),  # (beta1, beta2), each in [0, 1)

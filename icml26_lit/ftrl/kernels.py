@@ -152,7 +152,7 @@ def _bench_fn(device):
 
 def _bench_model():
     return dict(bytes=44 * BENCH_N, flops=15 * BENCH_N,
-                note="fp32: read w, g, x, m, v, avg and write w, x, m, v, avg (11 x 4 B per parameter)")
+                note="fp32: read w, g, x, m, v, avg; write w, x, m, v, avg (11 x 4 B a parameter)")
 
 
 register_benchmark("12", "o2nc_adam_step", _bench_fn, _bench_model)

@@ -181,15 +181,16 @@ class DiscountEnsemble:
         for e in experts:  # squared loss mixes values, logistic loss mixes probabilities
             kind = getattr(e, "prediction", want)
             if kind != want:
-                raise ValueError(
-                    f"loss={loss!r} mixes {plural}, but {type(e).__name__} predicts a {kind}: use "
-                    f"loss={'logistic' if kind == 'probability' else 'squared'!r} for these experts")
+                fix = "logistic" if kind == "probability" else "squared"
+                raise ValueError(f"loss={loss!r} mixes {plural}, but {type(e).__name__} predicts "
+                                 f"a {kind}: use loss={fix!r} for these experts")
         dims = {getattr(e, "d", None) for e in experts}
         if len(dims) != 1:
             raise ValueError(f"experts have different feature dimensions {sorted(map(str, dims))}")
         self.experts, self.loss, self.bound = list(experts), loss, float(bound)
         self.d = dims.pop()
-        self.eta = (1.0 / (4 * self.bound ** 2) if loss == "squared" else 1.0) if eta is None else eta
+        default = 1.0 / (4 * self.bound ** 2) if loss == "squared" else 1.0
+        self.eta = default if eta is None else eta
         if not self.eta > 0:
             raise ValueError(f"eta must be positive, got {self.eta}")
         self.log_w = np.zeros(len(self.experts))
@@ -270,7 +271,7 @@ def drifting_comparator(T: int,  # rounds
         return pts[np.searchsorted(cuts, np.arange(T), side="right")]
     raise ValueError(f"kind must be 'rotate', 'walk' or 'switch', got {kind!r}")
 
-
+# %% ../../nbs/12_ftrl/02_linear.ipynb #50e52636
 def unit_features(T: int, d: int, rng: np.random.Generator) -> np.ndarray:
     "T features drawn uniformly on the unit sphere of R^d."
     X = rng.normal(size=(T, d))
