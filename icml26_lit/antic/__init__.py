@@ -17,3 +17,5 @@ __all__ = ["PATSSelector", "UniformSelector", "StreamSelector", "select_offline"
            "KdVActivitySelector", "QuantileActivitySelector", "kdv_activity", "NeuralField", "fit_field",
            "grid_coords", "MinMaxNormalizer", "ANTICConfig", "Artefact", "StreamStopped", "compress_stream",
            "decompress", "decompress_all", "run_metrics", "artefact_bytes"]
+
+from . import _solutions  # registers the exercises
