@@ -14,6 +14,8 @@ from .layer import (E_AC_PJ, E_MAC_PJ, HRFLayer, HRFRecurrence, KernelRegressor,
                                        hrf_impulse_response, hrf_linear, initial_neurons,
                                        parallel_scan_2x2, sequential_scan_2x2)
 
+from . import _solutions  # registers the exercises
+
 __all__ = ["METHODS", "SpikeFunction", "check_threshold", "hrf_continuous_matrix", "hrf_eigenvalues",
            "hrf_energy", "hrf_neuron_sequential", "hrf_transition", "spike", "stable_dt_max",
            "E_AC_PJ", "E_MAC_PJ", "HRFLayer", "HRFRecurrence", "KernelRegressor", "SH2RFSSM",

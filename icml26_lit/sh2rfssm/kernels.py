@@ -5,6 +5,8 @@
 # %% ../../nbs/13_sh2rfssm/03_kernels.ipynb #f7f36608
 from __future__ import annotations
 
+import math
+
 import torch
 
 from ..core import (HAS_TRITON, check_tensor, register_benchmark, register_kernel,

@@ -187,13 +187,14 @@ class HRFRecurrence(torch.autograd.Function):
     "`(u, v)` (B, L, H) of neurons `(M, F)` by the compiled recurrence, with its adjoint as backward (Chapter 13, *The CPU path*)."
 
     @staticmethod
-    def forward(ctx, current, M, F):
+    def forward(ctx, current, M, F, need_v=True):
         x, Mn, Fn = _np64(current.permute(2, 0, 1)), _np64(M), _np64(F)
-        u, v = _iir_states(Mn, Fn, x)
+        # v is needed as an output, or by the backward pass (the gradient of M reads it)
+        u, v = _iir_states(Mn, Fn, x, need_v=need_v or any(ctx.needs_input_grad[:3]))
         ctx.save_for_backward(current, M, F)
         ctx.np = (x, Mn, Fn, u, v)
         ctx.set_materialize_grads(False)
-        back = lambda a: torch.from_numpy(a).permute(1, 2, 0).to(current.dtype)
+        back = lambda a: None if a is None else torch.from_numpy(a).permute(1, 2, 0).to(current.dtype)
         return back(u), back(v)
 
     @staticmethod
@@ -201,7 +202,7 @@ class HRFRecurrence(torch.autograd.Function):
         current, M, F = ctx.saved_tensors
         x, Mn, Fn, u, v = ctx.np
         if gu is None and gv is None:
-            return None, None, None
+            return None, None, None, None
         zeros = np.zeros_like(x)
         lu, lv = _adjoint(Mn, zeros if gu is None else _np64(gu.permute(2, 0, 1)),
                           None if gv is None else _np64(gv.permute(2, 0, 1)))
@@ -211,7 +212,7 @@ class HRFRecurrence(torch.autograd.Function):
         g_M = np.stack([np.stack([s(lu, up), s(lu, vp)], -1), np.stack([s(lv, up), s(lv, vp)], -1)], -2)
         g_F = np.stack([s(lu, x), s(lv, x)], -1)
         to = lambda a, ref: torch.from_numpy(np.ascontiguousarray(a)).to(ref.dtype)
-        return to(g_cur, current).permute(1, 2, 0), to(g_M, M), to(g_F, F)
+        return to(g_cur, current).permute(1, 2, 0), to(g_M, M), to(g_F, F), None
 
 # %% ../../nbs/13_sh2rfssm/02_scan_and_network.ipynb #1f68ec56
 def hrf_linear(current: torch.Tensor, M: torch.Tensor, F: torch.Tensor, mode: str = "scan",
@@ -223,7 +224,7 @@ def hrf_linear(current: torch.Tensor, M: torch.Tensor, F: torch.Tensor, mode: st
         h = parallel_scan_2x2(M, b, chunk_size)
         return h[..., 0].transpose(1, 2), h[..., 1].transpose(1, 2)
     if mode == "iir":
-        u, v = HRFRecurrence.apply(current, M, F)
+        u, v = HRFRecurrence.apply(current, M, F, need_v)
         return u, (v if need_v else None)
     if mode == "fft":
         k = hrf_impulse_response(M, F, L)  # (H, L, 2)
