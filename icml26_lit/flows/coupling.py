@@ -15,7 +15,8 @@ from torch import nn
 from ..core import check_tensor
 
 # %% auto #0
-__all__ = ['SplineFn', 'rqs_knots', 'rqs_transform', 'CouplingLayer', 'CouplingFlow', 'grid_integral']
+__all__ = ['SplineFn', 'rqs_knots', 'check_knots', 'check_generator', 'rqs_transform', 'CouplingLayer', 'CouplingFlow',
+           'grid_integral']
 
 # %% ../../nbs/09_ldr/02_coupling_flows.ipynb #c865a814
 def rqs_knots(widths: torch.Tensor,  # unconstrained bin widths (..., K)
@@ -39,13 +40,31 @@ def rqs_knots(widths: torch.Tensor,  # unconstrained bin widths (..., K)
     return xk, yk, dk
 
 
+def check_knots(xk: torch.Tensor, yk: torch.Tensor, dk: torch.Tensor) -> None:
+    "Raise ValueError unless xk, yk increase strictly and dk > 0 along the last dimension."
+    for name, k in (("xk", xk), ("yk", yk)):
+        if not bool((k[..., 1:] > k[..., :-1]).all()):  # also catches NaN knots
+            raise ValueError(f"{name} must be strictly increasing along its last dimension")
+    if not bool((dk > 0).all()):
+        raise ValueError("dk must be positive (a monotonic spline has positive knot derivatives)")
+
+
+def check_generator(generator, name: str = "generator") -> None:
+    "Raise TypeError unless `generator` is a torch.Generator or None."
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"{name} must be a torch.Generator or None, got {type(generator).__name__}")
+
+
 def rqs_transform(x: torch.Tensor,  # points (...)
                   xk: torch.Tensor,  # knot positions (..., K+1), increasing
                   yk: torch.Tensor,  # knot values (..., K+1), increasing
                   dk: torch.Tensor,  # knot derivatives (..., K+1), positive
                   inverse: bool = False,  # False: y = f(x); True: x = f^{-1}(y)
+                  check: bool = True,  # validate the knots (False: they come from `rqs_knots`)
                   ) -> tuple[torch.Tensor, torch.Tensor]:
     "Monotonic RQ spline and its log|derivative| (reference; Chapter 09, *The rational-quadratic spline*)."
+    if check:
+        check_knots(xk, yk, dk)
     n_bins = xk.shape[-1] - 1
     knots = yk if inverse else xk
     k = (knots < x[..., None]).sum(-1) - 1  # bin index; -1 or K means outside [-B, B]
@@ -124,7 +143,8 @@ class CouplingLayer(nn.Module):
         else:
             K = self.bins
             xk, yk, dk = rqs_knots(p[..., :K], p[..., K:2 * K], p[..., 2 * K:], self.bound)
-            zb, ladj = self.spline_fn(xb, xk, yk, dk, inverse=inverse)
+            # knots from rqs_knots increase and have positive slopes by construction
+            zb, ladj = self.spline_fn(xb, xk, yk, dk, inverse=inverse, check=False)
         return torch.cat([xa, zb], 1).index_select(1, self.unperm), ladj.sum(-1)
 
     def forward(self, x: torch.Tensor):
@@ -159,6 +179,10 @@ class CouplingFlow(nn.Module):
             for l in range(n_layers))
 
     def _check(self, x, name):
+        dtype = next(self.parameters()).dtype
+        if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dtype != dtype:
+            raise TypeError(f"{name} has dtype {str(x.dtype).replace('torch.', '')} but the flow is "
+                            f"{str(dtype).replace('torch.', '')}: convert one of them")
         return check_tensor(x, name, ndim=2, shape=(None, self.dim))
 
     def forward(self, x: torch.Tensor):
@@ -190,6 +214,7 @@ class CouplingFlow(nn.Module):
         "Samples x (n, D) with gradients through them, and their log q(x) (n,)."
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ValueError(f"n must be a positive integer, got {n!r}")
+        check_generator(generator)
         p = next(self.parameters())
         z = torch.randn(n, self.dim, generator=generator, dtype=p.dtype,
                         device=generator.device if generator is not None else p.device).to(p.device)

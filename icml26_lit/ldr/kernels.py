@@ -11,7 +11,7 @@ import torch  # no `from __future__ import annotations`: Triton reads constexpr 
 
 from ..core import (HAS_TRITON, check_tensor, register_benchmark, register_kernel,
                              resolve_backend)
-from ..flows.coupling import rqs_knots, rqs_transform
+from ..flows.coupling import check_knots, rqs_knots, rqs_transform
 
 if HAS_TRITON:
     import triton
@@ -103,7 +103,7 @@ class _RQSpline(torch.autograd.Function):
         x, xk, yk, dk = ctx.saved_tensors
         with torch.enable_grad():
             leaves = [t.detach().requires_grad_(t.requires_grad) for t in (x, xk, yk, dk)]
-            outs = rqs_transform(*leaves, inverse=ctx.inverse)
+            outs = rqs_transform(*leaves, inverse=ctx.inverse, check=False)
             want = [t for t in leaves if t.requires_grad]
             grads = iter(torch.autograd.grad(outs, want, (g_out, g_ladj), allow_unused=True))
         return tuple(next(grads) if t.requires_grad else None for t in leaves) + (None,)
@@ -113,6 +113,7 @@ def rq_spline(x: torch.Tensor,  # points (...)
               xk: torch.Tensor, yk: torch.Tensor, dk: torch.Tensor,  # knots (..., K+1)
               inverse: bool = False,  # False: y = f(x); True: x = f^{-1}(y)
               backend: str = "auto",  # "auto", "triton" or "torch"
+              check: bool = True,  # validate the knots (False: they come from `rqs_knots`)
               ) -> tuple[torch.Tensor, torch.Tensor]:
     "RQ spline and log|derivative|, fused in Triton (Chapter 09, *A fused rational-quadratic spline kernel*)."
     x = check_tensor(x, "x", dtypes=(torch.float32, torch.float64))
@@ -123,8 +124,10 @@ def rq_spline(x: torch.Tensor,  # points (...)
         raise ValueError(f"xk must hold at least 3 knots (2 bins) in its last dimension, got {n_knots}")
     yk = check_tensor(yk, "yk", shape=tuple(x.shape) + (n_knots,), dtypes=(x.dtype,))
     dk = check_tensor(dk, "dk", shape=tuple(x.shape) + (n_knots,), dtypes=(x.dtype,))
+    if check:
+        check_knots(xk, yk, dk)  # the kernel assumes a monotonic spline
     if resolve_backend(backend, x, xk, yk, dk) == "torch":
-        return rqs_transform(x, xk, yk, dk, inverse=inverse)
+        return rqs_transform(x, xk, yk, dk, inverse=inverse, check=False)
     out, ladj = _RQSpline.apply(x.reshape(-1), xk.reshape(-1, n_knots), yk.reshape(-1, n_knots),
                                 dk.reshape(-1, n_knots), bool(inverse))
     return out.reshape(x.shape), ladj.reshape(x.shape)

@@ -11,11 +11,12 @@ import warnings
 import torch
 
 from ..core import check_tensor
+from ..flows.coupling import check_generator
 from ..flows.estimators import effective_sample_size, estimate_log_Z, importance_log_weights
 
 # %% auto #0
 __all__ = ['DISPERSIONS', 'METHODS', 'log_dispersion_loss', 'nll_loss', 'temperature_weights', 'reverse_kl_loss', 'ReplayBuffer',
-           'fit', 'energy_slope', 'evaluate']
+           'check_fit_args', 'fit', 'energy_slope', 'evaluate']
 
 # %% ../../nbs/09_ldr/04_objectives.ipynb #8db279ba
 DISPERSIONS = ("var", "mad", "huber")
@@ -69,7 +70,7 @@ def nll_loss(log_q: torch.Tensor,  # log q(x_i) (N,)
     log_q = check_tensor(log_q, "log_q", ndim=1)
     if weights is None:
         return -log_q.mean()
-    weights = check_tensor(weights, "weights", ndim=1, shape=(len(log_q),))
+    weights = check_tensor(weights, "weights", ndim=1, shape=(len(log_q),), dtypes=(log_q.dtype,))
     if (weights < 0).any() or weights.sum() <= 0:
         raise ValueError("weights must be non-negative with a positive sum")
     return -(weights * log_q).sum() / weights.sum()
@@ -114,6 +115,7 @@ class ReplayBuffer:
 
     def sample(self, n: int, generator: torch.Generator | None = None):
         "n stored (x, u) pairs drawn uniformly with replacement."
+        check_generator(generator)
         if len(self) < 2:
             raise ValueError("the replay buffer holds fewer than 2 samples")
         i = torch.randint(len(self), (n,), generator=generator)
@@ -123,30 +125,68 @@ class ReplayBuffer:
 METHODS = ("nll", "nll+ldr", "ldr", "rkl", "rkl+ldr")
 
 
+def _positive_int(value, name):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+def _number(value, name, positive=False):
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or value < 0 or (positive and value == 0):
+        rule = "a positive" if positive else "a non-negative"
+        raise ValueError(f"{name} must be {rule} finite number, got {value!r}")
+
+
+def check_fit_args(flow, method, x, u, energy_fn, lam, kind, center, weights, steps, batch, lr,
+                   weight_decay, generator):
+    "Validate the arguments of `fit` at entry; return x, u, weights (Chapter 09, *Training*)."
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if kind not in DISPERSIONS:
+        raise ValueError(f"kind must be one of {DISPERSIONS}, got {kind!r}")
+    if center not in ("batch", "learned"):
+        raise ValueError(f"center must be 'batch' or 'learned', got {center!r}")
+    _positive_int(steps, "steps")
+    _positive_int(batch, "batch")
+    _number(lam, "lam")  # NaN, inf and negative weights never reach the parameters
+    _number(lr, "lr", positive=True)
+    _number(weight_decay, "weight_decay")
+    check_generator(generator)
+    dtype = next(flow.parameters()).dtype
+    if method in ("nll", "nll+ldr", "ldr"):
+        x = check_tensor(x, "x", ndim=2, shape=(None, flow.dim), dtypes=(dtype,))
+        u = check_tensor(u, "u", ndim=1, shape=(len(x),), finite=False)
+        if weights is not None:
+            if method == "ldr":
+                raise ValueError("weights apply to the NLL term; method='ldr' has none")
+            weights = check_tensor(weights, "weights", ndim=1, shape=(len(x),), dtypes=(dtype,))
+            if (weights < 0).any() or weights.sum() <= 0:
+                raise ValueError("weights must be non-negative with a positive sum")
+    elif energy_fn is None:
+        raise ValueError(f"method={method!r} needs energy_fn")
+    elif weights is not None:
+        raise ValueError(f"weights apply to data; method={method!r} trains on flow samples")
+    return x, u, weights
+
+# %% ../../nbs/09_ldr/04_objectives.ipynb #1f4e1caa
 def fit(flow, method: str = "nll+ldr",  # the flow to train in place; one of `METHODS`
         x: torch.Tensor | None = None, u: torch.Tensor | None = None,  # data (n, D) and labels (n,)
         energy_fn=None,  # u(x) -> (N,), needed by the variational methods
         lam: float = 1.0, kind: str = "var", center: str = "batch",  # LDR weight, dispersion, centre
         weights: torch.Tensor | None = None,  # importance weights for the NLL term
         steps: int = 300, batch: int = 256, lr: float = 3e-3,  # optimisation
+        weight_decay: float = 0.0,  # decoupled weight decay (AdamW); 0 is plain Adam
         buffer_size: int = 4096,  # replay buffer capacity (variational methods)
         generator: torch.Generator | None = None) -> dict:
     "Train `flow` with one of the chapter's objectives; returns the loss history (Chapter 09, *Training*)."
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"steps must be a positive integer, got {steps!r}")
-    if center not in ("batch", "learned"):
-        raise ValueError(f"center must be 'batch' or 'learned', got {center!r}")
+    x, u, weights = check_fit_args(flow, method, x, u, energy_fn, lam, kind, center, weights,
+                                   steps, batch, lr, weight_decay, generator)
     data_based = method in ("nll", "nll+ldr", "ldr")
-    if data_based:
-        x = check_tensor(x, "x", ndim=2, shape=(None, flow.dim))
-        u = check_tensor(u, "u", ndim=1, shape=(len(x),), finite=False)
-    elif energy_fn is None:
-        raise ValueError(f"method={method!r} needs energy_fn")
     use_ldr = method.endswith("ldr")
-    c = torch.nn.Parameter(torch.zeros((), dtype=next(flow.parameters()).dtype)) if center == "learned" else None
-    opt = torch.optim.Adam(list(flow.parameters()) + ([c] if c is not None else []), lr=lr)
+    dtype = next(flow.parameters()).dtype
+    c = torch.nn.Parameter(torch.zeros((), dtype=dtype)) if center == "learned" else None
+    params = list(flow.parameters()) + ([c] if c is not None else [])
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
     buf = ReplayBuffer(buffer_size) if not data_based else None
     hist = []
@@ -154,15 +194,14 @@ def fit(flow, method: str = "nll+ldr",  # the flow to train in place; one of `ME
         if data_based:
             i = torch.randperm(len(x), generator=generator)[:batch]
             log_q = flow.log_prob(x[i])
-            loss = 0.0 if method == "ldr" else nll_loss(log_q, None if weights is None else weights[i])
+            w = None if weights is None else weights[i]
+            loss = 0.0 if method == "ldr" else nll_loss(log_q, w)
             if use_ldr:
-                loss = loss + lam * log_dispersion_loss(log_q, u[i], kind, c if c is not None else "batch",
+                loss = loss + lam * log_dispersion_loss(log_q, u[i], kind, "batch" if c is None else c,
                                                         nonfinite="drop")
         else:
             loss, xs, us = reverse_kl_loss(flow, energy_fn, batch, generator)
-            if method == "rkl":
-                pass
-            else:
+            if method == "rkl+ldr":
                 buf.add(xs, us)
                 xb, ub = buf.sample(batch, generator)
                 loss = loss + lam * log_dispersion_loss(flow.log_prob(xb), ub, kind,

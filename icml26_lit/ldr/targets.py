@@ -12,6 +12,7 @@ import torch
 from scipy.special import iv
 
 from ..core import check_tensor
+from ..flows.coupling import check_generator
 
 # %% auto #0
 __all__ = ['DoubleWell2D', 'TiltedWell', 'ManyWell']
@@ -33,6 +34,7 @@ class _QuarticTarget:
     "Shared machinery: a quartic coordinate `v(x1)` plus a standard-Gaussian coordinate."
     dim = 2
     _lo, _hi, _n_grid = -3.5, 3.5, 40001
+    _edge_log_density = math.log(1e-12)  # largest density at the grid ends, relative to the mode
 
     def v(self, x1: torch.Tensor) -> torch.Tensor:  # quartic potential of x1
         raise NotImplementedError
@@ -46,6 +48,11 @@ class _QuarticTarget:
         # inverse-CDF table of exp(-v/T) on a fine float64 grid (trapezoid rule)
         g = torch.linspace(self._lo, self._hi, self._n_grid, dtype=torch.float64)
         logd = -self.v(g) / temperature
+        edge = float(torch.maximum(logd[0], logd[-1]) - logd.max())
+        if edge > self._edge_log_density:  # the density has not decayed at the grid's ends
+            t_max = temperature * self._edge_log_density / edge
+            raise ValueError(f"temperature={temperature:g} is beyond the sampler's grid "
+                             f"[{self._lo}, {self._hi}]: use temperature <= {t_max:.3g}")
         d = torch.exp(logd - logd.max())
         cdf = torch.cat([torch.zeros(1, dtype=torch.float64),
                          torch.cumsum(0.5 * (d[1:] + d[:-1]) * (g[1] - g[0]), 0)])
@@ -55,6 +62,7 @@ class _QuarticTarget:
                dtype: torch.dtype = torch.float32) -> torch.Tensor:
         "Exact samples (n, 2) of exp(-u/T) (Chapter 09, *Double-well targets*)."
         n, temperature = _check_n(n), _check_temperature(temperature)
+        check_generator(generator)
         g, cdf = self._grid(temperature)
         uni = torch.rand(n, generator=generator, dtype=torch.float64)
         k = torch.searchsorted(cdf, uni).clamp(1, len(g) - 1)

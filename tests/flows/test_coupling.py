@@ -110,3 +110,34 @@ def test_flow_bad_input():
         CouplingFlow(2).log_prob(torch.zeros(3, 3))
     with pytest.raises(ValueError, match="n must be"):
         CouplingFlow(2).sample(0)
+
+
+def test_spline_refuses_non_monotonic_knots(fresh_seed):
+    w, h, d, g = _random_params(10, 4, torch.float64, fresh_seed)
+    xk, yk, dk = rqs_knots(w, h, d, bound=2.0)
+    x = torch.zeros(10, dtype=torch.float64)
+    bad_x = xk.clone()
+    bad_x[:, 2] = bad_x[:, 1]  # a zero-width bin
+    with pytest.raises(ValueError, match="xk must be strictly increasing"):
+        rqs_transform(x, bad_x, yk, dk)
+    with pytest.raises(ValueError, match="yk must be strictly increasing"):
+        rqs_transform(x, xk, yk.flip(-1), dk, inverse=True)
+    bad_d = dk.clone()
+    bad_d[3, 2] = -0.5
+    with pytest.raises(ValueError, match="dk must be positive"):
+        rqs_transform(x, xk, yk, bad_d)
+    nan_x = xk.clone()
+    nan_x[0, 1] = math.nan
+    with pytest.raises(ValueError, match="xk must be strictly increasing"):
+        rqs_transform(x, nan_x, yk, dk)
+
+
+def test_flow_refuses_a_dtype_mismatch_and_a_bad_generator():
+    flow = CouplingFlow(2, n_layers=1, hidden=4)
+    with pytest.raises(TypeError, match="x has dtype float64 but the flow is float32"):
+        flow.log_prob(torch.zeros(3, 2, dtype=torch.float64))
+    with pytest.raises(TypeError, match="z has dtype float64"):
+        flow.inverse(torch.zeros(3, 2, dtype=torch.float64))
+    with pytest.raises(TypeError, match="generator must be a torch.Generator"):
+        flow.sample(3, generator=1)
+    flow.double().log_prob(torch.zeros(3, 2, dtype=torch.float64))  # matched dtypes are fine

@@ -1,14 +1,29 @@
-"Experiment plumbing (Chapter 09): configs, one smoke step, a tiny run that learns."
+"Experiment plumbing (Chapter 09): configs, one smoke step, a tiny run that learns, the pairing."
+import json
+import math
+import pathlib
+
+import pytest
 import torch
 
-from icml26_lit.core import SCALE_NAMES
 from icml26_lit.ldr import DoubleWell2D, evaluate
-from icml26_lit.ldr.experiments import CONFIG, make_flow, run, smoke_step
+from icml26_lit.ldr.experiments import (CONFIG, balanced_modes, equal_ess_ratio, make_flow,
+                                        nll_weight_decay, run, smoke_step, training_data)
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_smoke_step_every_scale():
-    for s in SCALE_NAMES:
+    for s in CONFIG.scales:
         smoke_step(CONFIG.smoke(s))
+
+
+def test_ci_preset_carries_the_committed_pilot_picks():
+    picks = json.loads((ROOT / "results" / "ldr" / "cpu.json").read_text())
+    ci = CONFIG.get("ci")
+    assert ci.lam == picks["lam"] and ci.nll_weight_decay == picks["nll_weight_decay"]
+    assert picks["n_data"] == ci.n_data and picks["steps"] == ci.steps
+    assert ci.n_seeds >= 5
 
 
 def test_a_short_ldr_run_beats_the_untrained_flow():
@@ -23,9 +38,41 @@ def test_a_short_ldr_run_beats_the_untrained_flow():
     assert r1["test_nll"] < r0["test_nll"] and r1["ess"] > r0["ess"]
 
 
+def test_runs_are_paired_by_seed_and_nested_across_sizes():
+    target = DoubleWell2D()
+    small = training_data(target, 64, 11, n_pool=1024)
+    big = training_data(target, 256, 11, n_pool=1024)
+    torch.testing.assert_close(big[:64], small, rtol=0, atol=0)  # the same first 64 points
+    assert not torch.equal(training_data(target, 64, 12, n_pool=1024), small)
+    cfg = CONFIG.get("ci")
+    cfg.update(steps=3, n_eval=64, n_test=64, n_layers=1, hidden=4)
+    a = run(target, "nll", 32, 3, cfg, keep=True)
+    b = run(target, "nll+ldr", 32, 3, cfg, keep=True)
+    torch.testing.assert_close(a["x"], b["x"], rtol=0, atol=0)  # same data for both methods
+    c = run(target, "nll", 32, 3, cfg)
+    assert c["ess"] == a["ess"]  # the same seed gives the same numbers
+    with pytest.raises(ValueError, match="n_pool must be at least"):
+        training_data(target, 64, 0, n_pool=32)
+
+
+def test_equal_ess_ratio_interpolates_in_log_n():
+    assert equal_ess_ratio([64, 256, 1024], [0.2, 0.6, 0.9], 0.4, 64) == pytest.approx(2.0)
+    assert equal_ess_ratio([64, 256, 1024], [0.2, 0.6, 0.9], 0.75, 64) == pytest.approx(8.0)
+    assert equal_ess_ratio([64, 256], [0.5, 0.6], 0.3, 64) == 1.0  # reached at the first size
+    assert equal_ess_ratio([64, 256], [0.5, 0.6], 0.95, 64) == math.inf  # censored
+    with pytest.raises(ValueError, match="n_grid must be increasing"):
+        equal_ess_ratio([256, 64], [0.5, 0.6], 0.55, 64)
+
+
+def test_nll_weight_decay_picks_the_nearest_piloted_size():
+    cfg = CONFIG.get("ci")
+    cfg.update(n_data=[64, 256, 1024], nll_weight_decay=[1.0, 0.1, 0.0])
+    assert nll_weight_decay(cfg, 64) == 1.0 and nll_weight_decay(cfg, 200) == 0.1
+    assert nll_weight_decay(cfg, 4096) == 0.0
+
+
 def test_colab_code_paths_run_tiny():
     from icml26_lit.ldr import ManyWell, TiltedWell
-    from icml26_lit.ldr.experiments import balanced_modes
     cfg = CONFIG.get("colab")
     cfg.update(steps=2, n_eval=64, n_test=64, n_layers=2, hidden=8, batch=32)
     target = DoubleWell2D()
@@ -42,7 +89,5 @@ def test_colab_code_paths_run_tiny():
 
 
 def test_balanced_modes_rejects_too_few():
-    import pytest
-    from icml26_lit.ldr.experiments import balanced_modes
     with pytest.raises(ValueError, match="too few"):
         balanced_modes(torch.ones(10, 2), 4)

@@ -79,3 +79,11 @@ def test_kernel_empty_and_bad_input():
         rq_spline(x, xk, yk.double(), dk)
     with pytest.raises(ValueError, match="backend"):
         rq_spline(x, xk, yk, dk, backend="cuda")
+
+
+def test_kernel_wrapper_refuses_non_monotonic_knots():
+    x, xk, yk, dk = make_spline_inputs((4, 3), torch.float32, torch.Generator().manual_seed(0))
+    with pytest.raises(ValueError, match="xk must be strictly increasing"):
+        rq_spline(x, xk.flip(-1), yk, dk, backend="triton")
+    with pytest.raises(ValueError, match="dk must be positive"):
+        rq_spline(x, xk, yk, -dk, backend="triton")

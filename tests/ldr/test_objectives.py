@@ -138,3 +138,77 @@ def test_evaluate_and_slope_on_an_exact_flow():
     assert abs(ev["ess"] - 1) < 1e-12 and ev["log_Z_error"] < 1e-12
     assert abs(ev["slope"] - 1) < 1e-12
     assert abs(energy_slope(-3 * _gaussian_energy(x), _gaussian_energy(x)) - 3) < 1e-12
+
+
+@pytest.mark.parametrize("lam", [math.nan, -1.0, math.inf, "1"])
+def test_fit_rejects_a_bad_lam_before_touching_the_parameters(lam):
+    target = DoubleWell2D()
+    x = target.sample(16, torch.Generator().manual_seed(0))
+    flow = CouplingFlow(2, n_layers=1, hidden=4)
+    before = {k: v.clone() for k, v in flow.state_dict().items()}
+    with pytest.raises(ValueError, match="lam must be a non-negative finite number"):
+        fit(flow, "nll+ldr", x, target.energy(x), lam=lam, steps=2)
+    assert all(torch.equal(before[k], v) for k, v in flow.state_dict().items())
+
+
+def test_fit_rejects_bad_optimiser_weights_dtype_and_generator():
+    target = DoubleWell2D()
+    x = target.sample(16, torch.Generator().manual_seed(0))
+    u = target.energy(x)
+    flow = CouplingFlow(2, n_layers=1, hidden=4)
+    for lr in (0.0, -1e-3, math.nan):
+        with pytest.raises(ValueError, match="lr must be a positive finite number"):
+            fit(flow, "nll", x, u, lr=lr)
+    with pytest.raises(ValueError, match="weight_decay must be"):
+        fit(flow, "nll", x, u, weight_decay=-0.1)
+    with pytest.raises(ValueError, match="batch must be a positive integer"):
+        fit(flow, "nll", x, u, batch=0)
+    with pytest.raises(ValueError, match="weights must have shape"):
+        fit(flow, "nll", x, u, weights=torch.ones(15))
+    with pytest.raises(TypeError, match="weights must have dtype"):
+        fit(flow, "nll", x, u, weights=torch.ones(16, dtype=torch.float64))
+    with pytest.raises(ValueError, match="method='ldr' has none"):
+        fit(flow, "ldr", x, u, weights=torch.ones(16))
+    with pytest.raises(ValueError, match="trains on flow samples"):
+        fit(flow, "rkl", energy_fn=target.energy, weights=torch.ones(16))
+    with pytest.raises(TypeError, match="x must have dtype"):
+        fit(flow, "nll", x.double(), u.double())
+    with pytest.raises(TypeError, match="generator must be a torch.Generator"):
+        fit(flow, "nll", x, u, generator=0)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        fit(flow, "nll+ldr", x, u, kind="std")
+    with pytest.raises(TypeError, match="weights must have dtype"):
+        nll_loss(torch.zeros(2), torch.ones(2, dtype=torch.float64))
+    with pytest.raises(TypeError, match="generator must be a torch.Generator"):
+        ReplayBuffer(4).sample(2, generator=3)
+
+
+def test_weight_decay_shrinks_the_parameters_and_zero_is_plain_adam():
+    target = DoubleWell2D()
+    x = target.sample(64, torch.Generator().manual_seed(0))
+    u = target.energy(x)
+    norms = {}
+    for wd in (0.0, 0.5):
+        torch.manual_seed(3)
+        flow = CouplingFlow(2, n_layers=1, hidden=8)
+        fit(flow, "nll", x, u, steps=30, lr=1e-2, weight_decay=wd, generator=torch.Generator().manual_seed(1))
+        norms[wd] = sum(float(p.norm()) for p in flow.parameters())
+    assert norms[0.5] < norms[0.0]
+    # weight_decay=0 must reproduce torch.optim.Adam step for step (the same update, bit for bit)
+    torch.manual_seed(3)
+    ref = CouplingFlow(2, n_layers=1, hidden=8)
+    opt = torch.optim.Adam(ref.parameters(), lr=1e-2)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, 5)
+    g = torch.Generator().manual_seed(1)
+    for _ in range(5):
+        i = torch.randperm(len(x), generator=g)[:256]
+        loss = -ref.log_prob(x[i]).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+    torch.manual_seed(3)
+    flow = CouplingFlow(2, n_layers=1, hidden=8)
+    fit(flow, "nll", x, u, steps=5, lr=1e-2, generator=torch.Generator().manual_seed(1))
+    for a, b in zip(flow.parameters(), ref.parameters()):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)

@@ -71,3 +71,16 @@ def test_targets_bad_input():
         DoubleWell2D().energy(torch.zeros(3, 3))
     with pytest.raises(ValueError, match="n_copies"):
         ManyWell(0)
+
+
+def test_sampler_refuses_a_temperature_beyond_its_grid_and_a_bad_generator():
+    target = DoubleWell2D(4.0)
+    target.sample(5, temperature=15.0)  # edge density e^{-506/15} of the peak: inside the grid
+    with pytest.raises(ValueError, match="beyond the sampler's grid"):
+        target.sample(5, temperature=25.0)
+    with pytest.raises(ValueError, match="beyond the sampler's grid"):
+        TiltedWell(4.0, 1.0).sample(5, temperature=40.0)
+    with pytest.raises(ValueError, match="beyond the sampler's grid"):
+        ManyWell(2, 4.0).sample(5, temperature=30.0)
+    with pytest.raises(TypeError, match="generator must be a torch.Generator"):
+        target.sample(5, generator=7)
