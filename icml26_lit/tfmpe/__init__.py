@@ -26,3 +26,5 @@ _all_ = ["Tokens", "tokenise", "detokenise", "TokenEmbedding", "fourier_features
          "init_parameters", "fit_direct", "fit_likelihood_factorised", "fit_posterior_factorised",
          "c2st", "sbc_ranks", "sbc_coverage", "stick_breaking_sizes", "flatten_sites",
          "unflatten_sites", "split_functional", "flatten_draws"]
+
+from . import _solutions  # registers the exercises
