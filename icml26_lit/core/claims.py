@@ -123,6 +123,15 @@ def _t_interval(est: float, se: float, df: float, alpha: float):
     return est - q * se, est + q * se
 
 
+def _welch(o: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    "Welch's standard error of mean(o) - mean(b) and its Welch-Satterthwaite degrees of freedom."
+    vo, vb = o.var(ddof=1) / len(o), b.var(ddof=1) / len(b)
+    se = float(math.sqrt(vo + vb))
+    if se == 0:
+        return se, float(len(o) + len(b) - 2)
+    return se, float((vo + vb) ** 2 / (vo ** 2 / (len(o) - 1) + vb ** 2 / (len(b) - 1)))
+
+
 def _zero_spread(delta: float, margin: float) -> tuple[str, str]:
     "A verdict for samples without spread: the difference is the same in every unit."
     if delta + margin > 0:
@@ -154,9 +163,7 @@ def _t_test(o, b, reference, paired, s, margin, alpha):
         se, df = float(x.std(ddof=1) / math.sqrt(len(x))), len(x) - 1
         res = (lambda alt: stats.ttest_1samp(x, 0.0, alternative=alt))
     else:
-        vo, vb = o.var(ddof=1) / n_o, b.var(ddof=1) / n_b
-        se = float(math.sqrt(vo + vb))
-        df = float((vo + vb) ** 2 / (vo ** 2 / (n_o - 1) + vb ** 2 / (n_b - 1))) if se > 0 else n_o + n_b - 2
+        se, df = _welch(o, b)
         res = (lambda alt: stats.ttest_ind(s * o + margin, s * b, equal_var=False, alternative=alt))
     d.df = df
     if se == 0:
@@ -198,9 +205,7 @@ def _equivalence(o, b, reference, tol, alpha):
         x = o - (ref if b is None else b[0])
         se, df = float(x.std(ddof=1) / math.sqrt(n_o)), n_o - 1
     else:
-        vo, vb = o.var(ddof=1) / n_o, b.var(ddof=1) / n_b
-        se = float(math.sqrt(vo + vb))
-        df = float((vo + vb) ** 2 / (vo ** 2 / (n_o - 1) + vb ** 2 / (n_b - 1))) if se > 0 else n_o + n_b - 2
+        se, df = _welch(o, b)
     d.df = df
     if se == 0:
         inside = abs(est) <= tol
