@@ -16,8 +16,8 @@ from .spbt import (ARITY, CONST, EMPTY, TOKEN_ID, V, VAR_SYMBOLS, X1, MAX_VARS,
                                      _as_tokens, check_fill, decode, depth_of, encode)
 
 # %% auto #0
-__all__ = ['PROTECT', 'NGUYEN', 'apply_op', 'evaluate_batch', 'check_data', 'nrmse', 'reward', 'fit_constants', 'score_reference',
-           'nguyen', 'is_recovered']
+__all__ = ['PROTECT', 'NGUYEN', 'apply_op', 'evaluate_batch', 'check_data', 'nrmse', 'reward', 'fit_constants', 'prepare_batch',
+           'score_reference', 'nguyen', 'is_recovered']
 
 # %% ../../nbs/18_gcn_sr/02_fitness.ipynb #be4f7dfe
 PROTECT = 1e-3   # |b| <= PROTECT: a / b := 1 and log|a| := 0
@@ -172,15 +172,21 @@ def fit_constants(tokens: torch.Tensor,      # token ids (B, S)
     return c
 
 # %% ../../nbs/18_gcn_sr/02_fitness.ipynb #4ced6709
+def prepare_batch(tokens, X: torch.Tensor, y: torch.Tensor, fit_steps: int = 30):
+    "Checked data, the (B, S) token batch on X's device and its fitted constants, for a scorer."
+    X, y = check_data(X, y)
+    t = check_fill(_as_tokens(tokens).reshape(-1, tokens.shape[-1]).cpu()).to(X.device)
+    c = fit_constants(t, X, y, steps=fit_steps) if bool((t == CONST).any()) else \
+        torch.zeros(t.shape, dtype=X.dtype, device=X.device)
+    return X, y, t, c
+
+
 def score_reference(tokens: torch.Tensor,   # token ids (B, S), valid fills
                     X: torch.Tensor,        # data (N, d)
                     y: torch.Tensor,        # targets (N,)
                     fit_steps: int = 30):   # BFGS iterations for the constants
     "Rewards (B,) and fitted constants (B, S) of a batch, in PyTorch: B evaluations (Chapter 18)."
-    X, y = check_data(X, y)
-    t = check_fill(_as_tokens(tokens).reshape(-1, tokens.shape[-1]).cpu()).to(X.device)
-    c = fit_constants(t, X, y, steps=fit_steps) if bool((t == CONST).any()) else \
-        torch.zeros(t.shape, dtype=X.dtype, device=X.device)
+    X, y, t, c = prepare_batch(tokens, X, y, fit_steps)
     with torch.no_grad():
         r = reward(_evaluate(t, c, X), y)
     return r, c

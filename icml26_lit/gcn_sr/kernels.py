@@ -11,7 +11,7 @@ import torch
 
 from ..core import (HAS_TRITON, check_tensor, register_benchmark, register_kernel,
                              resolve_backend)
-from .fitness import (PROTECT, check_data, evaluate_batch, fit_constants, nrmse,
+from .fitness import (prepare_batch, PROTECT, check_data, evaluate_batch, fit_constants, nrmse,
                                        score_reference)
 from .spbt import MAX_VARS, TOKEN_ID, V, X1, CONST, _as_tokens, check_fill
 
@@ -201,10 +201,7 @@ def score(tokens: torch.Tensor,   # token ids (B, S), valid fills
           fit_steps: int = 30,    # BFGS iterations for the constants
           backend: str = "auto"):  # "auto", "triton" or "torch", as in `spbt_fitness`
     "Rewards (B,) and fitted constants (B, S): the searches' scorer, B evaluations (Chapter 18)."
-    X, y = check_data(X, y)
-    t = check_fill(_as_tokens(tokens).reshape(-1, tokens.shape[-1]).cpu()).to(X.device)
-    c = fit_constants(t, X, y, steps=fit_steps) if bool((t == CONST).any()) else \
-        torch.zeros(t.shape, dtype=X.dtype, device=X.device)
+    X, y, t, c = prepare_batch(tokens, X, y, fit_steps)
     with torch.no_grad():
         _, err = spbt_fitness(t, c, X, y, backend=backend)
     return 1.0 / (1.0 + err), c
