@@ -44,7 +44,9 @@ $(STAMP): $(PINS) settings.ini setup.py
 	    echo "error: a CUDA build of torch was installed on a machine without CUDA;" \
 	         "set TORCH_INDEX to a CPU wheel index and run again"; exit 1; fi; \
 	fi; \
-	$(PY) -m pip install -q -c $(PINS) -r <(grep -vE '^(#|$$|torch==)' $(PINS) | sed 's/==.*//') $(QUIET_PIP); \
+	$(PY) -m pip install -q -c $(PINS) -r <($(PYTHON) requirements/pins.py regular | grep -v '^torch$$') $(QUIET_PIP); \
+	nodeps=$$($(PYTHON) requirements/pins.py nodeps); \
+	if [ -n "$$nodeps" ]; then $(PY) -m pip install -q --no-deps -c $(PINS) $$nodeps $(QUIET_PIP); fi; \
 	$(PY) -m pip install -q --no-deps -e . $(QUIET_PIP); \
 	rm -f $(VENV)/.icml26-*; touch $(STAMP); \
 	echo "environment ready in $$(( $$(date +%s) - t0 )) s: $(VENV)"

@@ -5,7 +5,8 @@
     python book/bootstrap.py check   # exit 1, naming the notebooks, if a first cell drifted
 
 On Colab the cell installs the package with the chapter's extra, keeping Colab's own torch and
-triton; elsewhere it does nothing. An exercises notebook also turns on Triton's interpreter
+triton, then the chapter's packages from the no-deps block of requirements/pins.txt with
+`--no-deps`; elsewhere it does nothing. An exercises notebook also turns on Triton's interpreter
 when the machine has no GPU, so its kernel exercises run on a CPU-only Colab too.
 """
 from __future__ import annotations
@@ -16,6 +17,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "requirements"))
+import pins  # noqa: E402  (requirements/pins.py: the no-deps block)
 NBS = ROOT / "nbs"
 MARK = "# icml26-lit: colab bootstrap (hidden in the book; does nothing outside Colab)"
 SKIP = ("index.ipynb", "performance.ipynb")  # book pages, not chapter notebooks
@@ -27,6 +30,9 @@ if "google.colab" in sys.modules:
     open("/tmp/icml26-keep.txt", "w").write("\\n".join(keep))  # keep Colab's own torch and triton
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-c", "/tmp/icml26-keep.txt",
                     "icml26_lit[{extra}] @ git+https://github.com/icml26-lit/icml26-lit"], check=True)'''
+NODEPS = '''
+    nodeps = {pins}  # requirements/pins.txt's no-deps block: their own dependencies are not wanted
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", *nodeps], check=True)'''
 INTERPRETER = '''
 import os, shutil
 if shutil.which("nvidia-smi") is None:  # no GPU: kernel exercises run in Triton's interpreter
@@ -49,6 +55,9 @@ def extra(nb: Path) -> str:
 def source(nb: Path) -> str:
     "The first cell `nb` must have."
     text = TEMPLATE.replace("{extra}", extra(nb))
+    nodeps = pins.nodeps_for(extra(nb))
+    if nodeps:
+        text += NODEPS.replace("{pins}", repr(nodeps))
     return text + (INTERPRETER if nb.stem.startswith("90_exercises") else "")
 
 
