@@ -11,6 +11,7 @@ when the machine has no GPU, so its kernel exercises run on a CPU-only Colab too
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import sys
@@ -79,8 +80,8 @@ def write(paths=None) -> int:
             data["cells"][0] = _cell(want)
             if cid:
                 data["cells"][0]["id"] = cid
-        else:
-            data["cells"].insert(0, _cell(want))
+        else:  # a new first cell, with a stable id (nbformat 4.5 requires one)
+            data["cells"].insert(0, dict(_cell(want), id=hashlib.sha1(str(nb.name).encode()).hexdigest()[:8]))
         nb.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
         print(f"bootstrap written: {nb.relative_to(ROOT)}")
     return 0
