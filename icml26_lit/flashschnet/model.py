@@ -9,6 +9,7 @@ import contextlib
 import math
 
 import torch
+from fastcore.basics import patch
 from torch import nn
 
 from ..core import BACKENDS, check_tensor
@@ -34,7 +35,7 @@ class InteractionBlock(nn.Module):
         self.lin2 = nn.Linear(num_filters, hidden_channels)
         self.lin3 = nn.Linear(hidden_channels, hidden_channels)
 
-
+# %% ../../nbs/06_flashschnet/06_schnet.ipynb #f6c593a7
 class SchNet(nn.Module):
     "CGSchNet energy model with switchable IO-aware kernels (Chapter 06, *The model*)."
 
@@ -82,75 +83,81 @@ class SchNet(nn.Module):
         "'csr', 'coo' or None (the plain index_add)."
         return "csr" if "csr" in self.flash else ("coo" if "message" in self.flash else None)
 
-    def _inputs(self, z, pos, batch, edge_index):
-        pos = check_tensor(pos, "pos", shape=(None, 3), dtypes=(torch.float32, torch.float64))
-        n = pos.shape[0]
-        if n == 0:
-            raise ValueError("pos must hold at least one bead")
-        if not isinstance(z, torch.Tensor) or z.dtype not in (torch.int32, torch.int64) or z.shape != (n,):
-            raise ValueError(f"z must be an integer tensor of shape ({n},) matching pos")
-        if int(z.min()) < 0 or int(z.max()) >= self.max_z:
-            raise ValueError(f"z must hold bead types in [0, {self.max_z})")
-        batch = _check_batch(batch, n, pos.device)
-        if edge_index is None:
-            return z.long(), pos, batch, radius_graph(pos.detach(), self.cutoff, batch)
-        edge_index = _check_edges(edge_index, n)  # both paths: out-of-range indices are caught here
-        if edge_index.numel() and bool((batch[edge_index[0]] != batch[edge_index[1]]).any()):
-            raise ValueError("edge_index joins beads of different replicas (see batch)")
-        return z.long(), pos, batch, edge_index
+# %% ../../nbs/06_flashschnet/06_schnet.ipynb #7ea29df2
+@patch
+def _inputs(self: SchNet, z, pos, batch, edge_index):
+    pos = check_tensor(pos, "pos", shape=(None, 3), dtypes=(torch.float32, torch.float64))
+    n = pos.shape[0]
+    if n == 0:
+        raise ValueError("pos must hold at least one bead")
+    if not isinstance(z, torch.Tensor) or z.dtype not in (torch.int32, torch.int64) or z.shape != (n,):
+        raise ValueError(f"z must be an integer tensor of shape ({n},) matching pos")
+    if int(z.min()) < 0 or int(z.max()) >= self.max_z:
+        raise ValueError(f"z must hold bead types in [0, {self.max_z})")
+    batch = _check_batch(batch, n, pos.device)
+    if edge_index is None:
+        return z.long(), pos, batch, radius_graph(pos.detach(), self.cutoff, batch)
+    edge_index = _check_edges(edge_index, n)  # both paths: out-of-range indices are caught here
+    if edge_index.numel() and bool((batch[edge_index[0]] != batch[edge_index[1]]).any()):
+        raise ValueError("edge_index joins beads of different replicas (see batch)")
+    return z.long(), pos, batch, edge_index
 
-    def forward(self, z: torch.Tensor,  # (N,) bead types
-                pos: torch.Tensor,  # (N, 3) positions, angstrom
-                batch: torch.Tensor | None = None,  # (N,) sorted replica index
-                edge_index: torch.Tensor | None = None,  # (2, E); the radius graph if None
-                ) -> torch.Tensor:
-        "Energy of each replica (G,) in kcal/mol."
-        z, pos, batch, ei = self._inputs(z, pos, batch, edge_index)
-        n, mode = pos.shape[0], self.message_mode
-        csr = build_csr_pair(ei, n) if (self.flash and ei.numel()) else None  # once, shared by all blocks
-        if "rbf" in self.flash and ei.numel():
-            dist, phi = flash_radial_basis(pos, ei, self.mu.to(pos.dtype), self.gamma, self.cutoff,
-                                           csr=csr, backend=self.backend)
-        else:
-            dist, phi = radial_basis_reference(pos, ei, self.mu.to(pos.dtype), self.gamma, self.cutoff)
-        use16 = self.weights_16bit and pos.dtype == torch.float32  # ignored in float64
-        h = self.embedding(z).to(pos.dtype)
-        for blk in self.interactions:
-            x = blk.lin1(h)
-            if use16:
-                hid = linear16(phi, blk.filter1.weight.half(), blk.filter1.bias.half(), tanh=True,
-                               backend=self.backend)
-                w = linear16(hid, blk.filter2.weight.half(), backend=self.backend)  # (E, F) float16
-            else:
-                w = blk.filter2(torch.tanh(blk.filter1(phi)))
-            if mode is not None and ei.numel():
-                m = cfconv(x, w, ei, dist, self.cutoff, mode=mode, csr=csr, backend=self.backend,
-                           cutoff_grad=self.cutoff_grad)
-            else:
-                m = cfconv_reference(x, w, ei, dist, self.cutoff)
-            h = h + blk.lin3(torch.tanh(blk.lin2(m)))
+# %% ../../nbs/06_flashschnet/06_schnet.ipynb #e64d0d54
+@patch
+def forward(self: SchNet, z: torch.Tensor,  # (N,) bead types
+            pos: torch.Tensor,  # (N, 3) positions, angstrom
+            batch: torch.Tensor | None = None,  # (N,) sorted replica index
+            edge_index: torch.Tensor | None = None,  # (2, E); the radius graph if None
+            ) -> torch.Tensor:
+    "Energy of each replica (G,) in kcal/mol."
+    z, pos, batch, ei = self._inputs(z, pos, batch, edge_index)
+    n, mode = pos.shape[0], self.message_mode
+    csr = build_csr_pair(ei, n) if (self.flash and ei.numel()) else None  # once, shared by all blocks
+    if "rbf" in self.flash and ei.numel():
+        dist, phi = flash_radial_basis(pos, ei, self.mu.to(pos.dtype), self.gamma, self.cutoff,
+                                       csr=csr, backend=self.backend)
+    else:
+        dist, phi = radial_basis_reference(pos, ei, self.mu.to(pos.dtype), self.gamma, self.cutoff)
+    use16 = self.weights_16bit and pos.dtype == torch.float32  # ignored in float64
+    h = self.embedding(z).to(pos.dtype)
+    for blk in self.interactions:
+        x = blk.lin1(h)
         if use16:
-            a = linear16(h, self.out1.weight.half(), self.out1.bias.half(), tanh=True,
-                         out_dtype=torch.float32, backend=self.backend)
-            e_bead = linear16(a, self.out2.weight.half(), self.out2.bias.half(),
-                              out_dtype=torch.float32, backend=self.backend)
+            hid = linear16(phi, blk.filter1.weight.half(), blk.filter1.bias.half(), tanh=True,
+                           backend=self.backend)
+            w = linear16(hid, blk.filter2.weight.half(), backend=self.backend)  # (E, F) float16
         else:
-            e_bead = self.out2(torch.tanh(self.out1(h)))
-        n_graphs = int(batch.max()) + 1
-        energy = e_bead.new_zeros(n_graphs).index_add(0, batch, e_bead[:, 0])
-        if self.prior is not None:
-            energy = energy + self.prior(pos, batch)
-        return energy
+            w = blk.filter2(torch.tanh(blk.filter1(phi)))
+        if mode is not None and ei.numel():
+            m = cfconv(x, w, ei, dist, self.cutoff, mode=mode, csr=csr, backend=self.backend,
+                       cutoff_grad=self.cutoff_grad)
+        else:
+            m = cfconv_reference(x, w, ei, dist, self.cutoff)
+        h = h + blk.lin3(torch.tanh(blk.lin2(m)))
+    if use16:
+        a = linear16(h, self.out1.weight.half(), self.out1.bias.half(), tanh=True,
+                     out_dtype=torch.float32, backend=self.backend)
+        e_bead = linear16(a, self.out2.weight.half(), self.out2.bias.half(),
+                          out_dtype=torch.float32, backend=self.backend)
+    else:
+        e_bead = self.out2(torch.tanh(self.out1(h)))
+    n_graphs = int(batch.max()) + 1
+    energy = e_bead.new_zeros(n_graphs).index_add(0, batch, e_bead[:, 0])
+    if self.prior is not None:
+        energy = energy + self.prior(pos, batch)
+    return energy
 
-    def energy_and_forces(self, z: torch.Tensor, pos: torch.Tensor, batch: torch.Tensor | None = None,
-                          edge_index: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        "Energies (G,) and forces (N, 3) = -dE/dpos; pos needs no requires_grad (Chapter 06, *Forces*)."
-        z, pos, batch, edge_index = self._inputs(z, pos, batch, edge_index)  # before requires_grad_
-        with torch.enable_grad(), frozen_parameters(self):
-            p = pos.detach().requires_grad_(True)
-            energy = self(z, p, batch, edge_index)
-            (grad,) = torch.autograd.grad(energy.sum(), p)
-        return energy.detach(), -grad
+# %% ../../nbs/06_flashschnet/06_schnet.ipynb #5261ea06
+@patch
+def energy_and_forces(self: SchNet, z: torch.Tensor, pos: torch.Tensor, batch: torch.Tensor | None = None,
+                      edge_index: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    "Energies (G,) and forces (N, 3) = -dE/dpos; pos needs no requires_grad (Chapter 06, *Forces*)."
+    z, pos, batch, edge_index = self._inputs(z, pos, batch, edge_index)  # before requires_grad_
+    with torch.enable_grad(), frozen_parameters(self):
+        p = pos.detach().requires_grad_(True)
+        energy = self(z, p, batch, edge_index)
+        (grad,) = torch.autograd.grad(energy.sum(), p)
+    return energy.detach(), -grad
 
 
 @contextlib.contextmanager

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from fastcore.basics import patch
 
 from .regret import check_discount, check_streams
 
@@ -208,24 +209,27 @@ class DiscountEnsemble:
             return np.clip(p, -self.bound, self.bound)
         return np.clip(p, 1e-12, 1 - 1e-12)
 
-    def predict(self, x) -> float:
-        "Weighted prediction: a value (squared loss) or P(y = +1) (logistic loss)."
-        self._preds = self._expert_preds(x)
-        return float(self.weights @ self._preds)
+# %% ../../nbs/12_ftrl/02_linear.ipynb #042310a0
+@patch
+def predict(self: DiscountEnsemble, x) -> float:
+    "Weighted prediction: a value (squared loss) or P(y = +1) (logistic loss)."
+    self._preds = self._expert_preds(x)
+    return float(self.weights @ self._preds)
 
-    def update(self, x, y: float) -> None:
-        "Charge every expert its loss, update the weights, and update every expert."
-        p = self._preds if self._preds is not None else self._expert_preds(x)
-        if self.loss == "squared":
-            losses = 0.5 * (float(y) - p) ** 2
-        else:
-            if y not in (-1, 1):
-                raise ValueError(f"logistic labels must be -1 or +1, got {y!r}")
-            losses = -np.log(p if y > 0 else 1 - p)
-        self.log_w -= self.eta * losses
-        for e in self.experts:
-            e.update(x, y)
-        self._preds = None
+@patch
+def update(self: DiscountEnsemble, x, y: float) -> None:
+    "Charge every expert its loss, update the weights, and update every expert."
+    p = self._preds if self._preds is not None else self._expert_preds(x)
+    if self.loss == "squared":
+        losses = 0.5 * (float(y) - p) ** 2
+    else:
+        if y not in (-1, 1):
+            raise ValueError(f"logistic labels must be -1 or +1, got {y!r}")
+        losses = -np.log(p if y > 0 else 1 - p)
+    self.log_w -= self.eta * losses
+    for e in self.experts:
+        e.update(x, y)
+    self._preds = None
 
 # %% ../../nbs/12_ftrl/02_linear.ipynb #9111718f
 def drifting_comparator(T: int,  # rounds

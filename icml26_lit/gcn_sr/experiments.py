@@ -78,7 +78,7 @@ def run_gcnsr(task: int, seed: int, cfg, mode: str = "swpg", soft_constraints: b
                 evals=m.n_evals, evals_to_recovery=m.recovered_at, seconds=time.perf_counter() - t0,
                 expression=str(m.best_expression), history=m.history, updates=m.n_updates)
 
-
+# %% ../../nbs/18_gcn_sr/06_experiments.ipynb #fcf5740d
 def _gplearn_functions():
     from gplearn.functions import make_function
 
@@ -119,7 +119,7 @@ def run_gplearn(task: int, seed: int, cfg) -> dict:
                 evals_to_recovery=None, seconds=time.perf_counter() - t0, expression=str(expr),
                 history=hist)
 
-
+# %% ../../nbs/18_gcn_sr/06_experiments.ipynb #7bc64a0d
 def run_pyoperon(task: int, seed: int, cfg) -> dict:
     "One pyoperon run capped at the same number of evaluations (Chapter 18, *Experiments*)."
     from pyoperon.sklearn import SymbolicRegressor
@@ -141,14 +141,10 @@ def run_pyoperon(task: int, seed: int, cfg) -> dict:
                 seconds=time.perf_counter() - t0, expression=str(expr), history=[])
 
 
-def run_deap(task: int, seed: int, cfg) -> dict:
-    "One DEAP GP run (tournament, one-point crossover, uniform mutation), stopped at the budget."
+def _deap_primitives(d: int):
+    "DEAP primitive set over x1..x_d with the protected div and log of our evaluator."
     import operator
-    import random
-    from deap import base, creator, gp, tools
-    X, y, truth = nguyen(task, seed=seed)
-    X_test, _, _ = nguyen(task, n_points=cfg.n_test, seed=10_000 + seed)
-    d = X.shape[1]
+    from deap import gp
     pset = gp.PrimitiveSet("MAIN", d)
     for fn, k in ((operator.add, 2), (operator.sub, 2), (operator.mul, 2)):
         pset.addPrimitive(fn, k)
@@ -157,18 +153,37 @@ def run_deap(task: int, seed: int, cfg) -> dict:
     for fn, name in ((np.sin, "sin"), (np.cos, "cos"), (np.exp, "exp")):
         pset.addPrimitive(fn, 1, name=name)
     pset.renameArguments(**{f"ARG{j}": f"x{j + 1}" for j in range(d)})
+    return pset
+
+
+def _deap_toolbox(pset, depth: int):
+    "DEAP toolbox: half-and-half init, tournament selection, one-point crossover, uniform mutation."
+    import operator
+    from deap import base, creator, gp, tools
     if not hasattr(creator, "FitnessMinNRMSE"):
         creator.create("FitnessMinNRMSE", base.Fitness, weights=(-1.0,))
         creator.create("IndividualNRMSE", gp.PrimitiveTree, fitness=creator.FitnessMinNRMSE)
     tb = base.Toolbox()
-    tb.register("expr", gp.genHalfAndHalf, pset=pset, min_=1, max_=cfg.depth - 1)
+    tb.register("expr", gp.genHalfAndHalf, pset=pset, min_=1, max_=depth - 1)
     tb.register("individual", tools.initIterate, creator.IndividualNRMSE, tb.expr)
     tb.register("select", tools.selTournament, tournsize=5)
     tb.register("mate", gp.cxOnePoint)
     tb.register("mutate", gp.mutUniform, expr=tb.expr, pset=pset)
-    limit = gp.staticLimit(key=operator.attrgetter("height"), max_value=cfg.depth - 1)
+    limit = gp.staticLimit(key=operator.attrgetter("height"), max_value=depth - 1)
     tb.decorate("mate", limit)
     tb.decorate("mutate", limit)
+    return tb
+
+# %% ../../nbs/18_gcn_sr/06_experiments.ipynb #16dd7f8b
+def run_deap(task: int, seed: int, cfg) -> dict:
+    "One DEAP GP run (tournament, one-point crossover, uniform mutation), stopped at the budget."
+    import random
+    from deap import gp, tools
+    X, y, truth = nguyen(task, seed=seed)
+    X_test, _, _ = nguyen(task, n_points=cfg.n_test, seed=10_000 + seed)
+    d = X.shape[1]
+    pset = _deap_primitives(d)
+    tb = _deap_toolbox(pset, cfg.depth)
     Xn, yn, sd = X.numpy(), y.numpy(), float(y.std(unbiased=False))
     count = [0]
 
@@ -213,7 +228,7 @@ def run_deap(task: int, seed: int, cfg) -> dict:
                 nrmse=best[0].fitness.values[0], evals=min(count[0], cfg.budget), evals_to_recovery=None,
                 seconds=time.perf_counter() - t0, expression=str(expr), history=hist)
 
-
+# %% ../../nbs/18_gcn_sr/06_experiments.ipynb #0b5ba06e
 def run_method(method: str, task: int, seed: int, cfg, device: str = "cpu") -> dict:
     "Dispatch one run of `method` (Chapter 18, *Experiments*)."
     if method == "gcn_sr":

@@ -110,7 +110,7 @@ def _mse(tokens, c, X, y):
     mse = (yh - y).pow(2).mean(-1)
     return torch.where(torch.isfinite(mse), mse, torch.full_like(mse, math.inf))
 
-
+# %% ../../nbs/18_gcn_sr/02_fitness.ipynb #52f7dde9
 def fit_constants(tokens: torch.Tensor,      # token ids (B, S)
                   X: torch.Tensor,           # data (N, d)
                   y: torch.Tensor,           # targets (N,)

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import torch
+from fastcore.basics import patch
 from torch import nn
 
 from .spbt import (ARITY, CONST, EMPTY, INVERSE, SPBT, TOKEN_ID, TRIG, V, Library)
@@ -89,16 +90,18 @@ class ConstraintState:
                 m[dead] = self.allowed & self.is_term
         return m
 
-    def write(self, t: int, tok: torch.Tensor):
-        "Write tokens (B,) into slot t and update the counters."
-        self.tokens[:, t] = tok
-        a = self.arity[tok]
-        filled = a >= 0
-        self.committed += torch.where(filled, a.clamp(min=0), 0)
-        self.open += torch.where(filled, a.clamp(min=0) - 1, 0)
-        for child in (2 * t + 1, 2 * t + 2):
-            if child < self.spbt.n_slots:
-                self.trig_above[:, child] = self.trig_above[:, t] | self.is_trig[tok]
+# %% ../../nbs/18_gcn_sr/03_generator.ipynb #b13aa0e2
+@patch
+def write(self: ConstraintState, t: int, tok: torch.Tensor):
+    "Write tokens (B,) into slot t and update the counters."
+    self.tokens[:, t] = tok
+    a = self.arity[tok]
+    filled = a >= 0
+    self.committed += torch.where(filled, a.clamp(min=0), 0)
+    self.open += torch.where(filled, a.clamp(min=0) - 1, 0)
+    for child in (2 * t + 1, 2 * t + 2):
+        if child < self.spbt.n_slots:
+            self.trig_above[:, child] = self.trig_above[:, t] | self.is_trig[tok]
 
 # %% ../../nbs/18_gcn_sr/03_generator.ipynb #bc93932f
 class GCNGenerator(nn.Module):
@@ -152,146 +155,158 @@ class GCNGenerator(nn.Module):
             elif isinstance(mod, nn.Embedding):
                 nn.init.normal_(mod.weight, generator=generator)
 
-    def set_data(self, X: torch.Tensor, y: torch.Tensor):
-        "Condition the generator on a data set (used only with data_embedding=True)."
-        self._data_x, self._data_y = X, y
+# %% ../../nbs/18_gcn_sr/03_generator.ipynb #dd23aebd
+@patch
+def set_data(self: GCNGenerator, X: torch.Tensor, y: torch.Tensor):
+    "Condition the generator on a data set (used only with data_embedding=True)."
+    self._data_x, self._data_y = X, y
 
-    def node_states(self, tokens: torch.Tensor, decided: torch.Tensor,
-                    slots: torch.Tensor | None = None) -> torch.Tensor:
-        "First-layer input H0 (n, B, W) at `slots` (default all): embed([one-hot or undecided, positions, data])."
-        # a linear map of the concatenated features = token-embedding row + position term
-        idx = torch.where(decided, tokens, torch.full_like(tokens, V)).T      # (n, B)
-        pos = self.pos if slots is None else self.pos[slots]
-        h = self.tok_embed(idx) + self.pos_embed(pos)[:, None]
-        if self.data is not None:
-            if self._data_x is None:
-                raise ValueError("data_embedding=True: call set_data(X, y) before decoding")
-            h = h + self.data(self._data_x, self._data_y)
-        return torch.relu(h)
+@patch
+def node_states(self: GCNGenerator, tokens: torch.Tensor, decided: torch.Tensor,
+                slots: torch.Tensor | None = None) -> torch.Tensor:
+    "First-layer input H0 (n, B, W) at `slots` (default all): embed([one-hot or undecided, positions, data])."
+    # a linear map of the concatenated features = token-embedding row + position term
+    idx = torch.where(decided, tokens, torch.full_like(tokens, V)).T      # (n, B)
+    pos = self.pos if slots is None else self.pos[slots]
+    h = self.tok_embed(idx) + self.pos_embed(pos)[:, None]
+    if self.data is not None:
+        if self._data_x is None:
+            raise ValueError("data_embedding=True: call set_data(X, y) before decoding")
+        h = h + self.data(self._data_x, self._data_y)
+    return torch.relu(h)
 
-    def hops(self, t: int) -> list:
-        "Slot sets R_0 = {t}, R_{k+1} = R_k and its neighbours: what layer K-k needs at slot t."
-        if t not in self._hops:
-            nb = (self.A_hat > 0)
-            sets = [torch.tensor([t], device=self.A_hat.device)]
-            for _ in range(len(self.layers)):
-                sets.append(nb[sets[-1]].any(0).nonzero()[:, 0])
-            self._hops[t] = sets
-        return self._hops[t]
+@patch
+def hops(self: GCNGenerator, t: int) -> list:
+    "Slot sets R_0 = {t}, R_{k+1} = R_k and its neighbours: what layer K-k needs at slot t."
+    if t not in self._hops:
+        nb = (self.A_hat > 0)
+        sets = [torch.tensor([t], device=self.A_hat.device)]
+        for _ in range(len(self.layers)):
+            sets.append(nb[sets[-1]].any(0).nonzero()[:, 0])
+        self._hops[t] = sets
+    return self._hops[t]
 
-    def logits(self, tokens: torch.Tensor, decided: torch.Tensor, t: int) -> torch.Tensor:
-        "Unmasked logits (B, V) for slot t: H <- ReLU(A_hat H W + b), K times, head on row t."
-        # only the K-hop neighbourhood of t influences slot t, so layer k is computed on R_{K-k}
-        R = self.hops(t)
-        K = len(self.layers)
-        h = self.node_states(tokens[:, R[K]], decided[:, R[K]], R[K])        # (|R_K|, B, W)
-        for k, layer in enumerate(self.layers):
-            rows, cols = R[K - k - 1], R[K - k]
-            n_in, B, W = h.shape
-            h = (self.A_hat[rows][:, cols] @ h.reshape(n_in, B * W)).reshape(len(rows), B, W)
-            h = torch.relu(layer(h))
-        return self.head(h[0])
+# %% ../../nbs/18_gcn_sr/03_generator.ipynb #4a243b2d
+@patch
+def logits(self: GCNGenerator, tokens: torch.Tensor, decided: torch.Tensor, t: int) -> torch.Tensor:
+    "Unmasked logits (B, V) for slot t: H <- ReLU(A_hat H W + b), K times, head on row t."
+    # only the K-hop neighbourhood of t influences slot t, so layer k is computed on R_{K-k}
+    R = self.hops(t)
+    K = len(self.layers)
+    h = self.node_states(tokens[:, R[K]], decided[:, R[K]], R[K])        # (|R_K|, B, W)
+    for k, layer in enumerate(self.layers):
+        rows, cols = R[K - k - 1], R[K - k]
+        n_in, B, W = h.shape
+        h = (self.A_hat[rows][:, cols] @ h.reshape(n_in, B * W)).reshape(len(rows), B, W)
+        h = torch.relu(layer(h))
+    return self.head(h[0])
 
-    def logits_dense(self, tokens: torch.Tensor, decided: torch.Tensor, t: int) -> torch.Tensor:
-        "Reference: the same logits from the GCN run on every slot of the scaffold."
-        h = self.node_states(tokens, decided)
-        for layer in self.layers:
-            S, B, W = h.shape
-            h = torch.relu(layer((self.A_hat @ h.reshape(S, B * W)).reshape(S, B, W)))
-        return self.head(h[t])
+@patch
+def logits_dense(self: GCNGenerator, tokens: torch.Tensor, decided: torch.Tensor, t: int) -> torch.Tensor:
+    "Reference: the same logits from the GCN run on every slot of the scaffold."
+    h = self.node_states(tokens, decided)
+    for layer in self.layers:
+        S, B, W = h.shape
+        h = torch.relu(layer((self.A_hat @ h.reshape(S, B * W)).reshape(S, B, W)))
+    return self.head(h[t])
 
-    def decode(self, n: int | None = None, tokens: torch.Tensor | None = None,
-               generator: torch.Generator | None = None, trace: bool = False):
-        "Sample n trees, or teacher-force `tokens` (B, S): returns tokens, log p, entropy (and trace)."
-        if (n is None) == (tokens is None):
-            raise ValueError("give exactly one of n (sample) or tokens (teacher forcing)")
-        dev = self.A_hat.device
-        B = n if tokens is None else tokens.shape[0]
-        if tokens is not None and tokens.shape[1] != self.spbt.n_slots:
-            raise ValueError(f"tokens must have shape (B, {self.spbt.n_slots}), got {tuple(tokens.shape)}")
-        st = ConstraintState(self.spbt, B, self.min_len, self.max_len, self.soft, dev)
-        decided = torch.zeros(B, self.spbt.n_slots, dtype=torch.bool, device=dev)
-        logp = torch.zeros(B, device=dev)
-        ent = torch.zeros(B, device=dev)
-        steps = []
-        for t in range(self.spbt.n_slots):
+# %% ../../nbs/18_gcn_sr/03_generator.ipynb #3c7ab32a
+@patch
+def decode(self: GCNGenerator, n: int | None = None, tokens: torch.Tensor | None = None,
+           generator: torch.Generator | None = None, trace: bool = False):
+    "Sample n trees, or teacher-force `tokens` (B, S): returns tokens, log p, entropy (and trace)."
+    if (n is None) == (tokens is None):
+        raise ValueError("give exactly one of n (sample) or tokens (teacher forcing)")
+    dev = self.A_hat.device
+    B = n if tokens is None else tokens.shape[0]
+    if tokens is not None and tokens.shape[1] != self.spbt.n_slots:
+        raise ValueError(f"tokens must have shape (B, {self.spbt.n_slots}), got {tuple(tokens.shape)}")
+    st = ConstraintState(self.spbt, B, self.min_len, self.max_len, self.soft, dev)
+    decided = torch.zeros(B, self.spbt.n_slots, dtype=torch.bool, device=dev)
+    logp = torch.zeros(B, device=dev)
+    ent = torch.zeros(B, device=dev)
+    steps = []
+    for t in range(self.spbt.n_slots):
+        req = st.required(t)
+        tok = torch.full((B,), EMPTY, dtype=torch.long, device=dev)
+        if bool(req.any()):
+            rows = req.nonzero()[:, 0]                  # only the trees that must fill t
+            m = st.mask(t)[rows]
+            lg = self.logits(st.tokens[rows], decided[rows], t).masked_fill(~m, float("-inf"))
+            lp = torch.log_softmax(lg, -1)
+            if tokens is None:
+                choice = torch.multinomial(lp.detach().exp(), 1, generator=generator)[:, 0]
+            else:
+                choice = tokens[rows, t].to(dev)
+                bad = ~m.gather(1, choice[:, None])[:, 0]
+                if bool(bad.any()):
+                    raise ValueError(f"tokens: slot {t} of row {int(rows[bad][0])} holds a "
+                                     "token the constraint mask forbids")
+            tok[rows] = choice
+            logp = logp.index_add(0, rows, lp.gather(1, choice[:, None])[:, 0])
+            # p log p with masked entries set to 0 first: where() alone would leak NaN gradients
+            plogp = (lp.exp() * lp.masked_fill(~m, 0.0)).sum(-1)
+            ent = ent.index_add(0, rows, -plogp)
+            if trace:
+                full_m = torch.zeros(B, V, dtype=torch.bool, device=dev)
+                full_p = torch.zeros(B, V, device=dev)
+                full_m[rows], full_p[rows] = m, lp.detach().exp()
+                steps.append(dict(t=t, mask=full_m, probs=full_p))
+        elif trace:
+            steps.append(dict(t=t, mask=None, probs=None))
+        st.write(t, tok)
+        decided[:, t] = True
+    if trace:
+        return st.tokens, logp, ent, steps
+    return st.tokens, logp, ent
+
+# %% ../../nbs/18_gcn_sr/03_generator.ipynb #cf145fb6
+@patch
+def sample(self: GCNGenerator, n: int, generator: torch.Generator | None = None):
+    "n trees (n, S) with their log-probabilities and entropies, no gradients (Chapter 18)."
+    with torch.no_grad():
+        return self.decode(n=n, generator=generator)
+
+@patch
+def log_prob(self: GCNGenerator, tokens: torch.Tensor):
+    "Log-probabilities (B,) and entropies (B,) of given trees by teacher forcing (Chapter 18)."
+    # pass 1 (no gradient): replay the masks; pass 2: one GCN pass over every
+    # (tree, step) pair that had to be sampled, each seeing the slots before its step
+    dev = self.A_hat.device
+    tokens = tokens.to(dev)
+    B, S = tokens.shape
+    if S != self.spbt.n_slots:
+        raise ValueError(f"tokens must have shape (B, {S}), got {tuple(tokens.shape)}")
+    st = ConstraintState(self.spbt, B, self.min_len, self.max_len, self.soft, dev)
+    req_all, masks = [], []
+    with torch.no_grad():
+        for t in range(S):
             req = st.required(t)
-            tok = torch.full((B,), EMPTY, dtype=torch.long, device=dev)
-            if bool(req.any()):
-                rows = req.nonzero()[:, 0]                  # only the trees that must fill t
-                m = st.mask(t)[rows]
-                lg = self.logits(st.tokens[rows], decided[rows], t).masked_fill(~m, float("-inf"))
-                lp = torch.log_softmax(lg, -1)
-                if tokens is None:
-                    choice = torch.multinomial(lp.detach().exp(), 1, generator=generator)[:, 0]
-                else:
-                    choice = tokens[rows, t].to(dev)
-                    bad = ~m.gather(1, choice[:, None])[:, 0]
-                    if bool(bad.any()):
-                        raise ValueError(f"tokens: slot {t} of row {int(rows[bad][0])} holds a "
-                                         "token the constraint mask forbids")
-                tok[rows] = choice
-                logp = logp.index_add(0, rows, lp.gather(1, choice[:, None])[:, 0])
-                # p log p with masked entries set to 0 first: where() alone would leak NaN gradients
-                plogp = (lp.exp() * lp.masked_fill(~m, 0.0)).sum(-1)
-                ent = ent.index_add(0, rows, -plogp)
-                if trace:
-                    full_m = torch.zeros(B, V, dtype=torch.bool, device=dev)
-                    full_p = torch.zeros(B, V, device=dev)
-                    full_m[rows], full_p[rows] = m, lp.detach().exp()
-                    steps.append(dict(t=t, mask=full_m, probs=full_p))
-            elif trace:
-                steps.append(dict(t=t, mask=None, probs=None))
-            st.write(t, tok)
-            decided[:, t] = True
-        if trace:
-            return st.tokens, logp, ent, steps
-        return st.tokens, logp, ent
-
-    def sample(self, n: int, generator: torch.Generator | None = None):
-        "n trees (n, S) with their log-probabilities and entropies, no gradients (Chapter 18)."
-        with torch.no_grad():
-            return self.decode(n=n, generator=generator)
-
-    def log_prob(self, tokens: torch.Tensor):
-        "Log-probabilities (B,) and entropies (B,) of given trees by teacher forcing (Chapter 18)."
-        # pass 1 (no gradient): replay the masks; pass 2: one GCN pass over every
-        # (tree, step) pair that had to be sampled, each seeing the slots before its step
-        dev = self.A_hat.device
-        tokens = tokens.to(dev)
-        B, S = tokens.shape
-        if S != self.spbt.n_slots:
-            raise ValueError(f"tokens must have shape (B, {S}), got {tuple(tokens.shape)}")
-        st = ConstraintState(self.spbt, B, self.min_len, self.max_len, self.soft, dev)
-        req_all, masks = [], []
-        with torch.no_grad():
-            for t in range(S):
-                req = st.required(t)
-                req_all.append(req)
-                masks.append(st.mask(t) if bool(req.any()) else
-                              torch.zeros(B, V, dtype=torch.bool, device=dev))
-                st.write(t, torch.where(req, tokens[:, t], torch.full_like(tokens[:, t], EMPTY)))
-        req = torch.stack(req_all, 1)                           # (B, S)
-        masks = torch.stack(masks, 1)                           # (B, S, V)
-        if not torch.equal(st.tokens, tokens):
-            raise ValueError("tokens: not a valid fill (a forced-empty slot holds a token)")
-        b_idx, t_idx = req.nonzero(as_tuple=True)               # the pairs that were sampled
-        m = masks[b_idx, t_idx]
-        choice = tokens[b_idx, t_idx]
-        if not bool(m.gather(1, choice[:, None]).all()):
-            raise ValueError("tokens: a slot holds a token the constraint mask forbids")
-        decided = torch.arange(S, device=dev)[None] < t_idx[:, None]   # slots before step t
-        h = self.node_states(tokens[b_idx], decided)            # (S, P, W)
-        for layer in self.layers:
-            n, P, W = h.shape
-            h = torch.relu(layer((self.A_hat @ h.reshape(n, P * W)).reshape(n, P, W)))
-        h_t = h[t_idx, torch.arange(len(t_idx), device=dev)]   # row t of pair p
-        lp = torch.log_softmax(self.head(h_t).masked_fill(~m, float("-inf")), -1)
-        lp_tok = lp.gather(1, choice[:, None])[:, 0]
-        plogp = (lp.exp() * lp.masked_fill(~m, 0.0)).sum(-1)
-        logp = torch.zeros(B, device=dev).index_add(0, b_idx, lp_tok)
-        ent = torch.zeros(B, device=dev).index_add(0, b_idx, -plogp)
-        return logp, ent
+            req_all.append(req)
+            masks.append(st.mask(t) if bool(req.any()) else
+                          torch.zeros(B, V, dtype=torch.bool, device=dev))
+            st.write(t, torch.where(req, tokens[:, t], torch.full_like(tokens[:, t], EMPTY)))
+    req = torch.stack(req_all, 1)                           # (B, S)
+    masks = torch.stack(masks, 1)                           # (B, S, V)
+    if not torch.equal(st.tokens, tokens):
+        raise ValueError("tokens: not a valid fill (a forced-empty slot holds a token)")
+    b_idx, t_idx = req.nonzero(as_tuple=True)               # the pairs that were sampled
+    m = masks[b_idx, t_idx]
+    choice = tokens[b_idx, t_idx]
+    if not bool(m.gather(1, choice[:, None]).all()):
+        raise ValueError("tokens: a slot holds a token the constraint mask forbids")
+    decided = torch.arange(S, device=dev)[None] < t_idx[:, None]   # slots before step t
+    h = self.node_states(tokens[b_idx], decided)            # (S, P, W)
+    for layer in self.layers:
+        n, P, W = h.shape
+        h = torch.relu(layer((self.A_hat @ h.reshape(n, P * W)).reshape(n, P, W)))
+    h_t = h[t_idx, torch.arange(len(t_idx), device=dev)]   # row t of pair p
+    lp = torch.log_softmax(self.head(h_t).masked_fill(~m, float("-inf")), -1)
+    lp_tok = lp.gather(1, choice[:, None])[:, 0]
+    plogp = (lp.exp() * lp.masked_fill(~m, 0.0)).sum(-1)
+    logp = torch.zeros(B, device=dev).index_add(0, b_idx, lp_tok)
+    ent = torch.zeros(B, device=dev).index_add(0, b_idx, -plogp)
+    return logp, ent
 
 # %% ../../nbs/18_gcn_sr/03_generator.ipynb #d608c0c9
 def constraint_violations(tokens: torch.Tensor, spbt: SPBT, min_len: int = 1,
@@ -339,7 +354,7 @@ DECODING_LAYOUT = dict(
     yaxis3=dict(domain=[0, 0.3], anchor="x3", title="y"),
     height=640)
 
-
+# %% ../../nbs/18_gcn_sr/03_generator.ipynb #80a5b19a
 def decoding_traces(spbt: SPBT, tokens: torch.Tensor, steps: list, upto: int,
                     X: torch.Tensor | None = None, y: torch.Tensor | None = None):
     "Plotly traces of one tree after `upto` decoding steps, the mask at that step, and its fit."
@@ -398,7 +413,7 @@ def decoding_traces(spbt: SPBT, tokens: torch.Tensor, steps: list, upto: int,
                                      xaxis="x3", yaxis="y3"))
     return traces
 
-
+# %% ../../nbs/18_gcn_sr/03_generator.ipynb #a4110156
 def decode_one(spbt: SPBT, seed: int = 0, width: int = 32):
     "Decode one tree with a fresh seeded generator; returns its tokens and per-step masks."
     gen = GCNGenerator(spbt, width=width, generator=torch.Generator().manual_seed(seed))

@@ -32,7 +32,7 @@ ARITY = torch.tensor([-1] + [2] * len(BINARY) + [1] * len(UNARY) + [0] * (1 + MA
 INVERSE = {"exp": "log", "log": "exp"}   # unary pairs that cancel
 TRIG = ("sin", "cos")
 
-
+# %% ../../nbs/18_gcn_sr/01_spbt.ipynb #0b423979
 @dataclass(frozen=True)
 class Library:
     "The tokens an SPBT may hold in one run (Chapter 18, *The vocabulary*)."
@@ -70,7 +70,7 @@ class Library:
         "Vocabulary ids of one kind: 'binary', 'unary' or 'terminal'."
         return list(_library_ids(self, kind))
 
-
+# %% ../../nbs/18_gcn_sr/01_spbt.ipynb #097cd681
 @functools.lru_cache(maxsize=None)
 def _library_ids(library: Library, kind: str) -> tuple:
     if kind == "binary":
@@ -137,7 +137,7 @@ def depth_of(n_slots: int) -> int:
     "The depth D of a scaffold with `n_slots` = 2**D - 1 slots."
     return int(round(math.log2(n_slots + 1)))
 
-
+# %% ../../nbs/18_gcn_sr/01_spbt.ipynb #ac22b683
 def _rules(tokens: torch.Tensor, spbt: SPBT) -> dict:
     "Per-rule violation masks (B,) for a batch of fills."
     a = ARITY[tokens]                                     # (B, S)
@@ -154,7 +154,7 @@ def _rules(tokens: torch.Tensor, spbt: SPBT) -> dict:
         "an operator sits on the last level": ((a > 0) & spbt.last_level).any(1),
     }
 
-
+# %% ../../nbs/18_gcn_sr/01_spbt.ipynb #f4c6874c
 def is_valid(tokens: torch.Tensor,   # token ids (B, S) or (S,)
              library: Library | None = None) -> torch.Tensor:  # if given, tokens must be in it
     "Whether each fill is a valid SPBT (Chapter 18, *Validity*); bool (B,) or scalar."
@@ -313,7 +313,7 @@ def decode(tokens: torch.Tensor,                 # one valid fill (S,)
         return sp.Mul(a, sp.Pow(b, -1, evaluate=evaluate), evaluate=evaluate)
     return rec(0)
 
-
+# %% ../../nbs/18_gcn_sr/01_spbt.ipynb #204f1510
 def _expr_tree(e: sp.Expr, consts: list) -> tuple:
     "Nested-tuple tree of a sympy expression (binary folds, see `encode`)."
     if e.is_Symbol:
@@ -357,7 +357,7 @@ def _expr_tree(e: sp.Expr, consts: list) -> tuple:
     raise ValueError(f"cannot encode {e!r}: only + - * / sin cos exp log, integer powers, "
                      "numbers and x1..x4 are supported")
 
-
+# %% ../../nbs/18_gcn_sr/01_spbt.ipynb #cd429f5b
 def encode(expr, depth: int, return_constants: bool = False):
     "Token ids (S,) in heap order of a sympy expression or nested tuple (Chapter 18, *To and from sympy*)."
     if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:

@@ -11,6 +11,7 @@ import time
 import numpy as np
 import sympy as sp
 import torch
+from fastcore.basics import patch
 
 from .spbt import (ARITY, EMPTY, SPBT, Library, check_fill, count_trees, decode,
                                      random_tree)
@@ -68,7 +69,7 @@ def crossover(a: np.ndarray, b: np.ndarray, index: SubtreeIndex, rng: np.random.
         return a.copy()
     return index.move(a, int(rng.choice(cand)), b, j)
 
-
+# %% ../../nbs/18_gcn_sr/04_swpg.ipynb #5985e253
 def mutate(a: np.ndarray, index: SubtreeIndex, rng: np.random.Generator,
            p_point: float = 0.5) -> np.ndarray:
     "Point mutation (same arity) with probability p_point, else subtree mutation."
@@ -240,81 +241,6 @@ class GCNSR:
         self.index = SubtreeIndex(self.spbt)
         self.best_tokens, self.best_constants, self.best_reward = None, None, -1.0
 
-    def fit(self, X: torch.Tensor, y: torch.Tensor, truth: sp.Expr | None = None,
-            X_test: torch.Tensor | None = None):
-        "Search for an expression of y given X; stops early once `truth` is recovered (if given)."
-        X, y = check_data(X, y)
-        if X.shape[1] != self.spbt.library.n_vars:
-            raise ValueError(f"X has {X.shape[1]} columns but the library has "
-                             f"{self.spbt.library.n_vars} variables")
-        g = torch.Generator(device=self.device).manual_seed(self.seed)
-        rng = np.random.default_rng(self.seed)
-        opt = torch.optim.Adam(self.generator.parameters(), lr=self.lr)
-        Xs, ys = X.to(self.device), y.to(self.device)  # on CUDA, `score` runs the fused kernel
-        self.n_evals, self.n_updates, self.history = 0, 0, []
-        self.best_reward, self.best_tokens, self.best_constants = -1.0, None, None
-        self.recovered_at, self._checked = None, None
-        elite_t = torch.zeros(0, self.spbt.n_slots, dtype=torch.long)
-        elite_r = torch.zeros(0, dtype=torch.float64)
-
-        def scorer(t):
-            r, c = score(t, Xs, ys)
-            r, c = r.cpu(), c.cpu()
-            self.n_evals += len(t)
-            k = int(torch.argmax(r))
-            if float(r[k]) > self.best_reward:
-                self.best_reward = float(r[k])
-                self.best_tokens, self.best_constants = t[k].clone(), c[k].clone()
-            self.history.append((self.n_evals, self.best_reward))
-            return r, c
-
-        def done():
-            if self.n_evals >= self.budget:
-                return True
-            if truth is not None and self.recovered_at is None and self.best_reward > 1 - 1e-9 \
-                    and self._checked is not self.best_tokens:
-                self._checked = self.best_tokens
-                if is_recovered(self.best_tokens, self.best_constants, truth,
-                                X if X_test is None else X_test):
-                    self.recovered_at = self.n_evals
-            return truth is not None and self.recovered_at is not None
-
-        while not done():
-            n = min(self.batch_size, self.budget - self.n_evals)
-            tokens, _, _ = self.generator.sample(n, generator=g)
-            tokens = tokens.cpu()                       # scoring and GP run on the CPU
-            r, _ = scorer(tokens)
-            train_t, train_r = tokens, r.float()
-            if self.mode in ("swpg", "imitation") and not done():
-                n_off = min(self.gp_offspring, (self.budget - self.n_evals) // max(1, self.gp_generations))
-                if n_off > 0:
-                    gt, gr, _ = gp_refine(tokens, r, scorer, self.index, self.gp_generations, n_off,
-                                          rng=rng)
-                    allt, allr = torch.cat([elite_t, gt]), torch.cat([elite_r, gr.double()])
-                    allt, inv = torch.unique(allt, dim=0, return_inverse=True)
-                    best = torch.full((len(allt),), -1.0, dtype=torch.float64).scatter_reduce(
-                        0, inv, allr, "amax")
-                    keep = torch.argsort(best, descending=True)[: self.n_elites]
-                    elite_t, elite_r = allt[keep], best[keep]
-            if self.mode == "swpg":
-                train_r = swpg_rewards(tokens, r, elite_t, elite_r, self.beta, self.temperature)
-            elif self.mode == "imitation" and len(elite_t):
-                # NGGPPS-style: the GP elites join the training batch as if sampled
-                train_t = torch.cat([tokens, elite_t])
-                train_r = torch.cat([r.float(), elite_r.float()])
-            idx, thr = risk_seeking_select(train_r, self.epsilon)
-            self.generator.train()
-            if self.mode == "imitation":
-                lp, ent = self._log_prob_unconstrained(train_t[idx])
-            else:
-                lp, ent = self.generator.log_prob(train_t[idx].to(self.device))
-            loss = swpg_loss(lp, train_r[idx].to(lp.device), thr, ent, self.entropy_weight)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            self.n_updates += 1
-        return self
-
     def _log_prob_unconstrained(self, tokens):
         "Teacher forcing with the validity masks only (GP elites may break the soft priors)."
         soft = self.generator.soft
@@ -336,3 +262,95 @@ class GCNSR:
         "NRMSE of the best expression on the training data."
         r = self.best_reward
         return math.inf if r <= 0 else 1.0 / r - 1.0
+
+# %% ../../nbs/18_gcn_sr/04_swpg.ipynb #93841316
+def _merge_elites(elite_t, elite_r, gt, gr, n_elites: int):
+    "The n_elites best distinct trees of the old elites and the GP offspring (gt, gr)."
+    allt, allr = torch.cat([elite_t, gt]), torch.cat([elite_r, gr.double()])
+    allt, inv = torch.unique(allt, dim=0, return_inverse=True)
+    best = torch.full((len(allt),), -1.0, dtype=torch.float64).scatter_reduce(
+        0, inv, allr, "amax")
+    keep = torch.argsort(best, descending=True)[: n_elites]
+    return allt[keep], best[keep]
+
+
+@patch
+def _scorer(self: GCNSR, Xs, ys):
+    "Score trees on (Xs, ys), counting evaluations and tracking the best tree so far."
+    def scorer(t):
+        r, c = score(t, Xs, ys)
+        r, c = r.cpu(), c.cpu()
+        self.n_evals += len(t)
+        k = int(torch.argmax(r))
+        if float(r[k]) > self.best_reward:
+            self.best_reward = float(r[k])
+            self.best_tokens, self.best_constants = t[k].clone(), c[k].clone()
+        self.history.append((self.n_evals, self.best_reward))
+        return r, c
+    return scorer
+
+
+@patch
+def _done(self: GCNSR, truth, X_check) -> bool:
+    "Whether the budget is spent or (with `truth`) the best tree recovers it on X_check."
+    if self.n_evals >= self.budget:
+        return True
+    if truth is not None and self.recovered_at is None and self.best_reward > 1 - 1e-9 \
+            and self._checked is not self.best_tokens:
+        self._checked = self.best_tokens
+        if is_recovered(self.best_tokens, self.best_constants, truth, X_check):
+            self.recovered_at = self.n_evals
+    return truth is not None and self.recovered_at is not None
+
+# %% ../../nbs/18_gcn_sr/04_swpg.ipynb #8865c8a7
+@patch
+def fit(self: GCNSR, X: torch.Tensor, y: torch.Tensor, truth: sp.Expr | None = None,
+        X_test: torch.Tensor | None = None):
+    "Search for an expression of y given X; stops early once `truth` is recovered (if given)."
+    X, y = check_data(X, y)
+    if X.shape[1] != self.spbt.library.n_vars:
+        raise ValueError(f"X has {X.shape[1]} columns but the library has "
+                         f"{self.spbt.library.n_vars} variables")
+    g = torch.Generator(device=self.device).manual_seed(self.seed)
+    rng = np.random.default_rng(self.seed)
+    opt = torch.optim.Adam(self.generator.parameters(), lr=self.lr)
+    Xs, ys = X.to(self.device), y.to(self.device)  # on CUDA, `score` runs the fused kernel
+    self.n_evals, self.n_updates, self.history = 0, 0, []
+    self.best_reward, self.best_tokens, self.best_constants = -1.0, None, None
+    self.recovered_at, self._checked = None, None
+    elite_t = torch.zeros(0, self.spbt.n_slots, dtype=torch.long)
+    elite_r = torch.zeros(0, dtype=torch.float64)
+
+    scorer = self._scorer(Xs, ys)
+    done = lambda: self._done(truth, X if X_test is None else X_test)
+
+    while not done():
+        n = min(self.batch_size, self.budget - self.n_evals)
+        tokens, _, _ = self.generator.sample(n, generator=g)
+        tokens = tokens.cpu()                       # scoring and GP run on the CPU
+        r, _ = scorer(tokens)
+        train_t, train_r = tokens, r.float()
+        if self.mode in ("swpg", "imitation") and not done():
+            n_off = min(self.gp_offspring, (self.budget - self.n_evals) // max(1, self.gp_generations))
+            if n_off > 0:
+                gt, gr, _ = gp_refine(tokens, r, scorer, self.index, self.gp_generations, n_off,
+                                      rng=rng)
+                elite_t, elite_r = _merge_elites(elite_t, elite_r, gt, gr, self.n_elites)
+        if self.mode == "swpg":
+            train_r = swpg_rewards(tokens, r, elite_t, elite_r, self.beta, self.temperature)
+        elif self.mode == "imitation" and len(elite_t):
+            # NGGPPS-style: the GP elites join the training batch as if sampled
+            train_t = torch.cat([tokens, elite_t])
+            train_r = torch.cat([r.float(), elite_r.float()])
+        idx, thr = risk_seeking_select(train_r, self.epsilon)
+        self.generator.train()
+        if self.mode == "imitation":
+            lp, ent = self._log_prob_unconstrained(train_t[idx])
+        else:
+            lp, ent = self.generator.log_prob(train_t[idx].to(self.device))
+        loss = swpg_loss(lp, train_r[idx].to(lp.device), thr, ent, self.entropy_weight)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        self.n_updates += 1
+    return self

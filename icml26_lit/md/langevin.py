@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import torch
+from fastcore.basics import patch
 
 from ..core import check_tensor
 
@@ -70,41 +71,46 @@ class BAOAB:
             return (1.0 / m).to(pos)[:, None]
         return 1.0 / m
 
-    def init(self, pos: torch.Tensor, vel: torch.Tensor | None = None) -> LangevinState:
-        "Start a run: forces at `pos`; velocities from Maxwell-Boltzmann unless given."
-        pos = check_tensor(pos, "pos", shape=(None, 3), dtypes=(torch.float32, torch.float64))
-        inv_m = self._inv_mass(pos)
-        if vel is None:
-            noise = torch.randn(pos.shape, generator=self.generator, dtype=pos.dtype, device="cpu")
-            vel = noise.to(pos.device) * torch.sqrt(self.kT * KCAL_PER_MOL * torch.as_tensor(inv_m))
-        else:
-            vel = check_tensor(vel, "vel", shape=tuple(pos.shape))
-        energy, forces = self.force_fn(pos)
-        return LangevinState(pos, vel, forces, energy)
+# %% ../../nbs/06_flashschnet/03_md_langevin.ipynb #de88a5e0
+@patch
+def init(self: BAOAB, pos: torch.Tensor, vel: torch.Tensor | None = None) -> LangevinState:
+    "Start a run: forces at `pos`; velocities from Maxwell-Boltzmann unless given."
+    pos = check_tensor(pos, "pos", shape=(None, 3), dtypes=(torch.float32, torch.float64))
+    inv_m = self._inv_mass(pos)
+    if vel is None:
+        noise = torch.randn(pos.shape, generator=self.generator, dtype=pos.dtype, device="cpu")
+        vel = noise.to(pos.device) * torch.sqrt(self.kT * KCAL_PER_MOL * torch.as_tensor(inv_m))
+    else:
+        vel = check_tensor(vel, "vel", shape=tuple(pos.shape))
+    energy, forces = self.force_fn(pos)
+    return LangevinState(pos, vel, forces, energy)
 
-    def step(self, s: LangevinState) -> LangevinState:
-        "One B A O A B step (one force evaluation)."
-        h, inv_m = self.dt, self._inv_mass(s.pos)
-        vel = s.vel + 0.5 * h * KCAL_PER_MOL * inv_m * s.forces  # B: a = 418.4 F / m
-        pos = s.pos + 0.5 * h * vel  # A
-        c1 = math.exp(-self.friction * h)  # O: exact Ornstein-Uhlenbeck update
-        if self.friction > 0:
-            xi = torch.randn(pos.shape, generator=self.generator, dtype=pos.dtype, device="cpu")
-            sigma = torch.sqrt((1 - c1 * c1) * self.kT * KCAL_PER_MOL * torch.as_tensor(inv_m))
-            vel = c1 * vel + sigma.to(pos) * xi.to(pos.device)
-        pos = pos + 0.5 * h * vel  # A
-        energy, forces = self.force_fn(pos)
-        vel = vel + 0.5 * h * KCAL_PER_MOL * inv_m * forces  # B
-        return LangevinState(pos, vel, forces, energy)
+@patch
+def step(self: BAOAB, s: LangevinState) -> LangevinState:
+    "One B A O A B step (one force evaluation)."
+    h, inv_m = self.dt, self._inv_mass(s.pos)
+    vel = s.vel + 0.5 * h * KCAL_PER_MOL * inv_m * s.forces  # B: a = 418.4 F / m
+    pos = s.pos + 0.5 * h * vel  # A
+    c1 = math.exp(-self.friction * h)  # O: exact Ornstein-Uhlenbeck update
+    if self.friction > 0:
+        xi = torch.randn(pos.shape, generator=self.generator, dtype=pos.dtype, device="cpu")
+        sigma = torch.sqrt((1 - c1 * c1) * self.kT * KCAL_PER_MOL * torch.as_tensor(inv_m))
+        vel = c1 * vel + sigma.to(pos) * xi.to(pos.device)
+    pos = pos + 0.5 * h * vel  # A
+    energy, forces = self.force_fn(pos)
+    vel = vel + 0.5 * h * KCAL_PER_MOL * inv_m * forces  # B
+    return LangevinState(pos, vel, forces, energy)
 
-    def run(self, pos: torch.Tensor, n_steps: int, every: int = 1,
-            callback: Callable | None = None, vel: torch.Tensor | None = None) -> LangevinState:
-        "Run `n_steps`; call `callback(step, state)` every `every` steps; return the last state."
-        if isinstance(n_steps, bool) or not isinstance(n_steps, int) or n_steps < 0:
-            raise ValueError(f"n_steps must be a non-negative integer, got {n_steps!r}")
-        s = self.init(pos, vel)
-        for t in range(1, n_steps + 1):
-            s = self.step(s)
-            if callback is not None and t % every == 0:
-                callback(t, s)
-        return s
+# %% ../../nbs/06_flashschnet/03_md_langevin.ipynb #670254e2
+@patch
+def run(self: BAOAB, pos: torch.Tensor, n_steps: int, every: int = 1,
+        callback: Callable | None = None, vel: torch.Tensor | None = None) -> LangevinState:
+    "Run `n_steps`; call `callback(step, state)` every `every` steps; return the last state."
+    if isinstance(n_steps, bool) or not isinstance(n_steps, int) or n_steps < 0:
+        raise ValueError(f"n_steps must be a non-negative integer, got {n_steps!r}")
+    s = self.init(pos, vel)
+    for t in range(1, n_steps + 1):
+        s = self.step(s)
+        if callback is not None and t % every == 0:
+            callback(t, s)
+    return s
