@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/06_flashschnet/09_md_api.ipynb #e0bbf995
+# %% ../../nbs/06_flashschnet/09_md_api.ipynb #eb877f71
 from .graph import radius_graph, build_csr, build_csr_pair
 from .langevin import KCAL_PER_MOL, BOLTZMANN, kT_at, LangevinState, BAOAB
 from .chain import ChainPrior, radius_of_gyration, bond_lengths, bead_chain
