@@ -43,7 +43,6 @@ KNOWN_LONG: set[tuple[str, str]] = {
     ('nbs/04_antic/10_kdv_selector.ipynb', 'def _check_quantiles(high_quantile, low_quantile, window):'),
     ('nbs/05_emformer/04_finetune.ipynb', 'def finetune('),
     ('nbs/05_emformer/06_kernels.ipynb', 'if HAS_TRITON:'),
-    ('nbs/05_emformer/07_experiments.ipynb', '_MODEL = dict(dim=64, heads=4, depth=(1, (1, 4, 1), 1), window=[(4, 4)], patch=4)'),
     ('nbs/05_emformer/07_experiments.ipynb', 'def new_model(cfg, seed: int, backend: str = "auto") -> EMFormer:'),
     ('nbs/06_flashschnet/05_kernels.ipynb', '_BLOCK_E = 64  # edges per program in the edge-parallel kernels'),
     ('nbs/06_flashschnet/05_kernels.ipynb', 'def _bench_graph(device, n=4300, per_node=55, f=128, k=50, seed=0):'),
