@@ -10,7 +10,7 @@ import math
 import numpy as np
 import torch
 
-from ..core import sizes
+from ..core import Config, sizes
 from .noise import GaussianNoise
 from .estimator import functional_kl
 from .ffm import FunctionalFlowMatching
@@ -18,22 +18,28 @@ from .ground_truths import gaussian_mode_kl
 from .trajectory import (coupled_bridge_paths, double_well_paths,
                                                  snapshot_index, w2_squared)
 
-_COMMON = dict(M=32, N=8, n_t=32, t_eps=0.96, n_cells=500, n_fill=4, s=0.9, T=2.0, width=256)
+# s and T: picked by the cpu preset's pilot (seed 100, marginals only, never FKL), stored in
+# results/functional_kl/pilot_cpu.json beside the cpu run's results/functional_kl/cpu.json
+_PILOT = dict(pilot_seed=100, s_grid=[0.6, 0.9, 1.2], T_grid=[1.0, 2.0, 3.0])
+_COMMON = dict(M=32, N=8, n_t=32, t_eps=0.96, n_cells=500, n_fill=4, s=0.9, T=2.0, width=256,
+               **_PILOT)
 CONFIG = sizes(
     ci=dict(ti_seeds=5, steps=1500, batch=256, n_eval=256, gauss_seeds=3, gauss_paths=4000,
-            gauss_steps=1000, **_COMMON),
+            gauss_steps=1000, run_pilot=False, **_COMMON),
     cpu=dict(ti_seeds=10, steps=3000, batch=512, n_eval=256, gauss_seeds=5, gauss_paths=4000,
-             gauss_steps=3000, **{**_COMMON, "n_fill": 8}),
+             gauss_steps=3000, run_pilot=True, **{**_COMMON, "n_fill": 8}),
     colab=dict(ti_seeds=10, steps=30000, batch=1024, n_eval=500, gauss_seeds=5, gauss_paths=20000,
-               gauss_steps=30000, **{**_COMMON, "n_fill": 20, "n_t": 100}),
+               gauss_steps=30000, run_pilot=True,
+               **{**_COMMON, "n_fill": 20, "n_t": 100}),
     full=dict(ti_seeds=10, steps=30000, batch=1024, n_eval=500, gauss_seeds=10, gauss_paths=50000,
-              gauss_steps=30000, **{**_COMMON, "n_fill": 100, "n_t": 100}),
+              gauss_steps=30000, run_pilot=True,
+              **{**_COMMON, "n_fill": 100, "n_t": 100}),
     size_keys=["ti_seeds", "steps", "batch", "n_eval", "gauss_seeds", "gauss_paths", "gauss_steps",
                "n_fill"])
 ARMS = ("true", "null", "ot", "random")
 
 # %% auto #0
-__all__ = ['CONFIG', 'ARMS', 'ti_data', 'run_ti_seed', 'run_gauss_seed', 'smoke_step']
+__all__ = ['CONFIG', 'ARMS', 'ti_data', 'run_ti_seed', 'run_gauss_seed', 'smoke_step', 'marginal_check', 'in_bands', 'run_pilot']
 
 # %% ../../nbs/11_functional_kl/07_experiments.ipynb #9d0db30e
 def ti_data(seed: int, cfg):
@@ -109,3 +115,29 @@ def smoke_step(cfg) -> None:
     r = functional_kl(ffm.velocity(0), ffm.velocity(2), evals["true"][:8].float(), noise, n_t=2,
                       schedule="importance", generator=g)
     assert math.isfinite(r.value) and math.isfinite(w2_squared(held_arm["ot"], held))
+
+# %% ../../nbs/11_functional_kl/07_experiments.ipynb #fbe01481
+def marginal_check(seed: int, cfg) -> dict:
+    "Calibration quantities of one seed: left-well share at tau = 1, held-out W2^2 of both arms."
+    _, _, held, held_arm, last = ti_data(seed, cfg)
+    return dict(left_well=float((last[:, 0] < 0).float().mean()),
+                w2_ot=w2_squared(held_arm["ot"], held), w2_random=w2_squared(held_arm["random"], held))
+
+
+def in_bands(m: dict) -> bool:
+    "Each well holds 35-65% of the cells and W2^2(random) <= 2 W2^2(OT)."
+    return 0.35 <= m["left_well"] <= 0.65 and m["w2_random"] <= 2 * m["w2_ot"]
+
+
+def run_pilot(cfg) -> dict:
+    "The pilot: (s, T) on the grid, qualified by `in_bands`, the most even wells kept."
+    grid = []
+    for s in cfg.s_grid:
+        for T in cfg.T_grid:
+            m = marginal_check(cfg.pilot_seed, Config({**cfg, "s": s, "T": T}))
+            grid.append(dict(s=s, T=T, **m, in_bands=in_bands(m)))
+    ok = [r for r in grid if r["in_bands"]]
+    if not ok:
+        raise RuntimeError(f"no (s, T) on the grid meets the calibration bands: {grid}")
+    best = min(ok, key=lambda r: abs(r["left_well"] - 0.5))
+    return dict(seed=cfg.pilot_seed, s=best["s"], T=best["T"], grid=grid)
