@@ -23,7 +23,7 @@ __all__ = ['CONFIG', 'load_data', 'evaluate', 'train_arm', 'ridge_r2', 'pair_auc
 # %% ../../nbs/14_prime_attention/05_experiments.ipynb #71522d41
 _ARMS = {"standard_48": ("standard", 48), "prime_48": ("prime", 48), "prime_24": ("prime", 24),
          "standard_30": ("standard", 30), "prime_30": ("prime", 30)}
-# lr picks, noise and row-3 margin from the cpu pilot: results/prime_attention/cpu.json
+# lr picks, noise and row-3 margin from the cpu pilot: results/prime_attention/pilot_cpu.json
 _PICKS = dict(lr={"standard_48": 3e-3, "prime_48": 3e-3, "standard_30": 3e-3, "prime_30": 3e-3},
               noise_std=0.1, margin=0.01408437091151318)
 _COMMON = dict(horizon=12, lr_grid=[1e-3, 3e-3], noise_grid=[0.1, 0.3, 0.6, 1.0], pilot_seed=100,
