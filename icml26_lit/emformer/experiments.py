@@ -26,7 +26,7 @@ __all__ = ['CONFIG', 'make_data', 'cases', 'scores', 'persistence_acc', 'Config_
 _MODEL = dict(dim=64, heads=4, depth=(1, (1, 4, 1), 1), window=[(4, 4)], patch=4)
 _DATA = dict(ny=32, nx=64, beta=2.0, nu=5e-4, drag=0.02, peak=4.0, solver_dt=0.02)
 # the ci preset; the larger ones change only what they name. model_dt: from the cpu pilot,
-# results/emformer/cpu.json (persistence lead-12 ACC in [0.1, 0.5])
+# results/emformer/pilot_cpu.json (persistence lead-12 ACC in [0.1, 0.5])
 _CI = dict(n_seeds=3, n_train=32, train_len=17, n_test=8, test_len=25, starts=[0, 6],
            leads=[1, 4, 12], model_dt=0.1125,
            pretrain_steps=150, rollouts=10, rollout_len=4, K=4, batch=8, lr_pre=1e-3, lr_ft=2e-4,
