@@ -87,17 +87,13 @@ def multiscale_conv_merged(x: torch.Tensor, w1, w3, w5) -> torch.Tensor:
 if HAS_TRITON:
 
     @triton.jit
-    def _merged_tap(w1_ptr, w3_ptr, w5_ptr, c, cm, KY: tl.constexpr, KX: tl.constexpr):
-        "K[c, KY, KX] = W5 + pad(W3) + pad(W1) at one tap, built in registers."
-        k = tl.load(w5_ptr + c * 25 + KY * 5 + KX, mask=cm, other=0.0)
-        if KY >= 1:
-            if KY <= 3:
-                if KX >= 1:
-                    if KX <= 3:
-                        k += tl.load(w3_ptr + c * 9 + (KY - 1) * 3 + (KX - 1), mask=cm, other=0.0)
-        if KY == 2:
-            if KX == 2:
-                k += tl.load(w1_ptr + c, mask=cm, other=0.0)
+    def _merged_tap(w1_ptr, w3_ptr, w5_ptr, c, cm, ky, kx):
+        "K[c, ky, kx] = W5 + pad(W3) + pad(W1) at one tap, built in registers."
+        k = tl.load(w5_ptr + c * 25 + ky * 5 + kx, mask=cm, other=0.0)
+        if (ky >= 1) & (ky <= 3) & (kx >= 1) & (kx <= 3):  # the 3x3 sits in the centre
+            k += tl.load(w3_ptr + c * 9 + (ky - 1) * 3 + (kx - 1), mask=cm, other=0.0)
+        if (ky == 2) & (kx == 2):
+            k += tl.load(w1_ptr + c, mask=cm, other=0.0)
         return k
 
     @triton.jit
@@ -125,26 +121,19 @@ if HAS_TRITON:
             acc = tl.zeros([BLOCK_P, BLOCK_C], dtype=tl.float64)
         else:
             acc = tl.zeros([BLOCK_P, BLOCK_C], dtype=tl.float32)
-        for dy in tl.static_range(5):
-            for dx in tl.static_range(5):
-                # tap (dy, dx) of K, or of K flipped for the input gradient
-                k = _merged_tap(
-                    w1_ptr,
-                    w3_ptr,
-                    w5_ptr,
-                    c,
-                    cm,
-                    dy + FLIP * (4 - 2 * dy),
-                    dx + FLIP * (4 - 2 * dx),
-                )
-                hh, ww = h + (dy - 2), w + (dx - 2)
-                m = pm & (hh >= 0) & (hh < H) & (ww >= 0) & (ww < W)  # zero padding
-                xv = tl.load(
-                    x_ptr + base + (hh * W + ww)[:, None] * C + c[None, :],
-                    mask=m[:, None] & cm[None, :],
-                    other=0.0,
-                )
-                acc += xv.to(acc.dtype) * k.to(acc.dtype)[None, :]
+        for tap in range(25):  # a loop, not unrolled: 25 copies of a 64 x 64 tile compile slowly
+            dy, dx = tap // 5, tap % 5
+            # tap (dy, dx) of K, or of K flipped for the input gradient
+            k = _merged_tap(w1_ptr, w3_ptr, w5_ptr, c, cm, dy + FLIP * (4 - 2 * dy),
+                            dx + FLIP * (4 - 2 * dx))
+            hh, ww = h + (dy - 2), w + (dx - 2)
+            m = pm & (hh >= 0) & (hh < H) & (ww >= 0) & (ww < W)  # zero padding
+            xv = tl.load(
+                x_ptr + base + (hh * W + ww)[:, None] * C + c[None, :],
+                mask=m[:, None] & cm[None, :],
+                other=0.0,
+            )
+            acc += xv.to(acc.dtype) * k.to(acc.dtype)[None, :]
         tl.store(
             y_ptr + base + p[:, None] * C + c[None, :],
             acc.to(y_ptr.dtype.element_ty),
@@ -176,17 +165,17 @@ if HAS_TRITON:
             gy = gy.to(tl.float64)
         else:
             gy = gy.to(tl.float32)
-        for dy in tl.static_range(5):
-            for dx in tl.static_range(5):
-                hh, ww = h + (dy - 2), w + (dx - 2)
-                m = pm & (hh >= 0) & (hh < H) & (ww >= 0) & (ww < W)
-                xv = tl.load(
-                    x_ptr + base + (hh * W + ww)[:, None] * C + c[None, :],
-                    mask=m[:, None] & cm[None, :],
-                    other=0.0,
-                )
-                part = tl.sum(xv.to(gy.dtype) * gy, axis=0)  # dK[c, tap] of this tile
-                tl.atomic_add(gk_ptr + c * 25 + dy * 5 + dx, part, mask=cm)
+        for tap in range(25):
+            dy, dx = tap // 5, tap % 5
+            hh, ww = h + (dy - 2), w + (dx - 2)
+            m = pm & (hh >= 0) & (hh < H) & (ww >= 0) & (ww < W)
+            xv = tl.load(
+                x_ptr + base + (hh * W + ww)[:, None] * C + c[None, :],
+                mask=m[:, None] & cm[None, :],
+                other=0.0,
+            )
+            part = tl.sum(xv.to(gy.dtype) * gy, axis=0)  # dK[c, tap] of this tile
+            tl.atomic_add(gk_ptr + c * 25 + tap, part, mask=cm)
 
 # %% ../../nbs/05_emformer/06_kernels.ipynb #98556090
 def _blocks(n_pixels: int, C: int):
