@@ -66,14 +66,15 @@ def train_arm(data: dict, arm: str, cfg, seed: int, lr: float, steps: int | None
     model = PrimeITransformer(X.shape[2], L, cfg.horizon, attention=attention, backend=backend,
                               generator=torch.Generator().manual_seed(seed))
     opt = torch.optim.Adam(model.parameters(), lr=lr)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for _ in range(steps if steps is not None else cfg.steps):
         idx = torch.randint(len(X), (cfg.batch,), generator=g)
         opt.zero_grad()
         F.mse_loss(model(X[idx]), Y[idx]).backward()
         opt.step()
-    secs = time.perf_counter() - t0
-    return dict(model=model, seconds=secs, val_mse=evaluate(model, Xv, Yv, cfg.eval_batch),
+    secs, cpu = time.perf_counter() - t0, time.process_time() - c0  # training only
+    return dict(model=model, seconds=secs, cpu_seconds=cpu,
+                val_mse=evaluate(model, Xv, Yv, cfg.eval_batch),
                 test_mse=evaluate(model, Xt, Yt, cfg.eval_batch))
 
 # %% ../../nbs/14_prime_attention/05_experiments.ipynb #1e2f19bb
