@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/16_ecg_r1/00_overview.ipynb #a3d36090
+# %% ../../nbs/16_ecg_r1/00_overview.ipynb #a4f7dc72
 from .protocol import (qtc_bazett, labels_from_measurements, protocol_report,
                                         completion_text, vocabulary, diagnosis_reward,
                                         evidence_reward, format_reward, step_texts, STEP_NAMES)
@@ -15,6 +15,7 @@ from .model import (SignalEncoder, ImageEncoder, ECGR1Model, mlp2x_gelu,
 from .train import (prepare, train_sft, train_grpo, grpo_step, evaluate,
                                      completion_rewards)
 from ..physio import LABELS
+from . import _solutions  # registers the exercises
 
 __all__ = ["qtc_bazett", "labels_from_measurements", "protocol_report", "completion_text",
            "vocabulary", "diagnosis_reward", "evidence_reward", "format_reward", "step_texts",
