@@ -5,8 +5,18 @@ import numpy as np
 import pytest
 import torch
 
-from icml26_lit.physio import (LABELS, LAYOUT, LEAD_MATRIX, LEADS, THRESHOLDS, check_labels,
-                               draw_parameters, random_labels, rasterise_ecg, simulate_record)
+from icml26_lit.physio import (
+    LABELS,
+    LAYOUT,
+    LEAD_MATRIX,
+    LEADS,
+    THRESHOLDS,
+    check_labels,
+    draw_parameters,
+    random_labels,
+    rasterise_ecg,
+    simulate_record,
+)
 
 
 def labels_from(m: dict) -> tuple:
@@ -96,13 +106,14 @@ def test_af_is_irregular_and_sinus_regular():
 
 
 def _qrs_window(rec, lead):
-    "The mean noisy QRS in `lead` over detected onsets is hard; use the parameters' noiseless beat."
+    "The noiseless QRS complex of `lead` (mV), rebuilt from the record's parameters."
     from icml26_lit.physio import beat_waves, calibrate_voltage, project
     p = rec["parameters"]
     qrs, _ = beat_waves(p, 0.4)
     k = calibrate_voltage(p, qrs)
     t = np.arange(-0.02, p["qrs_ms"] / 1000 + 0.02, 0.001)
-    return project(t, np.zeros(1), [(a, b, c, d * k, u) for a, b, c, d, u in qrs])[LEADS.index(lead)]
+    scaled = [(a, b, c, d * k, u) for a, b, c, d, u in qrs]
+    return project(t, np.zeros(1), scaled)[LEADS.index(lead)]
 
 
 def test_bundle_branch_morphology_in_v1():
