@@ -33,7 +33,8 @@ _BASE = dict(n_data=[64, 256, 1024], n_seeds=5, steps=150, batch=256, lr=3e-3, n
              pilot_lams=[1.0, 5.0, 20.0, 50.0], pilot_weight_decays=[0.0, 0.1, 1.0, 10.0],
              pilot_seeds=3)
 CONFIG = sizes(
-    ci=dict(_BASE),
+    # ci: the variance dispersion only and no tilted well, to fit five seeds in the CPU budget
+    ci=dict(_BASE, kinds=["var"], tilted=False),
     cpu=dict(_BASE, n_seeds=10, steps=200, ldr_curve=True, variational=True),
     colab=dict(_BASE, n_data=[64, 128, 256, 512, 1024, 4096],
                nll_weight_decay=[10.0, 10.0, 10.0, 10.0, 1.0, 1.0], n_seeds=5, steps=800,
