@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/17_afr_net/00_overview.ipynb #a2edb5b7
+# %% ../../nbs/17_afr_net/00_overview.ipynb #be4a0520
 from . import _solutions  # noqa: F401  (registers the exercises)
 from icml26_lit.afr_net.data import (
     Cohort,

@@ -5,13 +5,13 @@
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/17_afr_net/90_exercises.ipynb #659e61a2
+# %% ../../nbs/17_afr_net/90_exercises.ipynb #01ccacf1
 import torch
 
 from .flow import mask_from_energy
 from ..core.exercises import register_exercise
 
-# %% ../../nbs/17_afr_net/90_exercises.ipynb #8e478690
+# %% ../../nbs/17_afr_net/90_exercises.ipynb #ce10cdfc
 from .flow import edge_energy
 
 _PATH = torch.tensor([[0, 1, 2, 3], [1, 2, 3, 4]])
@@ -45,7 +45,7 @@ register_exercise(
     wrong=[lambda g: 200.0 * g, lambda g: 100.0 / g],
 )
 
-# %% ../../nbs/17_afr_net/90_exercises.ipynb #bd65604b
+# %% ../../nbs/17_afr_net/90_exercises.ipynb #df1e976b
 def _mask_reference(energy, sc_weight, tau, lam, theta):
     return mask_from_energy(energy, sc_weight, tau, lam, theta)
 
@@ -96,7 +96,7 @@ register_exercise(
     wrong=[_wrong_no_log, _wrong_cost_sign],
 )
 
-# %% ../../nbs/17_afr_net/90_exercises.ipynb #a24564a2
+# %% ../../nbs/17_afr_net/90_exercises.ipynb #e21d6d29
 def _auroc_lam0() -> float:
     from icml26_lit.afr_net.experiments import CONFIG, make_data, rankings, train_afrnet
 
