@@ -9,6 +9,7 @@ triton, then the chapter's packages from the no-deps block of requirements/pins.
 `--no-deps`; elsewhere it does nothing. An exercises notebook also turns on Triton's interpreter
 when the machine has no GPU, so its kernel exercises run on a CPU-only Colab too.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -20,28 +21,44 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "requirements"))
 import pins  # noqa: E402  (requirements/pins.py: the no-deps block)
+
 NBS = ROOT / "nbs"
 MARK = "# icml26-lit: colab bootstrap (hidden in the book; does nothing outside Colab)"
 SKIP = ("index.ipynb", "performance.ipynb")  # book pages, not chapter notebooks
-TEMPLATE = MARK + '''
+TEMPLATE = (
+    MARK
+    + """
 import sys
+
 if "google.colab" in sys.modules:
-    import subprocess, importlib.util, importlib.metadata as md
+    import importlib.metadata as md
+    import importlib.util
+    import subprocess
+
     keep = [f"{p}=={md.version(p)}" for p in ("torch", "triton") if importlib.util.find_spec(p)]
     open("/tmp/icml26-keep.txt", "w").write("\\n".join(keep))  # keep Colab's own torch and triton
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-c", "/tmp/icml26-keep.txt",
-                    "icml26_lit[{extra}] @ git+https://github.com/icml26-lit/icml26-lit"], check=True)'''
-NODEPS = '''
-    nodeps = {pins}  # requirements/pins.txt's no-deps block: their own dependencies are not wanted
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", *nodeps], check=True)'''
-INTERPRETER = '''
-import os, shutil
+    pip = [sys.executable, "-m", "pip", "install", "-q"]
+    pkg = "icml26_lit[{extra}] @ git+https://github.com/icml26-lit/icml26-lit"
+    subprocess.run([*pip, "-c", "/tmp/icml26-keep.txt", pkg], check=True)"""
+)
+# requirements/pins.txt's no-deps block: their own dependencies are not wanted
+NODEPS = """
+    nodeps = {pins}  # installed without their dependencies
+    subprocess.run([*pip, "--no-deps", *nodeps], check=True)"""
+INTERPRETER = """
+import os
+import shutil
+
 if shutil.which("nvidia-smi") is None:  # no GPU: kernel exercises run in Triton's interpreter
-    os.environ.setdefault("TRITON_INTERPRET", "1")'''
+    os.environ.setdefault("TRITON_INTERPRET", "1")"""
 
 
 def notebooks() -> list[Path]:
-    return [p for p in sorted(NBS.rglob("*.ipynb")) if p.name not in SKIP and ".ipynb_checkpoints" not in p.parts]
+    return [
+        p
+        for p in sorted(NBS.rglob("*.ipynb"))
+        if p.name not in SKIP and ".ipynb_checkpoints" not in p.parts
+    ]
 
 
 def extra(nb: Path) -> str:
@@ -64,8 +81,13 @@ def source(nb: Path) -> str:
 
 def _cell(text: str) -> dict:
     lines = text.split("\n")
-    return dict(cell_type="code", execution_count=None, metadata={}, outputs=[],
-                source=[x + "\n" for x in lines[:-1]] + [lines[-1]])
+    return dict(
+        cell_type="code",
+        execution_count=None,
+        metadata={},
+        outputs=[],
+        source=[x + "\n" for x in lines[:-1]] + [lines[-1]],
+    )
 
 
 def write(paths=None) -> int:
@@ -81,7 +103,9 @@ def write(paths=None) -> int:
             if cid:
                 data["cells"][0]["id"] = cid
         else:  # a new first cell, with a stable id (nbformat 4.5 requires one)
-            data["cells"].insert(0, dict(_cell(want), id=hashlib.sha1(str(nb.name).encode()).hexdigest()[:8]))
+            data["cells"].insert(
+                0, dict(_cell(want), id=hashlib.sha1(str(nb.name).encode()).hexdigest()[:8])
+            )
         nb.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
         print(f"bootstrap written: {nb.relative_to(ROOT)}")
     return 0
@@ -100,8 +124,10 @@ def drifted(paths=None) -> list[Path]:
 def check(paths=None) -> int:
     bad = drifted(paths)
     for nb in bad:
-        print(f"{nb.relative_to(ROOT) if nb.is_relative_to(ROOT) else nb}: the first cell is not the "
-              "Colab bootstrap of book/bootstrap.py (run `make toc`)")
+        print(
+            f"{nb.relative_to(ROOT) if nb.is_relative_to(ROOT) else nb}: the first cell is not the "
+            "Colab bootstrap of book/bootstrap.py (run `make toc`)"
+        )
     return 1 if bad else 0
 
 

@@ -2,7 +2,8 @@
 """Open every page of the built book in headless Chromium and check what a reader would see.
 
 A page fails, naming itself, when
-- fewer plotly figures were drawn (a `plotly-graph-div` holding a `main-svg`) than it has plotly divs,
+- fewer plotly figures were drawn (a `plotly-graph-div` holding a `main-svg`) than it has
+  plotly divs,
 - a saved widget view did not render,
 - raw `$$`, `\\(` or `\\[` is left in its text (math that MathJax did not typeset),
 - it loads a script from http(s) (the book must render with no internet).
@@ -11,6 +12,7 @@ Screenshots of the front page and of chapter 0 go to book/_build/screenshots/.
 
     python book/browser_check.py [PAGE.html ...]
 """
+
 from __future__ import annotations
 
 import concurrent.futures as cf
@@ -25,12 +27,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "book" / "_build" / "html"
 SHOTS = ROOT / "book" / "_build" / "screenshots"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage", "--hide-scrollbars"]
-SCREENSHOT_PAGES = {"front-page.png": "nbs/index.html",
-                    "chapter-0.png": "nbs/00_core/00_how_this_book_works.html",
-                    "chapter-0-example.png": "nbs/00_core/10_example_features.html"}
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+]
+SCREENSHOT_PAGES = {
+    "front-page.png": "nbs/index.html",
+    "chapter-0.png": "nbs/00_core/00_how_this_book_works.html",
+    "chapter-0-example.png": "nbs/00_core/10_example_features.html",
+}
 
 
 def chromium() -> str:
@@ -38,24 +51,47 @@ def chromium() -> str:
         path = shutil.which(name)
         if path:
             return path
-    sys.exit("the browser check needs Chromium: apt-get install chromium "
-             "(Debian/Ubuntu; .ci/run installs it), then run `make test` again")
+    sys.exit(
+        "the browser check needs Chromium: apt-get install chromium "
+        "(Debian/Ubuntu; .ci/run installs it), then run `make test` again"
+    )
 
 
 def dump_dom(page: Path, budget_ms: int = 20000) -> str:
     with tempfile.TemporaryDirectory() as profile:
-        p = subprocess.run([chromium(), *FLAGS, f"--user-data-dir={profile}",
-                            f"--virtual-time-budget={budget_ms}", "--dump-dom", page.as_uri()],
-                           capture_output=True, text=True, timeout=180)
+        p = subprocess.run(
+            [
+                chromium(),
+                *FLAGS,
+                f"--user-data-dir={profile}",
+                f"--virtual-time-budget={budget_ms}",
+                "--dump-dom",
+                page.as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
     return p.stdout
 
 
 def screenshot(page: Path, out: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as profile:
-        subprocess.run([chromium(), *FLAGS, f"--user-data-dir={profile}", "--virtual-time-budget=20000",
-                        "--window-size=1280,4800", f"--screenshot={out}", page.as_uri()],
-                       capture_output=True, text=True, timeout=180)
+        subprocess.run(
+            [
+                chromium(),
+                *FLAGS,
+                f"--user-data-dir={profile}",
+                "--virtual-time-budget=20000",
+                "--window-size=1280,4800",
+                f"--screenshot={out}",
+                page.as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
 
 
 def drawn_figures(dom: str) -> tuple[int, int]:
@@ -71,28 +107,36 @@ def drawn_figures(dom: str) -> tuple[int, int]:
 
 def widget_views(dom: str) -> tuple[int, int]:
     "(saved widget views, of which rendered): a view renders just before its script tag."
-    views = [m.start() for m in re.finditer(r'<script type="application/vnd\.jupyter\.widget-view\+json">', dom)]
+    views = [
+        m.start()
+        for m in re.finditer(r'<script type="application/vnd\.jupyter\.widget-view\+json">', dom)
+    ]
     rendered = 0
     for p in views:
         cell = dom.rfind("cell_output", 0, p)
-        if "jupyter-widgets" in dom[max(cell, 0):p]:
+        if "jupyter-widgets" in dom[max(cell, 0) : p]:
             rendered += 1
     return len(views), rendered
 
 
 def raw_math(dom: str) -> list[str]:
     "Snippets of visible text that still hold TeX delimiters."
-    text = re.sub(r"(?is)<(script|style|pre|code|textarea|mjx-container|mjx-assistive-mml)\b.*?</\1>", " ", dom)
+    text = re.sub(
+        r"(?is)<(script|style|pre|code|textarea|mjx-container|mjx-assistive-mml)\b.*?</\1>",
+        " ",
+        dom,
+    )
     text = re.sub(r"(?s)<[^>]+>", " ", text)
     text = htmllib.unescape(text)
     hits = []
     for m in re.finditer(r"\$\$|\\\(|\\\[", text):
-        hits.append(re.sub(r"\s+", " ", text[max(0, m.start() - 40):m.end() + 40]).strip())
+        hits.append(re.sub(r"\s+", " ", text[max(0, m.start() - 40) : m.end() + 40]).strip())
     return hits
 
 
 def git_url() -> str:
     import configparser
+
     cfg = configparser.ConfigParser(delimiters=["="])
     cfg.read(ROOT / "settings.ini")
     return cfg["DEFAULT"]["git_url"].rstrip("/")
@@ -102,8 +146,10 @@ def launch_links(rel_html: str, branch: str = "main") -> dict:
     "The Colab and Binder links a notebook page must carry, built from settings.ini's git_url."
     repo = git_url().split("github.com/")[1]
     nb = rel_html[: -len(".html")] + ".ipynb"
-    return {"colab": f"https://colab.research.google.com/github/{repo}/blob/{branch}/{nb}",
-            "binder": f"https://mybinder.org/v2/gh/{repo}/{branch}?urlpath=tree/{nb}"}
+    return {
+        "colab": f"https://colab.research.google.com/github/{repo}/blob/{branch}/{nb}",
+        "binder": f"https://mybinder.org/v2/gh/{repo}/{branch}?urlpath=tree/{nb}",
+    }
 
 
 def remote_scripts(raw_html: str) -> list[str]:
@@ -135,9 +181,14 @@ def check_page(page: Path, root: Path = HTML) -> list[str]:
 
 def pages(root: Path = HTML) -> list[Path]:
     skip = {"genindex.html", "search.html"}
-    return sorted(p for p in root.rglob("*.html")
-                  if p.name not in skip and "_static" not in p.parts and "_sources" not in p.parts
-                  and not (p.parent == root and p.name == "index.html"))  # the top index only redirects
+    return sorted(
+        p
+        for p in root.rglob("*.html")
+        if p.name not in skip
+        and "_static" not in p.parts
+        and "_sources" not in p.parts
+        and not (p.parent == root and p.name == "index.html")
+    )  # the top index only redirects
 
 
 def main(argv: list[str]) -> int:
@@ -150,7 +201,10 @@ def main(argv: list[str]) -> int:
     with cf.ThreadPoolExecutor(2) as pool:
         for page, probs in zip(todo, pool.map(check_page, todo)):
             status = "ok" if not probs else "FAILED"
-            print(f"  {status:6s} {page.relative_to(HTML) if page.is_relative_to(HTML) else page}", flush=True)
+            print(
+                f"  {status:6s} {page.relative_to(HTML) if page.is_relative_to(HTML) else page}",
+                flush=True,
+            )
             problems += probs
     for out, rel in SCREENSHOT_PAGES.items():
         if (HTML / rel).exists():
@@ -160,8 +214,10 @@ def main(argv: list[str]) -> int:
         print("\nthe browser check found pages that do not render:")
         print("\n".join("  " + p for p in problems))
         return 1
-    print(f"browser check: {len(todo)} pages render (figures drawn, widgets shown, math typeset, "
-          f"no remote scripts)")
+    print(
+        f"browser check: {len(todo)} pages render (figures drawn, widgets shown, math typeset, "
+        f"no remote scripts)"
+    )
     return 0
 
 

@@ -2,12 +2,13 @@
 """Student copies of the exercises notebooks: every solution removed (`make exercises`).
 
     python book/exercises.py write    # book/student/NN_slug/90_exercises.ipynb from the masters
-    python book/exercises.py check    # exit 1 if a committed student copy drifted or holds a solution
+    python book/exercises.py check    # exit 1: a committed student copy drifted or holds a solution
     python book/exercises.py html     # also build the student HTML book under book/_build/student/
 
 A solution is a markdown cell holding a `{solution}` directive, or a code cell exported to the
 chapter's private `_solutions` module (its `#| export` cells hold the reference answers).
 """
+
 from __future__ import annotations
 
 import copy
@@ -111,7 +112,10 @@ def check() -> int:
     for m in masters():
         nb, dst = json.loads(m.read_text()), student_path(m)
         if not dst.exists() or dst.read_text() != dumps(student_copy(nb)):
-            print(f"{dst.relative_to(ROOT)} is missing or differs from {m.relative_to(ROOT)}: run make exercises")
+            print(
+                f"{dst.relative_to(ROOT)} is missing or differs from {m.relative_to(ROOT)}: "
+                "run make exercises"
+            )
             bad += 1
             continue
         text = dst.read_text()
@@ -125,11 +129,14 @@ def check() -> int:
 def html() -> int:
     "Build the student book (no solutions, no copied sources) under book/_build/student/."
     import yaml
+
     write()
     work = ROOT / "_build" / "student"
     cfg = yaml.safe_load((ROOT / "book" / "_config.yml").read_text())
     cfg["title"] = cfg["title"] + " (exercises, student edition)"
-    cfg.setdefault("sphinx", {}).setdefault("config", {}).update(hide_solutions=True, html_copy_source=False)
+    cfg.setdefault("sphinx", {}).setdefault("config", {}).update(
+        hide_solutions=True, html_copy_source=False
+    )
     cfg.pop("bibtex_bibfiles", None)
     cfg["sphinx"].setdefault("extra_extensions", ["sphinx_exercise"])
     if "sphinx_exercise" not in cfg["sphinx"]["extra_extensions"]:
@@ -145,16 +152,29 @@ def html() -> int:
         dst.parent.mkdir(parents=True, exist_ok=True)
         dst.write_bytes(student_path(m).read_bytes())
         pages.append(f"{m.parent.name}/{m.stem}")
-    (src / "index.md").write_text("# Exercises: student edition\n\nThe exercises of every chapter, "
-                                  "without solutions. Check your answers with `check` in each notebook.\n")
+    (src / "index.md").write_text(
+        "# Exercises: student edition\n\nThe exercises of every chapter, "
+        "without solutions. Check your answers with `check` in each notebook.\n"
+    )
     toc = {"format": "jb-book", "root": "index", "chapters": [{"file": p} for p in pages]}
     (work / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
     cfg["sphinx"]["config"]["html_static_path"] = []
     cfg["sphinx"]["config"].pop("html_css_files", None)
     (work / "_config.yml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     jb = Path(sys.executable).parent / "jupyter-book"
-    rc = subprocess.run([str(jb), "build", str(src), "--config", str(work / "_config.yml"),
-                         "--toc", str(work / "_toc.yml"), "--path-output", str(work / "out")]).returncode
+    rc = subprocess.run(
+        [
+            str(jb),
+            "build",
+            str(src),
+            "--config",
+            str(work / "_config.yml"),
+            "--toc",
+            str(work / "_toc.yml"),
+            "--path-output",
+            str(work / "out"),
+        ]
+    ).returncode
     if rc:
         return rc
     HTML_OUT.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,5 @@
-"""Run papermill (same arguments) with one fix to the kernel client: it never waits on a channel forever.
+"""Run papermill (same arguments) with one fix to the kernel client: it never waits forever on a
+channel.
 
 While a cell that builds an ipywidgets panel ran, the notebook client sometimes never woke up for
 the kernel's `execute_reply`. We saw it in about one run in five of such a cell, two runs side by
@@ -7,6 +8,7 @@ cell's `idle` status on IOPub, and it waited on the shell channel forever, in a 
 with no timeout. A poll with a timeout looks at the socket again when its timer fires, so waits
 without a timeout are made in one-second slices here.
 """
+
 from __future__ import annotations
 
 import sys

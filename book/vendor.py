@@ -1,6 +1,7 @@
 """Local copies of the scripts the book's pages need, so they render with no internet:
 MathJax 3 and the Jupyter widgets HTML manager (from the npm registry, cached under _build/npm)
 and plotly.js (shipped inside the plotly wheel), each with its licence."""
+
 from __future__ import annotations
 
 import shutil
@@ -46,10 +47,15 @@ def _npm_package(spec: str) -> Path:
     tgz = CACHE / f"{name}.tgz"
     if not tgz.exists():
         if shutil.which("npm") is None:
-            sys.exit("the book needs npm to fetch MathJax and the widget manager once: "
-                     "apt-get install npm (or nodejs), then run the build again")
-        out = subprocess.run(["npm", "pack", spec, "--pack-destination", str(CACHE), "--silent"],
-                             capture_output=True, text=True)
+            sys.exit(
+                "the book needs npm to fetch MathJax and the widget manager once: "
+                "apt-get install npm (or nodejs), then run the build again"
+            )
+        out = subprocess.run(
+            ["npm", "pack", spec, "--pack-destination", str(CACHE), "--silent"],
+            capture_output=True,
+            text=True,
+        )
         if out.returncode:
             sys.exit(f"npm pack {spec} failed: {out.stderr}")
         made = CACHE / out.stdout.strip().splitlines()[-1]
@@ -74,17 +80,30 @@ def vendor_assets(dest: Path) -> Path:
     hm = _npm_package(NPM["html-manager"])
     (dest / "html-manager").mkdir(exist_ok=True)
     for f in (hm / "dist").iterdir():
-        if f.suffix in (".js", ".woff", ".woff2", ".ttf", ".eot", ".svg", ".txt") and not f.name.startswith("lib"):
+        if f.suffix in (
+            ".js",
+            ".woff",
+            ".woff2",
+            ".ttf",
+            ".eot",
+            ".svg",
+            ".txt",
+        ) and not f.name.startswith("lib"):
             if f.name != "embed-amd.js":
                 shutil.copy2(f, dest / "html-manager" / f.name)
     (dest / "html-manager" / "LICENSE").write_text(WIDGETS_LICENSE)
     import plotly
+
     pkg = Path(plotly.__file__).parent
     shutil.copy2(pkg / "package_data" / "plotly.min.js", dest / "plotly.min.js")
-    lic = next(iter(Path(plotly.__file__).parents[1].glob("plotly-*.dist-info/licenses/LICENSE*")), None) \
-        or next(iter(Path(plotly.__file__).parents[1].glob("plotly-*.dist-info/LICENSE*")), None)
-    (dest / "plotly.LICENSE.txt").write_text(lic.read_text() if lic else
-                                             "plotly.js is released under the MIT licence (https://github.com/plotly/plotly.js)\n")
+    lic = next(
+        iter(Path(plotly.__file__).parents[1].glob("plotly-*.dist-info/licenses/LICENSE*")), None
+    ) or next(iter(Path(plotly.__file__).parents[1].glob("plotly-*.dist-info/LICENSE*")), None)
+    (dest / "plotly.LICENSE.txt").write_text(
+        lic.read_text()
+        if lic
+        else "plotly.js is released under the MIT licence (https://github.com/plotly/plotly.js)\n"
+    )
     done.write_text("ok\n")
     return dest
 

@@ -31,8 +31,12 @@ def main(argv=None):
     "Command line: time (on CUDA) or model (on CPU) the registered benchmarks."
     p = argparse.ArgumentParser(prog="python -m icml26_lit.bench", description=main.__doc__)
     p.add_argument("chapters", nargs="*", help="two-digit chapter numbers (default: all)")
-    p.add_argument("--budget-s", type=float, default=420.0, help="stop starting benchmarks after this")
-    p.add_argument("--compile", action="store_true", help="also time torch.compile of the reference")
+    p.add_argument(
+        "--budget-s", type=float, default=420.0, help="stop starting benchmarks after this"
+    )
+    p.add_argument(
+        "--compile", action="store_true", help="also time torch.compile of the reference"
+    )
     p.add_argument("--out-dir", default=None, help="default: results/bench at the repository root")
     a = p.parse_args(argv)
     load_chapter_kernels()

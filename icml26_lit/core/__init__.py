@@ -5,18 +5,79 @@
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/00_core/00_how_this_book_works.ipynb #a69f79e4
-from .scale import SCALE_NAMES, Scale, Sizes, Config, NoPresetError, sizes, get_device, seed_everything
-from .kernels import (HAS_TRITON, BACKENDS, resolve_backend, check_tensor, check_kernel,
-                                     compile_check, register_kernel, interpreter_enabled, KERNELS)
-from .claims import (record_claim, decide, load_claims, claims_table, provenance, repo_root,
-                                    Claim, Decision, VERDICTS, TESTS, EFFECTS)
+# %% ../../nbs/00_core/00_how_this_book_works.ipynb #de3cdbb0
+from icml26_lit.core.scale import (
+    SCALE_NAMES,
+    Scale,
+    Sizes,
+    Config,
+    NoPresetError,
+    sizes,
+    get_device,
+    seed_everything,
+)
+from icml26_lit.core.kernels import (
+    HAS_TRITON,
+    BACKENDS,
+    resolve_backend,
+    check_tensor,
+    check_kernel,
+    compile_check,
+    register_kernel,
+    interpreter_enabled,
+    KERNELS,
+)
+from icml26_lit.core.claims import (
+    record_claim,
+    decide,
+    load_claims,
+    claims_table,
+    provenance,
+    repo_root,
+    Claim,
+    Decision,
+    VERDICTS,
+    TESTS,
+    EFFECTS,
+)
 from .plotting import PALETTE, stepped_figure, live_controls, book_mode
 from .bench import register_benchmark, run_benchmarks, BENCHMARKS
 
-__all__ = ["SCALE_NAMES", "Scale", "Sizes", "Config", "NoPresetError", "sizes", "get_device",
-           "seed_everything", "HAS_TRITON", "BACKENDS", "resolve_backend", "check_tensor",
-           "check_kernel", "compile_check", "register_kernel", "interpreter_enabled", "KERNELS",
-           "record_claim", "decide", "load_claims", "claims_table", "provenance", "repo_root",
-           "Claim", "Decision", "VERDICTS", "TESTS", "EFFECTS", "PALETTE", "stepped_figure",
-           "live_controls", "book_mode", "register_benchmark", "run_benchmarks", "BENCHMARKS"]
+# %% ../../nbs/00_core/00_how_this_book_works.ipynb #9e5c5f8e
+__all__ = [
+    "SCALE_NAMES",
+    "Scale",
+    "Sizes",
+    "Config",
+    "NoPresetError",
+    "sizes",
+    "get_device",
+    "seed_everything",
+    "HAS_TRITON",
+    "BACKENDS",
+    "resolve_backend",
+    "check_tensor",
+    "check_kernel",
+    "compile_check",
+    "register_kernel",
+    "interpreter_enabled",
+    "KERNELS",
+    "record_claim",
+    "decide",
+    "load_claims",
+    "claims_table",
+    "provenance",
+    "repo_root",
+    "Claim",
+    "Decision",
+    "VERDICTS",
+    "TESTS",
+    "EFFECTS",
+    "PALETTE",
+    "stepped_figure",
+    "live_controls",
+    "book_mode",
+    "register_benchmark",
+    "run_benchmarks",
+    "BENCHMARKS",
+]

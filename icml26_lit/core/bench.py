@@ -11,7 +11,7 @@ import pathlib
 import re
 import time
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
@@ -24,6 +24,7 @@ __all__ = ['BENCHMARKS', 'CARDS', 'Benchmark', 'register_benchmark', 'card_ceili
 @dataclass
 class Benchmark:
     "One registered benchmark (see `register_benchmark`)."
+
     chapter: str
     name: str
     fn: Callable
@@ -45,9 +46,16 @@ def register_benchmark(chapter: str, name: str, fn: Callable, bytes_model: Calla
 
 # %% ../../nbs/00_core/05_bench.ipynb #221f82fb
 CARDS = {  # substring of torch.cuda.get_device_name() -> (GB/s, fp32 TFLOP/s, fp16 tensor TFLOP/s)
-    "T4": (320, 8.1, 65), "L4": (300, 30, 121), "A10G": (600, 31, 125), "V100": (900, 15.7, 125),
-    "A100-SXM4-80GB": (2039, 19.5, 312), "A100": (1555, 19.5, 312), "L40S": (864, 91.6, 362),
-    "H100 PCIe": (2000, 51, 756), "H100": (3350, 67, 989), "H200": (4800, 67, 989),
+    "T4": (320, 8.1, 65),
+    "L4": (300, 30, 121),
+    "A10G": (600, 31, 125),
+    "V100": (900, 15.7, 125),
+    "A100-SXM4-80GB": (2039, 19.5, 312),
+    "A100": (1555, 19.5, 312),
+    "L40S": (864, 91.6, 362),
+    "H100 PCIe": (2000, 51, 756),
+    "H100": (3350, 67, 989),
+    "H200": (4800, 67, 989),
 }
 
 
@@ -58,7 +66,7 @@ def card_ceiling(name: str):
             return v
     return None
 
-# %% ../../nbs/00_core/05_bench.ipynb #f8a371cf
+# %% ../../nbs/00_core/05_bench.ipynb #791dabd4
 def _model(b: Benchmark) -> dict:
     m = dict(b.bytes_model())
     m.setdefault("flops", 0)
@@ -68,23 +76,55 @@ def _model(b: Benchmark) -> dict:
     return m
 
 
-def run_benchmarks(chapters=None, budget_s: float = 420.0, compile: bool = False,
-                   out_dir=None, device: str = "auto", verbose: bool = True):
+def _print_models(chosen, verbose: bool) -> None:
+    "Without a GPU: the analytic bytes and FLOPs of each benchmark, no timing."
+    lines = []
+    for b in chosen:
+        m = _model(b)
+        ai = m["flops"] / m["bytes"] if m["bytes"] else float("nan")
+        lines.append(
+            f"{b.chapter}.{b.name}: {m['bytes'] / 1e6:.3f} MB moved, "
+            f"{m['flops'] / 1e9:.3f} GFLOP, {ai:.2f} FLOP/byte. {m['note']}"
+        )
+    if verbose:
+        print("\n".join(lines) or "no benchmarks registered")
+        print("No GPU is visible: this is the analytic model only; no GPU timing was taken.")
+
+
+def _time_one(b: Benchmark, m: dict, compile: bool) -> dict:
+    "Time each variant of benchmark `b` on CUDA with do_bench; an error is stored, not raised."
+    from triton.testing import do_bench
+
+    row = dict(chapter=b.chapter, name=b.name, model=m, timings_ms={}, gbps={}, tflops={})
+    try:
+        variants = dict(b.fn(torch.device("cuda")))
+        if compile and "torch" in variants:
+            variants["torch.compile"] = torch.compile(variants["torch"])
+        for v, call in variants.items():
+            ms = do_bench(call, warmup=25, rep=100)
+            row["timings_ms"][v] = ms
+            row["gbps"][v] = m["bytes"] / (ms * 1e-3) / 1e9
+            row["tflops"][v] = m["flops"] / (ms * 1e-3) / 1e12
+        torch.cuda.synchronize()
+    except Exception as e:  # one failing benchmark must not hide the others
+        row["error"] = f"{type(e).__name__}: {e}"
+    return row
+
+# %% ../../nbs/00_core/05_bench.ipynb #d2718b38
+def run_benchmarks(
+    chapters=None,
+    budget_s: float = 420.0,
+    compile: bool = False,
+    out_dir=None,
+    device: str = "auto",
+    verbose: bool = True,
+):
     "Time every registered benchmark on CUDA and write a results file; on CPU print the models."
     chosen = [b for b in BENCHMARKS.values() if not chapters or b.chapter in chapters]
     cuda = torch.cuda.is_available() and device in ("auto", "cuda")
     if not cuda:
-        lines = []
-        for b in chosen:
-            m = _model(b)
-            ai = m["flops"] / m["bytes"] if m["bytes"] else float("nan")
-            lines.append(f"{b.chapter}.{b.name}: {m['bytes'] / 1e6:.3f} MB moved, "
-                         f"{m['flops'] / 1e9:.3f} GFLOP, {ai:.2f} FLOP/byte. {m['note']}")
-        if verbose:
-            print("\n".join(lines) or "no benchmarks registered")
-            print("No GPU is visible: this is the analytic model only; no GPU timing was taken.")
+        _print_models(chosen, verbose)
         return None
-    from triton.testing import do_bench
     name = torch.cuda.get_device_name(0)
     ceiling = card_ceiling(name)
     t_start, rows = time.perf_counter(), []
@@ -93,28 +133,25 @@ def run_benchmarks(chapters=None, budget_s: float = 420.0, compile: bool = False
             rows.append(dict(chapter=b.chapter, name=b.name, skipped="budget spent"))
             continue
         m = _model(b)
-        row = dict(chapter=b.chapter, name=b.name, model=m, timings_ms={}, gbps={}, tflops={})
-        try:
-            variants = dict(b.fn(torch.device("cuda")))
-            if compile and "torch" in variants:
-                variants["torch.compile"] = torch.compile(variants["torch"])
-            for v, call in variants.items():
-                ms = do_bench(call, warmup=25, rep=100)
-                row["timings_ms"][v] = ms
-                row["gbps"][v] = m["bytes"] / (ms * 1e-3) / 1e9
-                row["tflops"][v] = m["flops"] / (ms * 1e-3) / 1e12
-            torch.cuda.synchronize()
-        except Exception as e:  # one failing benchmark must not hide the others
-            row["error"] = f"{type(e).__name__}: {e}"
+        row = _time_one(b, m, compile)
         if ceiling and row.get("gbps"):
             row["fraction_of_peak_bandwidth"] = {v: g / ceiling[0] for v, g in row["gbps"].items()}
         rows.append(row)
         if verbose:
-            print(b.chapter, b.name, {k: round(v, 4) for k, v in row.get("timings_ms", {}).items()},
-                  row.get("error", ""))
-    result = dict(card=name, ceiling=dict(zip(("GB/s", "fp32 TFLOP/s", "fp16 TFLOP/s"), ceiling))
-                  if ceiling else None, provenance=provenance("cuda"), budget_s=budget_s,
-                  wall_s=time.perf_counter() - t_start, benchmarks=rows)
+            print(
+                b.chapter,
+                b.name,
+                {k: round(v, 4) for k, v in row.get("timings_ms", {}).items()},
+                row.get("error", ""),
+            )
+    result = dict(
+        card=name,
+        ceiling=dict(zip(("GB/s", "fp32 TFLOP/s", "fp16 TFLOP/s"), ceiling)) if ceiling else None,
+        provenance=provenance("cuda"),
+        budget_s=budget_s,
+        wall_s=time.perf_counter() - t_start,
+        benchmarks=rows,
+    )
     out = pathlib.Path(out_dir) if out_dir else repo_root() / "results" / "bench"
     out.mkdir(parents=True, exist_ok=True)
     slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")

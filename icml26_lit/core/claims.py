@@ -15,7 +15,7 @@ import platform
 import re
 import subprocess
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 from scipy import stats
@@ -49,7 +49,9 @@ def _values(name: str, v) -> np.ndarray:
     except (TypeError, ValueError):
         raise TypeError(f"{name} must hold numbers only, got {v!r}") from None
     if a.ndim != 1 or a.size == 0:
-        raise ValueError(f"{name} must be one number or a flat, non-empty sequence; shape {a.shape}")
+        raise ValueError(
+            f"{name} must be one number or a flat, non-empty sequence; shape {a.shape}"
+        )
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{name} holds NaN or inf: {a.tolist()}")
     return a
@@ -74,6 +76,7 @@ def _number(name: str, v, *, low: float | None = None, allow_none: bool = True):
 @dataclass
 class Decision:
     "A verdict with the test behind it (Chapter 0, *Deciding from numbers*)."
+
     verdict: str  # one of `VERDICTS`
     reason: str  # why, in words
     test: str  # the test that decided it
@@ -107,8 +110,10 @@ def _check_args(o, b, reference, test, alpha, margin, tolerance, floor):
             raise ValueError(f"tolerance= is only for test='tolerance', not test={test!r}")
         _number("tolerance", tolerance, low=0.0)
     if test == "exact" and (len(o) > 1 or (b is not None and len(b) > 1)):
-        raise ValueError("test='exact' takes one deterministic number per side; "
-                         f"ours has {len(o)}, baseline {len(b) if b is not None else 1}")
+        raise ValueError(
+            "test='exact' takes one deterministic number per side; "
+            f"ours has {len(o)}, baseline {len(b) if b is not None else 1}"
+        )
     if test == "paired" and b is not None and len(o) != len(b):
         raise ValueError(f"test='paired' needs equal lengths: ours has {len(o)}, baseline {len(b)}")
     if floor is not None:
@@ -116,7 +121,7 @@ def _check_args(o, b, reference, test, alpha, margin, tolerance, floor):
         if b is None:
             raise ValueError("floor= applies to a baseline; a claim against reference= has none")
 
-# %% ../../nbs/00_core/03_claims.ipynb #ed754bdf
+# %% ../../nbs/00_core/03_claims.ipynb #9a4f1a18
 def _t_interval(est: float, se: float, df: float, alpha: float):
     "One-sided (1 - alpha) bounds est -+ t_{1-alpha, df} se."
     q = stats.t.ppf(1 - alpha, df)
@@ -129,7 +134,7 @@ def _welch(o: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     se = float(math.sqrt(vo + vb))
     if se == 0:
         return se, float(len(o) + len(b) - 2)
-    return se, float((vo + vb) ** 2 / (vo ** 2 / (len(o) - 1) + vb ** 2 / (len(b) - 1)))
+    return se, float((vo + vb) ** 2 / (vo**2 / (len(o) - 1) + vb**2 / (len(b) - 1)))
 
 
 def _zero_spread(delta: float, margin: float) -> tuple[str, str]:
@@ -140,7 +145,7 @@ def _zero_spread(delta: float, margin: float) -> tuple[str, str]:
         return "does not hold", "no spread: the difference is the same in every unit"
     return "not decided", "no spread and the difference sits exactly at the margin"
 
-
+# %% ../../nbs/00_core/03_claims.ipynb #103dc603
 def _t_test(o, b, reference, paired, s, margin, alpha):
     "One-sided t-tests of s(ours - baseline) > -margin and < -margin, with scipy."
     if b is None:  # one-sample test against the reference
@@ -156,32 +161,43 @@ def _t_test(o, b, reference, paired, s, margin, alpha):
     est = float(o.mean() - (reference if b is None else b.mean()))
     d = Decision("not decided", "", kind, est, n_ours=n_o, n_baseline=n_b)
     if not ok:
-        d.reason = (f"a {kind} needs at least 2 values on each side (ours {n_o}, "
-                    f"baseline {n_b if b is not None else 'a reference'})")
+        d.reason = (
+            f"a {kind} needs at least 2 values on each side (ours {n_o}, "
+            f"baseline {n_b if b is not None else 'a reference'})"
+        )
         return d
     if b is None or paired:
         se, df = float(x.std(ddof=1) / math.sqrt(len(x))), len(x) - 1
-        res = (lambda alt: stats.ttest_1samp(x, 0.0, alternative=alt))
+        res = lambda alt: stats.ttest_1samp(x, 0.0, alternative=alt)
     else:
         se, df = _welch(o, b)
-        res = (lambda alt: stats.ttest_ind(s * o + margin, s * b, equal_var=False, alternative=alt))
+        res = lambda alt: stats.ttest_ind(s * o + margin, s * b, equal_var=False, alternative=alt)
     d.df = df
     if se == 0:
         d.verdict, d.reason = _zero_spread(s * est, margin)
         d.ci_low = d.ci_high = est
         return d
     greater, less = res("greater"), res("less")
-    d.statistic, d.p_value, d.p_value_other = float(greater.statistic), float(greater.pvalue), float(less.pvalue)
+    d.statistic, d.p_value, d.p_value_other = (
+        float(greater.statistic),
+        float(greater.pvalue),
+        float(less.pvalue),
+    )
     lo, hi = _t_interval(s * est, se, df, alpha)  # bounds of the sign-adjusted difference
     d.ci_low, d.ci_high = sorted((float(s * lo), float(s * hi)))
     if d.p_value < alpha:
         d.verdict = "holds"
-        d.reason = f"{kind}: ours better{' within the margin' if margin else ''}, p = {d.p_value:.3g}"
+        d.reason = (
+            f"{kind}: ours better{' within the margin' if margin else ''}, p = {d.p_value:.3g}"
+        )
     elif d.p_value_other < alpha:
         d.verdict = "does not hold"
-        d.reason = f"{kind}: the baseline is better{' by more than the margin' if margin else ''}, p = {d.p_value_other:.3g}"
+        by = " by more than the margin" if margin else ""
+        d.reason = f"{kind}: the baseline is better{by}, p = {d.p_value_other:.3g}"
     else:
-        d.reason = f"{kind}: the gap is within the noise (p = {d.p_value:.3g} and {d.p_value_other:.3g})"
+        d.reason = (
+            f"{kind}: the gap is within the noise (p = {d.p_value:.3g} and {d.p_value_other:.3g})"
+        )
     return d
 
 # %% ../../nbs/00_core/03_claims.ipynb #4f93a241
@@ -194,8 +210,10 @@ def _equivalence(o, b, reference, tol, alpha):
     if n_o == 1 and n_b == 1:
         inside = abs(est) <= tol
         d.verdict = "holds" if inside else "does not hold"
-        d.reason = f"|ours - {'reference' if b is None else 'baseline'}| = {abs(est):.3g} " \
-                   f"{'<=' if inside else '>'} tolerance {tol:.3g}"
+        d.reason = (
+            f"|ours - {'reference' if b is None else 'baseline'}| = {abs(est):.3g} "
+            f"{'<=' if inside else '>'} tolerance {tol:.3g}"
+        )
         d.ci_low = d.ci_high = est
         return d
     if n_o < 2:
@@ -223,12 +241,18 @@ def _equivalence(o, b, reference, tol, alpha):
     d.p_value_other = float(stats.t.sf((abs(est) - tol) / se, df))
     if -tol <= d.ci_low and d.ci_high <= tol:
         d.verdict = "holds"
-        d.reason = f"the {1 - alpha:.0%} interval [{d.ci_low:.3g}, {d.ci_high:.3g}] lies inside ±{tol:.3g}"
+        d.reason = (
+            f"the {1 - alpha:.0%} interval [{d.ci_low:.3g}, {d.ci_high:.3g}] lies inside ±{tol:.3g}"
+        )
     elif d.p_value_other < alpha:
         d.verdict = "does not hold"
-        d.reason = f"the mean difference {est:.3g} lies outside ±{tol:.3g} (p = {d.p_value_other:.3g})"
+        d.reason = (
+            f"the mean difference {est:.3g} lies outside ±{tol:.3g} (p = {d.p_value_other:.3g})"
+        )
     else:
-        d.reason = f"the {1 - alpha:.0%} interval [{d.ci_low:.3g}, {d.ci_high:.3g}] crosses ±{tol:.3g}"
+        d.reason = (
+            f"the {1 - alpha:.0%} interval [{d.ci_low:.3g}, {d.ci_high:.3g}] crosses ±{tol:.3g}"
+        )
     return d
 
 # %% ../../nbs/00_core/03_claims.ipynb #89eddfd2
@@ -239,17 +263,28 @@ def _floor_check(b: np.ndarray, floor: float, s: int, alpha: float) -> str | Non
         p = float(stats.ttest_1samp(gap, 0.0, alternative="greater").pvalue)
         if p < alpha:
             return None
-        return (f"the baseline ({b.mean():.4g}) is not above the floor {floor:.4g} at level "
-                f"{alpha} (p = {p:.3g}): a win over a baseline at its floor is no evidence")
+        return (
+            f"the baseline ({b.mean():.4g}) is not above the floor {floor:.4g} at level "
+            f"{alpha} (p = {p:.3g}): a win over a baseline at its floor is no evidence"
+        )
     if gap.mean() > 0:
         return None
     return f"the baseline ({b.mean():.4g}) is not above the floor {floor:.4g}"
 
 
-def decide(ours, baseline=None, *, reference=None, higher_is_better: bool, test: str | None = None,
-           margin: float = 0.0, tolerance: float | None = None, floor: float | None = None,
-           alpha: float = 0.05) -> Decision:
-    "The verdict of a claim from per-unit values, by a named test (Chapter 0, *Deciding from numbers*)."
+def decide(
+    ours,
+    baseline=None,
+    *,
+    reference=None,
+    higher_is_better: bool,
+    test: str | None = None,
+    margin: float = 0.0,
+    tolerance: float | None = None,
+    floor: float | None = None,
+    alpha: float = 0.05,
+) -> Decision:
+    "A claim's verdict from per-unit values, by a named test (Chapter 0, *Deciding from numbers*)."
     if not isinstance(higher_is_better, (bool, np.bool_)):
         raise TypeError(f"higher_is_better must be True or False, got {higher_is_better!r}")
     o = _values("ours", ours)
@@ -262,8 +297,14 @@ def decide(ours, baseline=None, *, reference=None, higher_is_better: bool, test:
         d = _equivalence(o, b, ref, float(tolerance), alpha)
     elif test == "exact":
         est = float(o[0] - (ref if b is None else b[0]))
-        d = Decision("holds" if s * est + margin > 0 else "does not hold",
-                     "a deterministic comparison", "exact", est, est, est)
+        d = Decision(
+            "holds" if s * est + margin > 0 else "does not hold",
+            "a deterministic comparison",
+            "exact",
+            est,
+            est,
+            est,
+        )
     else:
         d = _t_test(o, b, ref, test == "paired", s, margin, alpha)
     if floor is not None:
@@ -321,6 +362,7 @@ def direction_only(mag, paper, factor: float = 2.0) -> bool:
 @dataclass
 class Claim:
     "A measured claim, as stored (see `record_claim`)."
+
     chapter: str
     claim: str
     metric: str
@@ -368,7 +410,11 @@ class Claim:
     @property
     def shown_verdict(self) -> str:
         "The verdict as the scoreboard shows it ('holds in direction only' included)."
-        return "holds in direction only" if self.verdict == "holds" and self.direction_only else self.verdict
+        return (
+            "holds in direction only"
+            if self.verdict == "holds" and self.direction_only
+            else self.verdict
+        )
 
     def _repr_html_(self):
         return ClaimsTable([self])._repr_html_()
@@ -393,50 +439,88 @@ def _check_claim_text(chapter, claim, paper, paper_source, fails_if, test, why_e
     _text("paper_source", paper_source)
     _text("fails_if", fails_if)
     if paper is None and not re.search(r"no number|qualitative|abstract|text", paper_source, re.I):
-        raise ValueError("paper=None needs a qualitative paper_source such as 'abstract (no number)'")
+        raise ValueError(
+            "paper=None needs a qualitative paper_source such as 'abstract (no number)'"
+        )
     if paper is not None and not isinstance(paper, str):
         _number("paper", paper)
     if test == "exact":
         _text("why_exact", why_exact)
     _text("paper_metric", paper_metric, required=False)
 
+# %% ../../nbs/00_core/03_claims.ipynb #7fb27b941602401d91542211134fc71a
+def _opt_float(v) -> float | None:
+    return None if v is None else float(v)
+
+
+def _write_claim(c: Claim) -> None:
+    "Write claim `c` to the claims folder, whole or not at all."
+    folder = claims_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{c.chapter}--{_slug(c.claim)}.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(asdict(c), indent=1))
+    os.replace(tmp, path)  # whole or not at all
+
 # %% ../../nbs/00_core/03_claims.ipynb #79b4c27f
-def record_claim(chapter: str, claim: str, *, ours, baseline=None, reference=None,
-                 higher_is_better: bool, scale: str, paper=None, paper_source: str, fails_if: str,
-                 test: str | None = None, margin: float = 0.0, tolerance: float | None = None,
-                 floor: float | None = None, effect: str | None = None,
-                 paper_metric: str | None = None, why_exact: str | None = None,
-                 alpha: float = 0.05, metric: str = "", baseline_name: str = "baseline",
-                 note: str = "") -> Claim:
+def record_claim(
+    chapter: str,
+    claim: str,
+    *,
+    ours,
+    baseline=None,
+    reference=None,
+    higher_is_better: bool,
+    scale: str,
+    paper=None,
+    paper_source: str,
+    fails_if: str,
+    test: str | None = None,
+    margin: float = 0.0,
+    tolerance: float | None = None,
+    floor: float | None = None,
+    effect: str | None = None,
+    paper_metric: str | None = None,
+    why_exact: str | None = None,
+    alpha: float = 0.05,
+    metric: str = "",
+    baseline_name: str = "baseline",
+    note: str = "",
+) -> Claim:
     "Store a claim with its per-unit values and its computed verdict (Chapter 0, *record_claim*)."
     test = "welch" if test is None else test
     _check_claim_text(chapter, claim, paper, paper_source, fails_if, test, why_exact, paper_metric)
     scale = Scale.get(scale).name
     if effect is not None and effect not in EFFECTS:
         raise ValueError(f"effect={effect!r} is not known; use one of {', '.join(EFFECTS)} or None")
-    d = decide(ours, baseline, reference=reference, higher_is_better=higher_is_better, test=test,
-               margin=margin, tolerance=tolerance, floor=floor, alpha=alpha)
+    d = decide(
+        ours,
+        baseline,
+        reference=reference,
+        higher_is_better=higher_is_better,
+        test=test,
+        margin=margin,
+        tolerance=tolerance,
+        floor=floor,
+        alpha=alpha,
+    )
     o = _values("ours", ours).tolist()
     b = None if baseline is None else _values("baseline", baseline).tolist()
     other = float(np.mean(b)) if b is not None else float(reference)
     mag = magnitude(float(np.mean(o)), other, bool(higher_is_better), effect)
     num_paper = paper if isinstance(paper, (int, float)) and not isinstance(paper, bool) else None
-    c = Claim(chapter, claim.strip(), metric, o, b, None if reference is None else float(reference),
-              bool(higher_is_better), scale, paper, paper_source.strip(), fails_if.strip(), test,
-              d.verdict, d.reason, float(alpha), float(margin),
-              None if tolerance is None else float(tolerance), None if floor is None else float(floor),
-              effect, paper_metric, why_exact, None if paper_metric else mag,
-              bool(d.verdict == "holds" and not paper_metric and num_paper is not None
-                   and direction_only(mag, num_paper)),
-              d.estimate, d.ci_low, d.ci_high, d.statistic, d.df, d.p_value, d.p_value_other,
-              d.n_ours, d.n_baseline, baseline_name, note,
-              _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
-    folder = claims_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{chapter}--{_slug(claim)}.json"
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(asdict(c), indent=1))
-    os.replace(tmp, path)  # whole or not at all
+    dir_only = d.verdict == "holds" and not paper_metric and num_paper is not None
+    dir_only = bool(dir_only and direction_only(mag, num_paper))
+    ref = None if reference is None else float(reference)
+    head = (chapter, claim.strip(), metric, o, b, ref, bool(higher_is_better), scale, paper)
+    text = (paper_source.strip(), fails_if.strip(), test, d.verdict, d.reason, float(alpha))
+    limits = (float(margin), _opt_float(tolerance), _opt_float(floor), effect, paper_metric)
+    stats = (d.estimate, d.ci_low, d.ci_high, d.statistic, d.df, d.p_value, d.p_value_other)
+    now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    tail = (d.n_ours, d.n_baseline, baseline_name, note, now)
+    mag = None if paper_metric else mag
+    c = Claim(*head, *text, *limits, why_exact, mag, dir_only, *stats, *tail)
+    _write_claim(c)
     return c
 
 # %% ../../nbs/00_core/03_claims.ipynb #3da07824
@@ -484,44 +568,78 @@ def _test_text(c: Claim) -> str:
         t += f"; p = {c.p_value:.2g}"
     return t
 
-# %% ../../nbs/00_core/03_claims.ipynb #c606c723
+# %% ../../nbs/00_core/03_claims.ipynb #acae54e37e7d407bbb7b55eff062a284
+def _claim_row(c) -> tuple:
+    "One row of the 'paper vs. this book' table for claim `c`."
+    base = (
+        _side(c.baseline, c.n_baseline)
+        if c.baseline is not None
+        else f"{_fmt(c.reference)} (reference)"
+    )
+    if c.baseline is not None:
+        base += f" ({c.baseline_name})"
+    paper = f"{_fmt(c.paper)} ({c.paper_source})"
+    if c.paper_metric:
+        mag = f"other metric: {c.paper_metric}"
+    elif isinstance(c.paper, (int, float)) and not isinstance(c.paper, bool):
+        mag = f"{_fmt(c.magnitude)} / {_fmt(c.paper)}" + (f" ({c.effect})" if c.effect else "")
+    else:
+        mag = "–"
+    return (
+        c.claim,
+        c.metric + (" ↑" if c.higher_is_better else " ↓"),
+        paper,
+        _side(c.ours, c.n_ours),
+        base,
+        mag,
+        _test_text(c),
+        c.scale,
+        c.shown_verdict,
+        c.fails_if,
+    )
+
+# %% ../../nbs/00_core/03_claims.ipynb #9a63283cbaf04dbcab1f6479b197f3a8
 class ClaimsTable:
     "The 'paper vs. this book' table of some claims."
-    columns = ("claim", "metric", "paper", "ours", "baseline", "magnitude (ours / paper)", "test",
-               "scale", "verdict", "fails if")
+
+    columns = (
+        "claim",
+        "metric",
+        "paper",
+        "ours",
+        "baseline",
+        "magnitude (ours / paper)",
+        "test",
+        "scale",
+        "verdict",
+        "fails if",
+    )
 
     def __init__(self, claims):
         self.claims = list(claims)
 
     def rows(self):
-        for c in self.claims:
-            base = _side(c.baseline, c.n_baseline) if c.baseline is not None else f"{_fmt(c.reference)} (reference)"
-            if c.baseline is not None:
-                base += f" ({c.baseline_name})"
-            paper = f"{_fmt(c.paper)} ({c.paper_source})"
-            if c.paper_metric:
-                mag = f"other metric: {c.paper_metric}"
-            elif isinstance(c.paper, (int, float)) and not isinstance(c.paper, bool):
-                mag = f"{_fmt(c.magnitude)} / {_fmt(c.paper)}" + (f" ({c.effect})" if c.effect else "")
-            else:
-                mag = "–"
-            yield (c.claim, c.metric + (" ↑" if c.higher_is_better else " ↓"), paper,
-                   _side(c.ours, c.n_ours), base, mag, _test_text(c), c.scale, c.shown_verdict, c.fails_if)
+        return (_claim_row(c) for c in self.claims)
 
     def _repr_html_(self):
         head = "".join(f"<th>{html.escape(h)}</th>" for h in self.columns)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(str(x))}</td>" for x in r) + "</tr>"
-                       for r in self.rows())
-        return f'<table class="icml26-claims"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(str(x))}</td>" for x in r) + "</tr>"
+            for r in self.rows()
+        )
+        table = f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
+        return f'<table class="icml26-claims">{table}</table>'
 
     def _repr_markdown_(self):
         lines = ["| " + " | ".join(self.columns) + " |", "|" + "---|" * len(self.columns)]
-        lines += ["| " + " | ".join(str(x).replace("|", "\\|") for x in r) + " |" for r in self.rows()]
+        lines += [
+            "| " + " | ".join(str(x).replace("|", "\\|") for x in r) + " |" for r in self.rows()
+        ]
         return "\n".join(lines)
 
     __str__ = _repr_markdown_
 
-
+# %% ../../nbs/00_core/03_claims.ipynb #8dd0d8092fe74a7c96281538738b07e2
 def claims_table(chapter: str | None = None) -> ClaimsTable:
     "The table of claims recorded for `chapter` (all chapters when None)."
     return ClaimsTable(load_claims(chapter))
@@ -530,24 +648,43 @@ def claims_table(chapter: str | None = None) -> ClaimsTable:
 def provenance(device: str = "cpu") -> dict:
     "Commit, date, device name and library versions, for a results file."
     import torch
+
     try:
         import triton
+
         triton_version = triton.__version__
     except ImportError:
         triton_version = None
     try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                                cwd=repo_root(), timeout=10).stdout.strip() or None
+        commit = (
+            subprocess.run(
+                ["git", "rev-parse", "HEAD"],
+                capture_output=True,
+                text=True,
+                cwd=repo_root(),
+                timeout=10,
+            ).stdout.strip()
+            or None
+        )
     except Exception:
         commit = None
     dev = str(device)
-    name = torch.cuda.get_device_name(0) if dev.startswith("cuda") and torch.cuda.is_available() \
+    name = (
+        torch.cuda.get_device_name(0)
+        if dev.startswith("cuda") and torch.cuda.is_available()
         else platform.processor() or platform.machine()
-    return dict(commit=commit, date=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                device=dev, device_name=name, torch=torch.__version__, triton=triton_version,
-                python=platform.python_version())
+    )
+    return dict(
+        commit=commit,
+        date=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        device=dev,
+        device_name=name,
+        torch=torch.__version__,
+        triton=triton_version,
+        python=platform.python_version(),
+    )
 
-# %% ../../nbs/00_core/03_claims.ipynb #4e5cf5ac
+# %% ../../nbs/00_core/03_claims.ipynb #72eea5119410473aa328ad9291626812
 def _larger_runs(results_dir: pathlib.Path, slug: str) -> dict:
     "{claim text: [(scale, verdict, n, device, date)]} from a chapter's committed results files."
     out = {}
@@ -559,10 +696,17 @@ def _larger_runs(results_dir: pathlib.Path, slug: str) -> dict:
             if c.get("direction_only") and v == "holds":
                 v = "holds in direction only"
             out.setdefault(c.get("claim", ""), []).append(
-                (r.get("scale", f.stem), v, c.get("n_ours"), prov.get("device_name"), prov.get("date", "")[:10]))
+                (
+                    r.get("scale", f.stem),
+                    v,
+                    c.get("n_ours"),
+                    prov.get("device_name"),
+                    prov.get("date", "")[:10],
+                )
+            )
     return out
 
-
+# %% ../../nbs/00_core/03_claims.ipynb #8edb47106e1a46a883d545849b8ab81b
 def scoreboard_rows(chapters: list[dict], claims: list[Claim], results_dir, nbs_dir) -> list[dict]:
     "One row per claim (or per chapter without claims) for the front page's scoreboard."
     results_dir, nbs_dir = pathlib.Path(results_dir), pathlib.Path(nbs_dir)
@@ -575,16 +719,38 @@ def scoreboard_rows(chapters: list[dict], claims: list[Claim], results_dir, nbs_
         mine = [c for c in claims if c.chapter == ch["number"]]
         base = dict(number=ch["number"], title=ch["title"], part=ch["part"], link=link)
         if not mine:
-            rows.append(dict(base, claim=ch["claim"], versus="–", magnitude="–", details="",
-                             verdict="not built" if not built else "no claim recorded", larger="–"))
+            rows.append(
+                dict(
+                    base,
+                    claim=ch["claim"],
+                    versus="–",
+                    magnitude="–",
+                    details="",
+                    verdict="not built" if not built else "no claim recorded",
+                    larger="–",
+                )
+            )
         for c in mine:
             tbl = next(ClaimsTable([c]).rows())
-            details = (f"test: {_test_text(c)}; n = {c.n_ours} vs {c.n_baseline}; {c.reason}; "
-                       f"fails if: {c.fails_if}; paper: {_fmt(c.paper)} ({c.paper_source})")
+            details = (
+                f"test: {_test_text(c)}; n = {c.n_ours} vs {c.n_baseline}; {c.reason}; "
+                f"fails if: {c.fails_if}; paper: {_fmt(c.paper)} ({c.paper_source})"
+            )
             runs = larger.get(c.claim, [])
-            rows.append(dict(base, claim=c.claim, versus=f"{tbl[3]} vs {tbl[4]}", magnitude=tbl[5],
-                             details=details, verdict=c.shown_verdict,
-                             larger="; ".join(f"{s}: {v} (n={n}, {dev}, {date})" for s, v, n, dev, date in runs) or "–"))
+            rows.append(
+                dict(
+                    base,
+                    claim=c.claim,
+                    versus=f"{tbl[3]} vs {tbl[4]}",
+                    magnitude=tbl[5],
+                    details=details,
+                    verdict=c.shown_verdict,
+                    larger="; ".join(
+                        f"{s}: {v} (n={n}, {dev}, {date})" for s, v, n, dev, date in runs
+                    )
+                    or "–",
+                )
+            )
     return rows
 
 # %% ../../nbs/00_core/03_claims.ipynb #f9b8a64f
@@ -602,17 +768,31 @@ def scoreboard_counts(rows: list[dict]) -> dict:
 
 def scoreboard_html(rows: list[dict]) -> str:
     "The scoreboard as a compact HTML table; test, n, p-value and fails-if in each row's tooltip."
-    heads = ("#", "claim", "ours vs baseline", "magnitude (ours / paper)", "ci verdict", "larger runs")
-    out = ['<table class="icml26-board"><thead><tr>' + "".join(f"<th>{h}</th>" for h in heads) +
-           "</tr></thead><tbody>"]
+    heads = (
+        "#",
+        "claim",
+        "ours vs baseline",
+        "magnitude (ours / paper)",
+        "ci verdict",
+        "larger runs",
+    )
+    out = [
+        '<table class="icml26-board"><thead><tr>'
+        + "".join(f"<th>{h}</th>" for h in heads)
+        + "</tr></thead><tbody>"
+    ]
     for r in rows:
         cls = "verdict-" + r["verdict"].replace(" ", "-")
         num = html.escape(r["number"])
         num = f'<a href="{r["link"]}">{num}</a>' if r["link"] else num
         tip = html.escape(r["details"] or r["title"], quote=True)
-        cells = [f'<span title="{html.escape(r["title"], quote=True)}">{num}</span>',
-                 f'<span title="{tip}">{html.escape(r["claim"])}</span>', html.escape(r["versus"]),
-                 html.escape(r["magnitude"]), f'<span title="{tip}">{html.escape(r["verdict"])}</span>',
-                 html.escape(r["larger"])]
+        cells = [
+            f'<span title="{html.escape(r["title"], quote=True)}">{num}</span>',
+            f'<span title="{tip}">{html.escape(r["claim"])}</span>',
+            html.escape(r["versus"]),
+            html.escape(r["magnitude"]),
+            f'<span title="{tip}">{html.escape(r["verdict"])}</span>',
+            html.escape(r["larger"]),
+        ]
         out.append(f'<tr class="{cls}">' + "".join(f"<td>{x}</td>" for x in cells) + "</tr>")
     return "".join(out) + "</tbody></table>"

@@ -17,17 +17,20 @@ import torch
 # %% auto #0
 __all__ = ['EXERCISES', 'Exercise', 'register_exercise', 'Verdict', 'check', 'hint', 'solution', 'exercises']
 
-# %% ../../nbs/00_core/07_exercises.ipynb #39d047b6
+# %% ../../nbs/00_core/07_exercises.ipynb #7fb27b941602401d91542211134fc71a
 @dataclass
 class Exercise:
     "One registered exercise (see `register_exercise`)."
+
     name: str  # "NN.k"
     statement: str  # one or two sentences
     reference: object = None  # the reference function, for a function exercise
     cases: tuple = ()  # fixed inputs: tuples of positional args or dicts of kwargs
     draw: object = None  # draw(rng) -> one random input tuple
     n_draws: int = 5  # random draws, seeds 0 .. n_draws - 1
-    value: object = None  # the reference number (or a zero-argument callable), for a number exercise
+    value: object = (
+        None  # the reference number (or a zero-argument callable), for a number exercise
+    )
     tolerance: dict = field(default_factory=dict)  # rtol/atol (function) or abs/rel (number)
     hints: tuple = ()
     wrong: tuple = ()  # curated wrong answers the checker must mark incorrect
@@ -41,17 +44,19 @@ class Exercise:
 EXERCISES: dict[str, Exercise] = {}
 _NAME = __import__("re").compile(r"\d\d\.\d+")
 
-
-def register_exercise(name: str, statement: str, *, reference=None, cases=(), draw=None,
-                      n_draws: int = 5, value=None, tolerance=None, hints=(), wrong=(),
-                      time_limit_s: float = 10.0) -> Exercise:
-    "Register an exercise answered by a function (`reference`) or a number (`value`) (Chapter 0, *Exercises*)."
+# %% ../../nbs/00_core/07_exercises.ipynb #acae54e37e7d407bbb7b55eff062a284
+def _check_exercise(
+    name, statement, reference, cases, draw, n_draws, value, tolerance, hints, wrong, time_limit_s
+) -> dict:
+    "Check `register_exercise`'s arguments, each error naming its argument; the tolerance dict."
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ValueError(f"name must look like '06.1' (chapter.number), got {name!r}")
     if not isinstance(statement, str) or not statement.strip():
         raise ValueError("statement must be a non-empty sentence")
     if (reference is None) == (value is None):
-        raise ValueError("give exactly one of reference= (a function exercise) or value= (a number)")
+        raise ValueError(
+            "give exactly one of reference= (a function exercise) or value= (a number)"
+        )
     if reference is not None and not callable(reference):
         raise TypeError(f"reference must be callable, got {type(reference).__name__}")
     if reference is not None and not cases and draw is None:
@@ -63,19 +68,66 @@ def register_exercise(name: str, statement: str, *, reference=None, cases=(), dr
     tol = dict(tolerance or {})
     allowed = {"rtol", "atol"} if reference is not None else {"abs", "rel"}
     if set(tol) - allowed or any(not isinstance(v, (int, float)) or v < 0 for v in tol.values()):
-        raise ValueError(f"tolerance must be a dict with keys among {sorted(allowed)} and values >= 0, got {tolerance!r}")
-    hints = tuple(hints)
-    if len(hints) > 3 or not all(isinstance(h, str) and h.strip() for h in hints):
+        raise ValueError(
+            f"tolerance must be a dict with keys among {sorted(allowed)} and values >= 0, "
+            f"got {tolerance!r}"
+        )
+    if len(tuple(hints)) > 3 or not all(isinstance(h, str) and h.strip() for h in hints):
         raise ValueError("hints must be at most three non-empty strings")
     if not wrong:
-        raise ValueError("wrong must hold at least one curated wrong answer (the checker's own test)")
+        raise ValueError(
+            "wrong must hold at least one curated wrong answer (the checker's own test)"
+        )
     if not (isinstance(time_limit_s, (int, float)) and time_limit_s > 0):
         raise ValueError(f"time_limit_s must be positive, got {time_limit_s!r}")
     for i, c in enumerate(cases):
         if not isinstance(c, (tuple, dict)):
             raise TypeError(f"cases[{i}] must be a tuple of positional args or a dict of kwargs")
-    ex = Exercise(name, statement.strip(), reference, tuple(cases), draw, n_draws, value, tol,
-                  hints, tuple(wrong), float(time_limit_s))
+    return tol
+
+# %% ../../nbs/00_core/07_exercises.ipynb #9a63283cbaf04dbcab1f6479b197f3a8
+def register_exercise(
+    name: str,
+    statement: str,
+    *,
+    reference=None,
+    cases=(),
+    draw=None,
+    n_draws: int = 5,
+    value=None,
+    tolerance=None,
+    hints=(),
+    wrong=(),
+    time_limit_s: float = 10.0,
+) -> Exercise:
+    "Register an exercise answered by a function (`reference`) or a number (`value`) (Chapter 0)."
+    hints = tuple(hints)
+    tol = _check_exercise(
+        name,
+        statement,
+        reference,
+        cases,
+        draw,
+        n_draws,
+        value,
+        tolerance,
+        hints,
+        wrong,
+        time_limit_s,
+    )
+    ex = Exercise(
+        name,
+        statement.strip(),
+        reference,
+        tuple(cases),
+        draw,
+        n_draws,
+        value,
+        tol,
+        tuple(hints),
+        tuple(wrong),
+        float(time_limit_s),
+    )
     EXERCISES[name] = ex
     return ex
 
@@ -83,6 +135,7 @@ def register_exercise(name: str, statement: str, *, reference=None, cases=(), dr
 @dataclass
 class Verdict:
     "The result of `check`."
+
     name: str
     status: str  # "correct", "incorrect" or "not attempted"
     message: str
@@ -125,7 +178,7 @@ def _call(fn, args, kwargs, limit):
         raise box["err"]
     return box["out"]
 
-# %% ../../nbs/00_core/07_exercises.ipynb #6519b0df
+# %% ../../nbs/00_core/07_exercises.ipynb #3b425b9e
 def _describe(x) -> str:
     "A short description of one argument: shape and dtype for arrays, the value otherwise."
     if isinstance(x, torch.Tensor):
@@ -141,7 +194,7 @@ def _as_array(x):
         return x.detach().cpu().numpy()
     return np.asarray(x)
 
-
+# %% ../../nbs/00_core/07_exercises.ipynb #fb408b11
 def _compare(want, got, tol, where="output") -> str | None:
     "None when `got` matches `want` within `tol`, else what differs."
     if isinstance(want, (tuple, list)):
@@ -173,7 +226,8 @@ def _compare(want, got, tol, where="output") -> str | None:
     nan_w, nan_g = np.isnan(w), np.isnan(g)
     if (nan_g & ~nan_w).any():
         idx = np.unravel_index(np.argmax(nan_g & ~nan_w), w.shape) if w.ndim else ()
-        return f"{where} holds NaN at index {tuple(int(i) for i in idx)}, where {float(w[idx]):.6g} was expected"
+        at = tuple(int(i) for i in idx)
+        return f"{where} holds NaN at index {at}, where {float(w[idx]):.6g} was expected"
     rtol, atol = tol.get("rtol", 1e-5), tol.get("atol", 1e-8)
     ok = np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
     if ok.all():
@@ -181,9 +235,12 @@ def _compare(want, got, tol, where="output") -> str | None:
     err = np.where(nan_w, 0.0, np.abs(g - w))
     rel = err / np.maximum(np.abs(w), np.finfo(np.float64).tiny)
     idx = tuple(int(i) for i in np.unravel_index(np.argmin(ok), w.shape)) if w.ndim else ()
-    return (f"{where} differs: first at index {idx}, expected {float(w[idx]):.6g}, got {float(g[idx]):.6g}; "
-            f"max abs error {float(err.max()):.3g}, max rel error {float(rel.max()):.3g} "
-            f"(allowed rtol={rtol:g}, atol={atol:g})")
+    return (
+        f"{where} differs: first at index {idx}, "
+        f"expected {float(w[idx]):.6g}, got {float(g[idx]):.6g}; "
+        f"max abs error {float(err.max()):.3g}, max rel error {float(rel.max()):.3g} "
+        f"(allowed rtol={rtol:g}, atol={atol:g})"
+    )
 
 # %% ../../nbs/00_core/07_exercises.ipynb #506922cf
 def _inputs(ex: Exercise):
@@ -208,10 +265,16 @@ def _signature_problem(fn, args, kwargs) -> str | None:
 
 def _check_function(ex: Exercise, answer) -> Verdict:
     if not callable(answer):
-        return Verdict(ex.name, "incorrect", f"this exercise is answered by a function, got {_describe(answer)}")
+        return Verdict(
+            ex.name,
+            "incorrect",
+            f"this exercise is answered by a function, got {_describe(answer)}",
+        )
     n = 0
     for label, args, kwargs in _inputs(ex):
-        shown = ", ".join([_describe(a) for a in args] + [f"{k}={_describe(v)}" for k, v in kwargs.items()])
+        shown = ", ".join(
+            [_describe(a) for a in args] + [f"{k}={_describe(v)}" for k, v in kwargs.items()]
+        )
         problem = _signature_problem(answer, args, kwargs)
         if problem:
             return Verdict(ex.name, "incorrect", f"On {label} ({shown}): {problem}.")
@@ -219,11 +282,15 @@ def _check_function(ex: Exercise, answer) -> Verdict:
         try:
             got = _call(answer, copy.deepcopy(args), copy.deepcopy(kwargs), ex.time_limit_s)
         except _Stub:
-            return Verdict(ex.name, "not attempted", "Replace `raise NotImplementedError` with your code.")
+            return Verdict(
+                ex.name, "not attempted", "Replace `raise NotImplementedError` with your code."
+            )
         except _TimedOut as e:
             return Verdict(ex.name, "incorrect", f"On {label} ({shown}): {e}.")
         except Exception as e:  # noqa: BLE001
-            return Verdict(ex.name, "incorrect", f"On {label} ({shown}) it raised {type(e).__name__}: {e}")
+            return Verdict(
+                ex.name, "incorrect", f"On {label} ({shown}) it raised {type(e).__name__}: {e}"
+            )
         diff = _compare(want, got, ex.tolerance)
         if diff:
             return Verdict(ex.name, "incorrect", f"On {label} ({shown}): {diff}.")
@@ -242,8 +309,14 @@ def _check_number(ex: Exercise, answer) -> Verdict:
         return Verdict(ex.name, "not attempted", "Replace `...` with your number.")
     if isinstance(answer, torch.Tensor) and answer.numel() == 1:
         answer = answer.item()
-    if callable(answer) or isinstance(answer, (bool, np.bool_)) or not isinstance(answer, (int, float, np.number)):
-        return Verdict(ex.name, "incorrect", f"this exercise is answered by a number, got {_describe(answer)}")
+    if (
+        callable(answer)
+        or isinstance(answer, (bool, np.bool_))
+        or not isinstance(answer, (int, float, np.number))
+    ):
+        return Verdict(
+            ex.name, "incorrect", f"this exercise is answered by a number, got {_describe(answer)}"
+        )
     got, want = float(answer), _reference_value(ex)
     if not math.isfinite(got):
         return Verdict(ex.name, "incorrect", f"your answer is {got}, not a finite number")
@@ -251,19 +324,26 @@ def _check_number(ex: Exercise, answer) -> Verdict:
     tol = tol if ex.tolerance else 1e-9 * max(1.0, abs(want))
     if abs(got - want) <= tol:
         return Verdict(ex.name, "correct", f"{got:.6g} is within {tol:.3g} of the reference.")
-    return Verdict(ex.name, "incorrect", f"{got:.6g} is {abs(got - want):.3g} away from the reference "
-                   f"(allowed {tol:.3g}); {'too high' if got > want else 'too low'}.")
+    return Verdict(
+        ex.name,
+        "incorrect",
+        f"{got:.6g} is {abs(got - want):.3g} away from the reference "
+        f"(allowed {tol:.3g}); {'too high' if got > want else 'too low'}.",
+    )
 
 
 def _get(name: str) -> Exercise:
     if name not in EXERCISES:
-        known = ", ".join(sorted(EXERCISES)) or "none (import a chapter's package to register its exercises)"
+        known = (
+            ", ".join(sorted(EXERCISES))
+            or "none (import a chapter's package to register its exercises)"
+        )
         raise KeyError(f"no exercise {name!r}; known exercises: {known}")
     return EXERCISES[name]
 
 
 def check(name: str, answer, quiet: bool = False) -> Verdict:
-    "Check `answer` (a function or a number) against exercise `name` and print the verdict (Chapter 0, *Exercises*)."
+    "Check `answer` (a function or number) against exercise `name`, print the verdict (Chapter 0)."
     ex = _get(name)
     v = _check_function(ex, answer) if ex.kind == "function" else _check_number(ex, answer)
     if not quiet:

@@ -10,13 +10,14 @@ import signal
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 
 try:
     import triton
     import triton.language as tl
+
     HAS_TRITON = True
 except ImportError:  # the package works without Triton: every op falls back to its reference
     triton, tl = None, None
@@ -49,13 +50,21 @@ def resolve_backend(backend: str, *tensors: torch.Tensor) -> str:
     if not on_cuda and not interpreter_enabled():
         raise RuntimeError(
             "backend='triton' with CPU tensors runs Triton's interpreter: set the environment "
-            "variable TRITON_INTERPRET=1 before importing icml26_lit, or use backend='auto'")
+            "variable TRITON_INTERPRET=1 before importing icml26_lit, or use backend='auto'"
+        )
     return "triton"
 
 # %% ../../nbs/00_core/02_kernels.ipynb #565b5771
-def check_tensor(x, name: str, *, ndim: int | None = None, shape: Sequence[int | None] | None = None,
-                 dtypes: Sequence[torch.dtype] | None = None, finite: bool = True,
-                 device: torch.device | None = None) -> torch.Tensor:
+def check_tensor(
+    x,
+    name: str,
+    *,
+    ndim: int | None = None,
+    shape: Sequence[int | None] | None = None,
+    dtypes: Sequence[torch.dtype] | None = None,
+    finite: bool = True,
+    device: torch.device | None = None,
+) -> torch.Tensor:
     "Validate `x` (named `name` in errors) and return it contiguous (Chapter 0, *Checking inputs*)."
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
@@ -67,7 +76,9 @@ def check_tensor(x, name: str, *, ndim: int | None = None, shape: Sequence[int |
             raise ValueError(f"{name} must have shape {want}, got {tuple(x.shape)}")
     if dtypes is not None and x.dtype not in dtypes:
         names = ", ".join(str(d).replace("torch.", "") for d in dtypes)
-        raise TypeError(f"{name} must have dtype in ({names}), got {str(x.dtype).replace('torch.', '')}")
+        raise TypeError(
+            f"{name} must have dtype in ({names}), got {str(x.dtype).replace('torch.', '')}"
+        )
     if device is not None and x.device.type != torch.device(device).type:
         raise ValueError(f"{name} is on {x.device} but the other inputs are on {device}")
     if finite and x.is_floating_point() and x.numel() and not bool(torch.isfinite(x).all()):
@@ -75,18 +86,29 @@ def check_tensor(x, name: str, *, ndim: int | None = None, shape: Sequence[int |
     return x.contiguous()
 
 # %% ../../nbs/00_core/02_kernels.ipynb #55f2670d
-_DEFAULT_TOL = {torch.float64: (1e-10, 1e-8), torch.float32: (1e-5, 1e-4),
-                torch.float16: (1e-2, 1e-2), torch.bfloat16: (2e-2, 2e-2)}
+_DEFAULT_TOL = {
+    torch.float64: (1e-10, 1e-8),
+    torch.float32: (1e-5, 1e-4),
+    torch.float16: (1e-2, 1e-2),
+    torch.bfloat16: (2e-2, 2e-2),
+}
 
 
 def _as_tuple(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
-def check_kernel(kernel: Callable, reference: Callable, make_inputs: Callable, sizes: Sequence,
-                 dtypes: Sequence[torch.dtype] = (torch.float32,), seed: int | None = None,
-                 atol: float | None = None, rtol: float | None = None) -> int:
-    "Compare `kernel` with `reference` on random inputs; return the seed (Chapter 0, *check_kernel*)."
+def check_kernel(
+    kernel: Callable,
+    reference: Callable,
+    make_inputs: Callable,
+    sizes: Sequence,
+    dtypes: Sequence[torch.dtype] = (torch.float32,),
+    seed: int | None = None,
+    atol: float | None = None,
+    rtol: float | None = None,
+) -> int:
+    "Compare `kernel` with `reference` on random inputs; return the seed (Chapter 0)."
     if seed is None:
         seed = int.from_bytes(os.urandom(4), "little") >> 1
     for i, size in enumerate(sizes):
@@ -96,26 +118,39 @@ def check_kernel(kernel: Callable, reference: Callable, make_inputs: Callable, s
             try:
                 outs, refs = _as_tuple(kernel(*inputs)), _as_tuple(reference(*inputs))
                 if len(outs) != len(refs):
-                    raise AssertionError(f"kernel returned {len(outs)} outputs, reference {len(refs)}")
+                    raise AssertionError(
+                        f"kernel returned {len(outs)} outputs, reference {len(refs)}"
+                    )
                 a, r = _DEFAULT_TOL.get(dtype, (1e-5, 1e-4))
                 for k, (o, ref) in enumerate(zip(outs, refs)):
-                    torch.testing.assert_close(o, ref, atol=atol if atol is not None else a,
-                                               rtol=rtol if rtol is not None else r,
-                                               msg=lambda m: f"output {k}: {m}")
+                    torch.testing.assert_close(
+                        o,
+                        ref,
+                        atol=atol if atol is not None else a,
+                        rtol=rtol if rtol is not None else r,
+                        msg=lambda m: f"output {k}: {m}",
+                    )
             except Exception as e:
                 raise AssertionError(
                     f"check_kernel failed at size={size!r}, dtype={dtype}: {e}\n"
-                    f"replay with check_kernel(..., seed={seed})") from e
+                    f"replay with check_kernel(..., seed={seed})"
+                ) from e
     return seed
 
-# %% ../../nbs/00_core/02_kernels.ipynb #cd749f61
-SHARED_MEMORY_LIMIT = {(7, 5): 65536, (8, 0): 166912, (8, 6): 101376, (8, 9): 101376,
-                       (9, 0): 232448}
+# %% ../../nbs/00_core/02_kernels.ipynb #6f46f0e8
+SHARED_MEMORY_LIMIT = {
+    (7, 5): 65536,
+    (8, 0): 166912,
+    (8, 6): 101376,
+    (8, 9): 101376,
+    (9, 0): 232448,
+}
 
 
 @dataclass
 class CompileReport:
     "What `compile_check` saw for one target."
+
     target: tuple
     shared: int
     n_regs: int | None
@@ -130,6 +165,7 @@ def _locate(kernel):
     "How a clean process finds `kernel`: `[module, qualname]`, or `['<source>', source code]`."
     import inspect
     import textwrap
+
     fn = getattr(kernel, "fn", kernel)
     mod, qual = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
     if mod and mod != "__main__" and "<locals>" not in qual:
@@ -139,11 +175,17 @@ def _locate(kernel):
     except (OSError, TypeError):
         return None
 
-
-def compile_check(kernel, signature: dict, constexprs: dict | None = None,
-                  targets: Sequence[tuple] = ((7, 5), (9, 0)), num_warps: int = 4,
-                  num_stages: int = 3, timeout_s: float = 180.0,
-                  isolate: bool | None = None) -> list[CompileReport]:
+# %% ../../nbs/00_core/02_kernels.ipynb #cc89c668
+def compile_check(
+    kernel,
+    signature: dict,
+    constexprs: dict | None = None,
+    targets: Sequence[tuple] = ((7, 5), (9, 0)),
+    num_warps: int = 4,
+    num_stages: int = 3,
+    timeout_s: float = 180.0,
+    isolate: bool | None = None,
+) -> list[CompileReport]:
     "Compile `kernel` ahead of time for each `(major, minor)` target (Chapter 0, *compile_check*)."
     if not HAS_TRITON:
         raise RuntimeError("compile_check needs the triton package")
@@ -151,54 +193,82 @@ def compile_check(kernel, signature: dict, constexprs: dict | None = None,
         raise ValueError("signature must be a non-empty dict {argument name: type string}")
     for target in targets:
         if tuple(target) not in SHARED_MEMORY_LIMIT:
-            raise ValueError(f"targets: unknown target {tuple(target)}; known {sorted(SHARED_MEMORY_LIMIT)}")
+            raise ValueError(
+                f"targets: unknown target {tuple(target)}; known {sorted(SHARED_MEMORY_LIMIT)}"
+            )
     if isolate is None:  # Triton 3.7's interpreter leaves triton.language patched after running
-        isolate = interpreter_enabled() and _locate(kernel) is not None  # a kernel: compile elsewhere
+        isolate = (
+            interpreter_enabled() and _locate(kernel) is not None
+        )  # a kernel: compile elsewhere
     if isolate:
-        spec = dict(kernel=_locate(kernel), signature=signature, constexprs=constexprs or {},
-                    targets=[list(t) for t in targets], num_warps=num_warps, num_stages=num_stages,
-                    limits={f"{k[0]},{k[1]}": v for k, v in SHARED_MEMORY_LIMIT.items()})
+        spec = dict(
+            kernel=_locate(kernel),
+            signature=signature,
+            constexprs=constexprs or {},
+            targets=[list(t) for t in targets],
+            num_warps=num_warps,
+            num_stages=num_stages,
+            limits={f"{k[0]},{k[1]}": v for k, v in SHARED_MEMORY_LIMIT.items()},
+        )
         (res,) = _compile_in_subprocess([spec], timeout_s * len(targets) + 60)
         if "error" in res:
             raise AssertionError(res["error"])
-        return [CompileReport(tuple(r["target"]), r["shared"], r["n_regs"], r["seconds"])
-                for r in res["reports"]]
-    return [_compile_one(kernel, signature, constexprs or {}, tuple(t), num_warps, num_stages, timeout_s)
-            for t in targets]
+        return [
+            CompileReport(tuple(r["target"]), r["shared"], r["n_regs"], r["seconds"])
+            for r in res["reports"]
+        ]
+    return [
+        _compile_one(
+            kernel, signature, constexprs or {}, tuple(t), num_warps, num_stages, timeout_s
+        )
+        for t in targets
+    ]
 
-
+# %% ../../nbs/00_core/02_kernels.ipynb #68dd3136
 def _compile_one(kernel, signature, constexprs, target, num_warps, num_stages, timeout_s):
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
+
     t0 = time.perf_counter()
     src = ASTSource(fn=_jit_fn(kernel), signature=signature, constexprs=constexprs)
     cc = target[0] * 10 + target[1]
     use_alarm = threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGALRM")
     if use_alarm:
+
         def _raise(signum, frame):
             raise _Timeout()
+
         old = signal.signal(signal.SIGALRM, _raise)
         signal.setitimer(signal.ITIMER_REAL, timeout_s)
     try:
-        compiled = triton.compile(src, target=GPUTarget("cuda", cc, 32),
-                                  options={"num_warps": num_warps, "num_stages": num_stages})
+        compiled = triton.compile(
+            src,
+            target=GPUTarget("cuda", cc, 32),
+            options={"num_warps": num_warps, "num_stages": num_stages},
+        )
     except _Timeout:
-        raise AssertionError(f"compile_check: {_name(kernel)} did not compile for sm_{cc} "
-                             f"within {timeout_s:.0f} s") from None
+        raise AssertionError(
+            f"compile_check: {_name(kernel)} did not compile for sm_{cc} within {timeout_s:.0f} s"
+        ) from None
     except Exception as e:
-        raise AssertionError(f"compile_check: {_name(kernel)} does not compile for sm_{cc}: "
-                             f"{type(e).__name__}: {e}") from e
+        raise AssertionError(
+            f"compile_check: {_name(kernel)} does not compile for sm_{cc}: {type(e).__name__}: {e}"
+        ) from e
     finally:
         if use_alarm:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
     shared = int(compiled.metadata.shared)
     if shared > SHARED_MEMORY_LIMIT[target]:
-        raise AssertionError(f"compile_check: {_name(kernel)} needs {shared} B of shared memory "
-                             f"on sm_{cc}, more than the {SHARED_MEMORY_LIMIT[target]} B limit")
-    return CompileReport(target, shared, getattr(compiled, "n_regs", None), time.perf_counter() - t0)
+        raise AssertionError(
+            f"compile_check: {_name(kernel)} needs {shared} B of shared memory "
+            f"on sm_{cc}, more than the {SHARED_MEMORY_LIMIT[target]} B limit"
+        )
+    return CompileReport(
+        target, shared, getattr(compiled, "n_regs", None), time.perf_counter() - t0
+    )
 
-
+# %% ../../nbs/00_core/02_kernels.ipynb #ad2f7161
 _CHILD = r"""
 import importlib, json, os, sys
 os.environ["TRITON_INTERPRET"] = "0"
@@ -219,8 +289,10 @@ for spec in json.load(sys.stdin):
             obj = importlib.import_module(mod)
             for part in qual.split("."):
                 obj = getattr(obj, part)
-        K.SHARED_MEMORY_LIMIT.update({tuple(map(int, k.split(","))): v for k, v in spec["limits"].items()})
-        reps = K.compile_check(obj, spec["signature"], spec["constexprs"], [tuple(t) for t in spec["targets"]],
+        limits = spec["limits"].items()
+        K.SHARED_MEMORY_LIMIT.update({tuple(map(int, k.split(","))): v for k, v in limits})
+        targets = [tuple(t) for t in spec["targets"]]
+        reps = K.compile_check(obj, spec["signature"], spec["constexprs"], targets,
                                spec["num_warps"], spec["num_stages"], isolate=False)
         out.append({"reports": [dict(target=list(r.target), shared=r.shared, n_regs=r.n_regs,
                                      seconds=r.seconds) for r in reps]})
@@ -229,22 +301,34 @@ for spec in json.load(sys.stdin):
 print("@@RESULT@@" + json.dumps(out))
 """
 
-
+# %% ../../nbs/00_core/02_kernels.ipynb #cbcff209
 def _compile_in_subprocess(specs: list[dict], timeout_s: float) -> list[dict]:
     import json
     import subprocess
     import sys
+
     env = {**os.environ, "TRITON_INTERPRET": "0"}
     try:
-        p = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps(specs), text=True,
-                           capture_output=True, env=env, timeout=timeout_s)
+        p = subprocess.run(
+            [sys.executable, "-c", _CHILD],
+            input=json.dumps(specs),
+            text=True,
+            capture_output=True,
+            env=env,
+            timeout=timeout_s,
+        )
     except subprocess.TimeoutExpired:
-        return [{"error": f"compile_check: compiling {len(specs)} kernel(s) took over {timeout_s:.0f} s"}
-                for _ in specs]
+        return [
+            {"error": f"compile_check: {len(specs)} kernel(s) took over {timeout_s:.0f} s"}
+            for _ in specs
+        ]
     line = [l for l in p.stdout.splitlines() if l.startswith("@@RESULT@@")]
     if not line:
-        return [{"error": f"compile_check: the compiler process failed: {p.stderr[-2000:]}"} for _ in specs]
-    return json.loads(line[-1][len("@@RESULT@@"):])
+        return [
+            {"error": f"compile_check: the compiler process failed: {p.stderr[-2000:]}"}
+            for _ in specs
+        ]
+    return json.loads(line[-1][len("@@RESULT@@") :])
 
 
 def _name(kernel) -> str:
@@ -255,15 +339,17 @@ def _name(kernel) -> str:
 def _jit_fn(kernel):
     "The compiled-mode `JITFunction` for `kernel`, also when the interpreter wrapped it."
     from triton.runtime.jit import JITFunction
+
     if isinstance(kernel, JITFunction):
         return kernel
     fn = getattr(kernel, "fn", kernel)
     return JITFunction(fn)
 
-# %% ../../nbs/00_core/02_kernels.ipynb #4e694877
+# %% ../../nbs/00_core/02_kernels.ipynb #ba46d9e8
 @dataclass
 class KernelSpec:
     "A Triton kernel and how to compile it (see `register_kernel`)."
+
     chapter: str
     name: str
     kernel: object
@@ -275,17 +361,24 @@ class KernelSpec:
 KERNELS: dict[str, KernelSpec] = {}
 
 
-def register_kernel(chapter: str, kernel, signature: dict, constexprs: dict | None = None,
-                    name: str | None = None, num_warps: int = 4):
+def register_kernel(
+    chapter: str,
+    kernel,
+    signature: dict,
+    constexprs: dict | None = None,
+    name: str | None = None,
+    num_warps: int = 4,
+):
     "Register `kernel` for `compile_check` in the test suite; returns `kernel`."
     if not HAS_TRITON:
         return kernel
     name = name or _name(kernel)
-    KERNELS[f"{chapter}.{name}"] = KernelSpec(chapter, name, kernel, dict(signature),
-                                              dict(constexprs or {}), num_warps)
+    KERNELS[f"{chapter}.{name}"] = KernelSpec(
+        chapter, name, kernel, dict(signature), dict(constexprs or {}), num_warps
+    )
     return kernel
 
-
+# %% ../../nbs/00_core/02_kernels.ipynb #d3b93175
 def compile_registered(keys=None, targets=((7, 5), (9, 0)), timeout_s: float = 900.0) -> dict:
     "Compile registered kernels in one clean process: `{key: [CompileReport] or error string}`."
     keys = sorted(KERNELS) if keys is None else list(keys)
@@ -294,20 +387,43 @@ def compile_registered(keys=None, targets=((7, 5), (9, 0)), timeout_s: float = 9
         s = KERNELS[k]
         loc = _locate(s.kernel)
         if loc is None:
-            out[k] = f"kernel {k} is not defined at module level, so it cannot be compiled in isolation"
+            out[k] = (
+                f"kernel {k} is not defined at module level, so it cannot be compiled in isolation"
+            )
             continue
-        specs.append((k, dict(kernel=loc, signature=s.signature, constexprs=s.constexprs,
-                              targets=[list(t) for t in targets], num_warps=s.num_warps, num_stages=3,
-                              limits={f"{a},{b}": v for (a, b), v in SHARED_MEMORY_LIMIT.items()})))
+        specs.append(
+            (
+                k,
+                dict(
+                    kernel=loc,
+                    signature=s.signature,
+                    constexprs=s.constexprs,
+                    targets=[list(t) for t in targets],
+                    num_warps=s.num_warps,
+                    num_stages=3,
+                    limits={f"{a},{b}": v for (a, b), v in SHARED_MEMORY_LIMIT.items()},
+                ),
+            )
+        )
     if specs:  # two compiler processes side by side (the machines this runs on have two cores)
         from concurrent.futures import ThreadPoolExecutor
+
         halves = [specs[0::2], specs[1::2]]
         with ThreadPoolExecutor(2) as pool:
-            done = list(pool.map(lambda h: _compile_in_subprocess([s for _, s in h], timeout_s) if h else [],
-                                 halves))
+            done = list(
+                pool.map(
+                    lambda h: _compile_in_subprocess([s for _, s in h], timeout_s) if h else [],
+                    halves,
+                )
+            )
         for half, results in zip(halves, done):
             for (k, _), res in zip(half, results):
-                out[k] = res["error"] if "error" in res else [
-                    CompileReport(tuple(r["target"]), r["shared"], r["n_regs"], r["seconds"])
-                    for r in res["reports"]]
+                out[k] = (
+                    res["error"]
+                    if "error" in res
+                    else [
+                        CompileReport(tuple(r["target"]), r["shared"], r["n_regs"], r["seconds"])
+                        for r in res["reports"]
+                    ]
+                )
     return out

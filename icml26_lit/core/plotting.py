@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import os
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -17,25 +17,33 @@ __all__ = ['PALETTE', 'TEMPLATE', 'BookRenderer', 'book_mode', 'stepped_figure',
 # %% ../../nbs/00_core/04_plotting.ipynb #aa6746f0
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 
-TEMPLATE = go.layout.Template(layout=go.Layout(
-    font=dict(family="Helvetica, Arial, sans-serif", size=13),
-    colorway=list(PALETTE),
-    margin=dict(l=60, r=20, t=50, b=50),
-    hovermode="closest",
-))
+TEMPLATE = go.layout.Template(
+    layout=go.Layout(
+        font=dict(family="Helvetica, Arial, sans-serif", size=13),
+        colorway=list(PALETTE),
+        margin=dict(l=60, r=20, t=50, b=50),
+        hovermode="closest",
+    )
+)
 pio.templates["icml26"] = TEMPLATE
 pio.templates.default = "plotly_white+icml26"
 
 # %% ../../nbs/00_core/04_plotting.ipynb #c95fa88e
-from plotly.io._base_renderers import MimetypeRenderer
+from plotly.io._base_renderers import MimetypeRenderer  # noqa: E402 (this section's own import)
 
 
 class BookRenderer(MimetypeRenderer):
     "Render a figure as `text/html` that uses the page's own plotly.js (Chapter 0, *Figures*)."
 
     def to_mimebundle(self, fig_dict):
-        html = pio.to_html(fig_dict, include_plotlyjs=False, include_mathjax=False, full_html=False,
-                           config={"displaylogo": False, "responsive": True}, validate=False)
+        html = pio.to_html(
+            fig_dict,
+            include_plotlyjs=False,
+            include_mathjax=False,
+            full_html=False,
+            config={"displaylogo": False, "responsive": True},
+            validate=False,
+        )
         return {"text/html": html}
 
 
@@ -51,8 +59,14 @@ if book_mode():
     pio.renderers.default = "icml26_book"
 
 # %% ../../nbs/00_core/04_plotting.ipynb #4415bc60
-def stepped_figure(values: Sequence, make_traces: Callable, label: str = "value",
-                   fmt: Callable = str, active: int = 0, layout: dict | None = None) -> go.Figure:
+def stepped_figure(
+    values: Sequence,
+    make_traces: Callable,
+    label: str = "value",
+    fmt: Callable = str,
+    active: int = 0,
+    layout: dict | None = None,
+) -> go.Figure:
     "A figure with a slider over `values`, showing `make_traces(v)` for the chosen `v`."
     values = list(values)
     if not values:
@@ -67,11 +81,16 @@ def stepped_figure(values: Sequence, make_traces: Callable, label: str = "value"
             tr.visible = i == active
             fig.add_trace(tr)
             owner.append(i)
-    steps = [dict(method="update", label=fmt(v),
-                  args=[{"visible": [o == i for o in owner]}])
-             for i, v in enumerate(values)]
-    fig.update_layout(sliders=[dict(active=active, steps=steps, currentvalue=dict(prefix=f"{label}: "),
-                                    pad=dict(t=40))], **(layout or {}))
+    steps = [
+        dict(method="update", label=fmt(v), args=[{"visible": [o == i for o in owner]}])
+        for i, v in enumerate(values)
+    ]
+    fig.update_layout(
+        sliders=[
+            dict(active=active, steps=steps, currentvalue=dict(prefix=f"{label}: "), pad=dict(t=40))
+        ],
+        **(layout or {}),
+    )
     return fig
 
 # %% ../../nbs/00_core/04_plotting.ipynb #d193533f
@@ -79,6 +98,7 @@ def live_controls(update: Callable[..., go.Figure], **controls):
     "An ipywidgets panel that redraws `update(**values)` when a control changes."
     import ipywidgets as widgets
     from IPython.display import display
+
     if not controls:
         raise ValueError("give at least one control, e.g. radius=widgets.FloatSlider(...)")
     out = widgets.Output()

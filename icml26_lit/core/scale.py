@@ -21,7 +21,8 @@ SCALE_NAMES = ("ci", "cpu", "colab", "full")
 
 @dataclass(frozen=True)
 class Scale:
-    "A named experiment size: `ci`, `cpu`, `colab` or `full` (Chapter 0, *Scales, devices and seeds*)."
+    "A named experiment size: ci, cpu, colab or full (Chapter 0, *Scales, devices and seeds*)."
+
     name: str  # one of `SCALE_NAMES`
     description: str  # what the scale is for
 
@@ -46,7 +47,7 @@ _SCALES = {
     "full": Scale("full", "the paper's setting on one GPU"),
 }
 
-# %% ../../nbs/00_core/01_scale.ipynb #e3ed8d73
+# %% ../../nbs/00_core/01_scale.ipynb #bb94a2c4
 class Config(dict):
     "A preset: a `dict` whose keys also read as attributes (`cfg.n_steps`)."
 
@@ -62,16 +63,41 @@ def _same_type(a, b) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool)
     if isinstance(a, num) and isinstance(b, num):
-        return isinstance(a, int) == isinstance(b, int) or isinstance(a, float) or isinstance(b, float)
+        return (
+            isinstance(a, int) == isinstance(b, int) or isinstance(a, float) or isinstance(b, float)
+        )
     if a is None or b is None:
         return True
     return type(a) is type(b)
 
 
+def _check_presets(presets: dict) -> dict:
+    "Copies of the presets, each a dict with the keys and value types of `ci`."
+    for name, p in presets.items():
+        if not isinstance(p, dict):
+            raise TypeError(f"{name} must be a dict, got {type(p).__name__}")
+    presets = {k: dict(v) for k, v in presets.items()}
+    keys = set(presets["ci"])
+    for name, p in presets.items():
+        if set(p) != keys:
+            raise ValueError(
+                f"sizes: preset {name!r} has keys {sorted(p)} but 'ci' has {sorted(keys)}; "
+                f"missing {sorted(keys - set(p))}, extra {sorted(set(p) - keys)}"
+            )
+    for k in keys:
+        for name in presets:
+            if not _same_type(presets["ci"][k], presets[name][k]):
+                raise ValueError(
+                    f"sizes: key {k!r} is {type(presets['ci'][k]).__name__} in 'ci' "
+                    f"but {type(presets[name][k]).__name__} in {name!r}"
+                )
+    return presets
+
+
 class NoPresetError(ValueError):
     "Raised when an experiment has no preset for the scale asked for (a chapter without `cpu`)."
 
-
+# %% ../../nbs/00_core/01_scale.ipynb #bec4bbdf
 class Sizes:
     "The `ci`, `cpu` (optional), `colab` and `full` presets of one experiment (Chapter 0, *Sizes*)."
 
@@ -79,24 +105,14 @@ class Sizes:
         presets = {"ci": ci, "cpu": cpu, "colab": colab, "full": full}
         if cpu is None:
             del presets["cpu"]
-        for name, p in presets.items():
-            if not isinstance(p, dict):
-                raise TypeError(f"{name} must be a dict, got {type(p).__name__}")
-        presets = {k: dict(v) for k, v in presets.items()}
+        presets = _check_presets(presets)
         keys = set(presets["ci"])
-        for name, p in presets.items():
-            if set(p) != keys:
-                raise ValueError(
-                    f"sizes: preset {name!r} has keys {sorted(p)} but 'ci' has {sorted(keys)}; "
-                    f"missing {sorted(keys - set(p))}, extra {sorted(set(p) - keys)}")
-        for k in keys:
-            for name in presets:
-                if not _same_type(presets["ci"][k], presets[name][k]):
-                    raise ValueError(f"sizes: key {k!r} is {type(presets['ci'][k]).__name__} in 'ci' "
-                                     f"but {type(presets[name][k]).__name__} in {name!r}")
         if size_keys is None:  # integer counts are sizes; bools are switches
-            size_keys = [k for k, v in presets["ci"].items()
-                         if isinstance(v, int) and not isinstance(v, bool)]
+            size_keys = [
+                k
+                for k, v in presets["ci"].items()
+                if isinstance(v, int) and not isinstance(v, bool)
+            ]
         unknown = set(size_keys) - keys
         if unknown:
             raise ValueError(f"size_keys names unknown keys {sorted(unknown)}")
@@ -111,8 +127,10 @@ class Sizes:
         "The preset for `scale`; `NoPresetError` if this experiment has none for it."
         name = Scale.get(scale).name
         if name not in self.presets:
-            raise NoPresetError(f"scale={name!r}: this experiment has no {name} preset; "
-                                f"it has {', '.join(self.scales)}")
+            raise NoPresetError(
+                f"scale={name!r}: this experiment has no {name} preset; "
+                f"it has {', '.join(self.scales)}"
+            )
         return Config(self.presets[name])
 
     __call__ = get
@@ -149,7 +167,7 @@ def get_device(device: str | torch.device = "auto") -> torch.device:
 
 # %% ../../nbs/00_core/01_scale.ipynb #3020300c
 def seed_everything(seed: int) -> torch.Generator:
-    "Seed `random`, NumPy and torch; return a CPU generator seeded with `seed` (Chapter 0, *Seeds*)."
+    "Seed `random`, NumPy and torch; return a seeded CPU generator (Chapter 0, *Seeds*)."
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**32:
         raise ValueError(f"seed={seed!r} must be an integer in [0, 2**32)")
     seed = int(seed)

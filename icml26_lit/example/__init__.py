@@ -6,10 +6,24 @@
 __all__ = []
 
 # %% ../../nbs/00_core/13_example_api.ipynb #6bac7a8e
-from .features import fourier_features, fourier_features_reference, gaussian_frequencies
+from icml26_lit.example.features import (
+    fourier_features,
+    fourier_features_reference,
+    gaussian_frequencies,
+)
 from .kernels import bytes_model, fourier_features_triton
 from .experiments import CONFIG, fit_mlp, make_data, smoke_step, target
-from . import _solutions  # registers the exercises (00.1, 00.2, 00.3)
+from . import _solutions  # noqa: F401 (registers exercises 00.1-00.3)
 
-__all__ = ["fourier_features", "fourier_features_reference", "gaussian_frequencies", "bytes_model",
-           "fourier_features_triton", "CONFIG", "fit_mlp", "make_data", "smoke_step", "target"]
+__all__ = [
+    "fourier_features",
+    "fourier_features_reference",
+    "gaussian_frequencies",
+    "bytes_model",
+    "fourier_features_triton",
+    "CONFIG",
+    "fit_mlp",
+    "make_data",
+    "smoke_step",
+    "target",
+]

@@ -18,10 +18,15 @@ from .features import fourier_features_reference, gaussian_frequencies
 def _features_cases():
     "Edge cases: no rows, one feature, a float64 input, d = 3."
     g = torch.Generator().manual_seed(0)
-    return [(torch.zeros(0, 2), torch.randn(2, 4, generator=g)),
-            (torch.ones(1, 1), torch.ones(1, 1)),
-            (torch.randn(5, 2, generator=g, dtype=torch.float64), torch.randn(2, 3, generator=g, dtype=torch.float64)),
-            (torch.rand(7, 3, generator=g), 4 * torch.randn(3, 8, generator=g))]
+    return [
+        (torch.zeros(0, 2), torch.randn(2, 4, generator=g)),
+        (torch.ones(1, 1), torch.ones(1, 1)),
+        (
+            torch.randn(5, 2, generator=g, dtype=torch.float64),
+            torch.randn(2, 3, generator=g, dtype=torch.float64),
+        ),
+        (torch.rand(7, 3, generator=g), 4 * torch.randn(3, 8, generator=g)),
+    ]
 
 
 def _features_draw(rng):
@@ -31,15 +36,27 @@ def _features_draw(rng):
 
 
 register_exercise(
-    "00.1", "The Gaussian Fourier feature map [cos 2 pi xB, sin 2 pi xB].",
-    reference=fourier_features_reference, cases=_features_cases(), draw=_features_draw,
+    "00.1",
+    "The Gaussian Fourier feature map [cos 2 pi xB, sin 2 pi xB].",
+    reference=fourier_features_reference,
+    cases=_features_cases(),
+    draw=_features_draw,
     # float32 features of |2 pi x B| up to ~100: cos/sin of an argument rounded to 2^-17 relative
     tolerance=dict(rtol=1e-5, atol=2e-5),
-    hints=["`x @ B` is the (N, m) projection; multiply it by 2 pi.",
-           "torch.cat([...], dim=-1) joins cosines and sines."],
-    wrong=[lambda x, B: torch.cat([torch.cos(x @ B), torch.sin(x @ B)], -1),  # no 2 pi
-           lambda x, B: torch.cat([torch.sin(2 * math.pi * x @ B), torch.cos(2 * math.pi * x @ B)], -1),
-           lambda x, B: torch.cat([torch.cos(2 * math.pi * x @ B), torch.sin(2 * math.pi * x @ B)], -1).float()])
+    hints=[
+        "`x @ B` is the (N, m) projection; multiply it by 2 pi.",
+        "torch.cat([...], dim=-1) joins cosines and sines.",
+    ],
+    wrong=[
+        lambda x, B: torch.cat([torch.cos(x @ B), torch.sin(x @ B)], -1),  # no 2 pi
+        lambda x, B: torch.cat(
+            [torch.sin(2 * math.pi * x @ B), torch.cos(2 * math.pi * x @ B)], -1
+        ),
+        lambda x, B: torch.cat(
+            [torch.cos(2 * math.pi * x @ B), torch.sin(2 * math.pi * x @ B)], -1
+        ).float(),
+    ],
+)
 
 # %% ../../nbs/00_core/90_exercises.ipynb #07ec00e2
 def _frequencies_reference(d, m, sigma, seed):
@@ -47,16 +64,28 @@ def _frequencies_reference(d, m, sigma, seed):
 
 
 register_exercise(
-    "00.2", "Gaussian frequencies sigma * N(0, 1) of shape (d, m) from a seeded generator.",
+    "00.2",
+    "Gaussian frequencies sigma * N(0, 1) of shape (d, m) from a seeded generator.",
     reference=_frequencies_reference,
     cases=[(1, 1, 1.0, 0), (3, 5, 8.0, 1), (2, 64, 0.5, 123)],
-    draw=lambda rng: (int(rng.integers(1, 4)), int(rng.integers(1, 65)), float(rng.uniform(0.1, 20)),
-                      int(rng.integers(0, 1000))),
+    draw=lambda rng: (
+        int(rng.integers(1, 4)),
+        int(rng.integers(1, 65)),
+        float(rng.uniform(0.1, 20)),
+        int(rng.integers(0, 1000)),
+    ),
     tolerance=dict(rtol=0.0, atol=0.0),  # the same generator gives the same bits
     hints=["torch.randn(d, m, generator=g) is a standard normal draw."],
-    wrong=[lambda d, m, sigma, seed: torch.randn(d, m, generator=torch.Generator().manual_seed(seed)),
-           lambda d, m, sigma, seed: sigma * torch.randn(m, d, generator=torch.Generator().manual_seed(seed)).T,
-           lambda d, m, sigma, seed: sigma ** 2 * torch.randn(d, m, generator=torch.Generator().manual_seed(seed))])
+    wrong=[
+        lambda d, m, sigma, seed: torch.randn(d, m, generator=torch.Generator().manual_seed(seed)),
+        lambda d, m, sigma, seed: (
+            sigma * torch.randn(m, d, generator=torch.Generator().manual_seed(seed)).T
+        ),
+        lambda d, m, sigma, seed: (
+            sigma**2 * torch.randn(d, m, generator=torch.Generator().manual_seed(seed))
+        ),
+    ],
+)
 
 # %% ../../nbs/00_core/90_exercises.ipynb #454d9588
 def _mse_sigma_1() -> float:
@@ -66,10 +95,12 @@ def _mse_sigma_1() -> float:
 
 
 register_exercise(
-    "00.3", "Test MSE of the Fourier-feature MLP at ci sizes, seed 0, sigma = 1.",
+    "00.3",
+    "Test MSE of the Fourier-feature MLP at ci sizes, seed 0, sigma = 1.",
     value=_mse_sigma_1,
     # float32 training differs across CPUs in the last bits; 600 Adam steps keep it within ~1%
     tolerance=dict(rel=0.05),
     hints=["Copy the ci preset, change sigma, and call fit_mlp with use_features=True."],
     wrong=[0.0075, 0.15],  # the sigma = 8 result; the raw-coordinate scikit-learn MLP
-    time_limit_s=60.0)
+    time_limit_s=60.0,
+)

@@ -6,9 +6,7 @@
 from __future__ import annotations
 
 import math
-import time
 
-import numpy as np
 import torch
 
 from ..core import get_device, seed_everything, sizes
@@ -16,9 +14,15 @@ from .features import fourier_features, gaussian_frequencies
 
 CONFIG = sizes(
     ci=dict(n_train=128, n_test=512, n_steps=600, width=128, n_features=64, sigma=8.0, n_seeds=3),
-    cpu=dict(n_train=256, n_test=2048, n_steps=1500, width=128, n_features=128, sigma=8.0, n_seeds=8),
-    colab=dict(n_train=512, n_test=4096, n_steps=3000, width=256, n_features=256, sigma=8.0, n_seeds=5),
-    full=dict(n_train=2048, n_test=16384, n_steps=10000, width=256, n_features=256, sigma=8.0, n_seeds=10),
+    cpu=dict(
+        n_train=256, n_test=2048, n_steps=1500, width=128, n_features=128, sigma=8.0, n_seeds=8
+    ),
+    colab=dict(
+        n_train=512, n_test=4096, n_steps=3000, width=256, n_features=256, sigma=8.0, n_seeds=5
+    ),
+    full=dict(
+        n_train=2048, n_test=16384, n_steps=10000, width=256, n_features=256, sigma=8.0, n_seeds=10
+    ),
 )
 
 # %% auto #0
@@ -40,8 +44,9 @@ def make_data(n_train: int, n_test: int, seed: int = 0):
     return x_train, target(x_train), x_test, target(x_test)
 
 # %% ../../nbs/00_core/12_example_experiments.ipynb #c594f28a
-def fit_mlp(data, cfg, use_features: bool, seed: int, n_steps: int | None = None,
-            device: str = "auto") -> float:
+def fit_mlp(
+    data, cfg, use_features: bool, seed: int, n_steps: int | None = None, device: str = "auto"
+) -> float:
     "Train an MLP (on Fourier features or raw x) and return its test MSE."
     dev = get_device(device)
     g = seed_everything(seed)
@@ -52,9 +57,13 @@ def fit_mlp(data, cfg, use_features: bool, seed: int, n_steps: int | None = None
         d_in = 2 * cfg.n_features
     else:
         encode, d_in = (lambda x: x), 1
-    net = torch.nn.Sequential(torch.nn.Linear(d_in, cfg.width), torch.nn.ReLU(),
-                              torch.nn.Linear(cfg.width, cfg.width), torch.nn.ReLU(),
-                              torch.nn.Linear(cfg.width, 1)).to(dev)
+    net = torch.nn.Sequential(
+        torch.nn.Linear(d_in, cfg.width),
+        torch.nn.ReLU(),
+        torch.nn.Linear(cfg.width, cfg.width),
+        torch.nn.ReLU(),
+        torch.nn.Linear(cfg.width, 1),
+    ).to(dev)
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
     f_train, f_test = encode(x_train), encode(x_test)
     for _ in range(cfg.n_steps if n_steps is None else n_steps):

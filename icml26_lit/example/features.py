@@ -15,16 +15,18 @@ from ..core import check_tensor
 __all__ = ['fourier_features_reference', 'gaussian_frequencies', 'fourier_features']
 
 # %% ../../nbs/00_core/10_example_features.ipynb #ca864379
-def fourier_features_reference(x: torch.Tensor,  # inputs (N, d)
-                               B: torch.Tensor,  # frequencies (d, m)
-                               ) -> torch.Tensor:  # features (N, 2m)
+def fourier_features_reference(
+    x: torch.Tensor,  # inputs (N, d)
+    B: torch.Tensor,  # frequencies (d, m)
+) -> torch.Tensor:  # features (N, 2m)
     "The Fourier feature map $[\\cos 2\\pi xB, \\sin 2\\pi xB]$ (Chapter 0, *The feature map*)."
     proj = 2 * math.pi * x @ B  # (N, m)
     return torch.cat([torch.cos(proj), torch.sin(proj)], dim=-1)
 
 
-def gaussian_frequencies(d: int, m: int, sigma: float, generator: torch.Generator | None = None,
-                         dtype=torch.float32) -> torch.Tensor:
+def gaussian_frequencies(
+    d: int, m: int, sigma: float, generator: torch.Generator | None = None, dtype=torch.float32
+) -> torch.Tensor:
     "A (d, m) frequency matrix with N(0, sigma^2) entries (Chapter 0, *The feature map*)."
     if d < 1 or m < 1:
         raise ValueError(f"d and m must be positive, got d={d}, m={m}")
@@ -33,12 +35,14 @@ def gaussian_frequencies(d: int, m: int, sigma: float, generator: torch.Generato
     return sigma * torch.randn(d, m, generator=generator, dtype=dtype)
 
 # %% ../../nbs/00_core/10_example_features.ipynb #69481da1
-def fourier_features(x: torch.Tensor,  # inputs (N, d)
-                     B: torch.Tensor,  # frequencies (d, m)
-                     backend: str = "auto",  # "auto", "triton" or "torch"
-                     ) -> torch.Tensor:  # features (N, 2m)
+def fourier_features(
+    x: torch.Tensor,  # inputs (N, d)
+    B: torch.Tensor,  # frequencies (d, m)
+    backend: str = "auto",  # "auto", "triton" or "torch"
+) -> torch.Tensor:  # features (N, 2m)
     "Fourier features of `x` with `backend=` dispatch (Chapter 0, *The public op*)."
     from icml26_lit.core import resolve_backend
+
     x = check_tensor(x, "x", ndim=2, dtypes=(torch.float32, torch.float64))
     B = check_tensor(B, "B", ndim=2, dtypes=(x.dtype,))
     if B.shape[0] != x.shape[1]:
@@ -46,4 +50,5 @@ def fourier_features(x: torch.Tensor,  # inputs (N, d)
     if resolve_backend(backend, x, B) == "torch":
         return fourier_features_reference(x, B)
     from icml26_lit.example.kernels import fourier_features_triton
+
     return fourier_features_triton(x, B)

@@ -5,11 +5,9 @@
 # %% ../../nbs/00_core/11_example_kernels.ipynb #8b9fcfbb
 from __future__ import annotations
 
-import math
-
 import torch
 
-from ..core import (HAS_TRITON, check_tensor, register_benchmark, register_kernel)
+from ..core import HAS_TRITON, check_tensor, register_benchmark, register_kernel
 from .features import fourier_features_reference
 
 if HAS_TRITON:
@@ -24,14 +22,20 @@ def bytes_model(n: int, d: int, m: int, itemsize: int = 4) -> dict:
     "Global-memory bytes of the fused kernel and of the reference (Chapter 0, *Fourier kernel*)."
     fused = (n * d + d * m + 2 * n * m) * itemsize
     reference = (n * d + d * m + 9 * n * m) * itemsize
-    return dict(bytes=fused, reference_bytes=reference, flops=2 * n * d * m + 2 * n * m,
-                note="fused: read x and B once, write 2m features per point")
+    return dict(
+        bytes=fused,
+        reference_bytes=reference,
+        flops=2 * n * d * m + 2 * n * m,
+        note="fused: read x and B once, write 2m features per point",
+    )
 
 # %% ../../nbs/00_core/11_example_kernels.ipynb #3894c9ed
 if HAS_TRITON:
+
     @triton.jit
-    def _fourier_features_kernel(x_ptr, b_ptr, out_ptr, n, m, D: tl.constexpr,
-                                 BLOCK_N: tl.constexpr, BLOCK_M: tl.constexpr):
+    def _fourier_features_kernel(
+        x_ptr, b_ptr, out_ptr, n, m, D: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_M: tl.constexpr
+    ):
         pid_n, pid_m = tl.program_id(0), tl.program_id(1)
         rows = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
         cols = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -50,15 +54,30 @@ if HAS_TRITON:
         tl.store(out_ptr + offs + m, tl.sin(acc), mask=mask)
 
     for _d in (1, 2, 3):  # the kernel is specialised per input dimension
-        register_kernel("00", _fourier_features_kernel,
-                        {"x_ptr": "*fp32", "b_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
-                         "m": "i32", "D": "constexpr", "BLOCK_N": "constexpr", "BLOCK_M": "constexpr"},
-                        {"D": _d, "BLOCK_N": 64, "BLOCK_M": 64}, name=f"fourier_features_d{_d}")
+        register_kernel(
+            "00",
+            _fourier_features_kernel,
+            {
+                "x_ptr": "*fp32",
+                "b_ptr": "*fp32",
+                "out_ptr": "*fp32",
+                "n": "i32",
+                "m": "i32",
+                "D": "constexpr",
+                "BLOCK_N": "constexpr",
+                "BLOCK_M": "constexpr",
+            },
+            {"D": _d, "BLOCK_N": 64, "BLOCK_M": 64},
+            name=f"fourier_features_d{_d}",
+        )
 
 # %% ../../nbs/00_core/11_example_kernels.ipynb #1d517c49
-def fourier_features_triton(x: torch.Tensor,  # inputs (N, d), d <= 8
-                            B: torch.Tensor,  # frequencies (d, m)
-                            block_n: int = 64, block_m: int = 64) -> torch.Tensor:
+def fourier_features_triton(
+    x: torch.Tensor,  # inputs (N, d), d <= 8
+    B: torch.Tensor,  # frequencies (d, m)
+    block_n: int = 64,
+    block_m: int = 64,
+) -> torch.Tensor:
     "The fused Triton Fourier feature map (Chapter 0, *Fourier kernel*)."
     if not HAS_TRITON:
         raise RuntimeError("fourier_features_triton needs the triton package")
@@ -68,7 +87,9 @@ def fourier_features_triton(x: torch.Tensor,  # inputs (N, d), d <= 8
     if B.shape[0] != d:
         raise ValueError(f"B must have shape ({d}, m) to match x, got {tuple(B.shape)}")
     if d > 8:
-        raise ValueError(f"x has {d} input dimensions; the kernel unrolls at most 8, use backend='torch'")
+        raise ValueError(
+            f"x has {d} input dimensions; the kernel unrolls at most 8, use backend='torch'"
+        )
     m = B.shape[1]
     out = torch.empty(n, 2 * m, device=x.device, dtype=x.dtype)
     if n == 0 or m == 0:
@@ -81,9 +102,12 @@ def fourier_features_triton(x: torch.Tensor,  # inputs (N, d), d <= 8
 def _bench(device, n=1 << 20, d=2, m=128):
     x = torch.rand(n, d, device=device)
     B = 10 * torch.randn(d, m, device=device)
-    return {"torch": lambda: fourier_features_reference(x, B),
-            "triton": lambda: fourier_features_triton(x, B)}
+    return {
+        "torch": lambda: fourier_features_reference(x, B),
+        "triton": lambda: fourier_features_triton(x, B),
+    }
 
 
-register_benchmark("00", "fourier_features[n=2^20,d=2,m=128]", _bench,
-                   lambda: bytes_model(1 << 20, 2, 128))
+register_benchmark(
+    "00", "fourier_features[n=2^20,d=2,m=128]", _bench, lambda: bytes_model(1 << 20, 2, 128)
+)

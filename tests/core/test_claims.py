@@ -1,4 +1,5 @@
 """The verdict machinery against textbook cases computed independently (scipy, and by hand)."""
+
 import json
 import math
 
@@ -33,7 +34,9 @@ def test_matches_scipy_welch_and_paired():
     a, b = rng.normal(1.0, 0.3, 6), rng.normal(0.6, 0.5, 6)
     d = decide(a, b, higher_is_better=True)
     r = stats.ttest_ind(a, b, equal_var=False, alternative="greater")
-    assert d.p_value == pytest.approx(r.pvalue, rel=P_REL) and d.statistic == pytest.approx(r.statistic)
+    assert d.p_value == pytest.approx(r.pvalue, rel=P_REL) and d.statistic == pytest.approx(
+        r.statistic
+    )
     d = decide(a, b, higher_is_better=False, test="paired")
     r = stats.ttest_rel(a, b, alternative="less")  # lower is better: "ours better" is a < b
     assert d.p_value == pytest.approx(r.pvalue, rel=P_REL)
@@ -89,8 +92,18 @@ def test_equivalence_holds_fails_and_cannot_decide():
     assert decide([0.5, 0.52, 0.49, 0.51], **kw).verdict == "does not hold"
     assert decide([0.0, 0.2], **kw).verdict == "not decided"
     # single deterministic values: the comparison itself
-    assert decide(1e-14, baseline=0.0, higher_is_better=False, test="tolerance", tolerance=1e-12).verdict == "holds"
-    assert decide(1e-3, baseline=0.0, higher_is_better=False, test="tolerance", tolerance=1e-12).verdict == "does not hold"
+    assert (
+        decide(
+            1e-14, baseline=0.0, higher_is_better=False, test="tolerance", tolerance=1e-12
+        ).verdict
+        == "holds"
+    )
+    assert (
+        decide(
+            1e-3, baseline=0.0, higher_is_better=False, test="tolerance", tolerance=1e-12
+        ).verdict
+        == "does not hold"
+    )
 
 
 def test_baseline_at_its_floor_is_not_evidence():
@@ -98,38 +111,70 @@ def test_baseline_at_its_floor_is_not_evidence():
     at_chance = [0.50, 0.52, 0.48, 0.51]
     d = decide(ours, at_chance, higher_is_better=True, floor=0.5)
     assert d.verdict == "not decided" and "floor" in d.reason
-    assert decide(ours, [0.70, 0.72, 0.69, 0.71], higher_is_better=True, floor=0.5).verdict == "holds"
+    assert (
+        decide(ours, [0.70, 0.72, 0.69, 0.71], higher_is_better=True, floor=0.5).verdict == "holds"
+    )
     assert decide(ours, at_chance, higher_is_better=True).verdict == "holds"  # without the floor
 
 
-@pytest.mark.parametrize("effect,hib,o,b,want", [
-    ("ratio", False, 1.0, 73.0, 73.0), ("ratio", True, 0.9, 0.6, 1.5),
-    ("reduction", False, 0.25, 1.0, 0.75), ("reduction", True, 0.8, 0.6, 0.25),
-    ("percent_reduction", False, 0.25, 1.0, 75.0), (None, True, 0.3, 0.2, 0.3)])
+@pytest.mark.parametrize(
+    "effect,hib,o,b,want",
+    [
+        ("ratio", False, 1.0, 73.0, 73.0),
+        ("ratio", True, 0.9, 0.6, 1.5),
+        ("reduction", False, 0.25, 1.0, 0.75),
+        ("reduction", True, 0.8, 0.6, 0.25),
+        ("percent_reduction", False, 0.25, 1.0, 75.0),
+        (None, True, 0.3, 0.2, 0.3),
+    ],
+)
 def test_effect_kinds(effect, hib, o, b, want):
     assert magnitude(o, b, hib, effect) == pytest.approx(want)
 
 
 def test_direction_only(tmp_path, monkeypatch):
     monkeypatch.setenv("ICML26_CLAIMS_DIR", str(tmp_path))
-    kw = dict(higher_is_better=False, scale="ci", paper=73.0, paper_source="Table 4", effect="ratio",
-              test="paired", fails_if="ours uses more energy")
+    kw = dict(
+        higher_is_better=False,
+        scale="ci",
+        paper=73.0,
+        paper_source="Table 4",
+        effect="ratio",
+        test="paired",
+        fails_if="ours uses more energy",
+    )
     c = record_claim("13", "less energy", ours=[1.0, 1.1, 0.9], baseline=[3.4, 3.5, 3.3], **kw)
-    assert c.verdict == "holds" and c.direction_only and c.shown_verdict == "holds in direction only"
+    assert (
+        c.verdict == "holds" and c.direction_only and c.shown_verdict == "holds in direction only"
+    )
     assert c.magnitude == pytest.approx(3.4)
     c = record_claim("13", "less energy 2", ours=[1.0, 1.1, 0.9], baseline=[50, 55, 52], **kw)
     assert not c.direction_only and c.shown_verdict == "holds"
-    c = record_claim("13", "other metric", ours=[1.0, 1.1, 0.9], baseline=[3.4, 3.5, 3.3],
-                     paper_metric="synaptic operations, not our op counts", **kw)
+    c = record_claim(
+        "13",
+        "other metric",
+        ours=[1.0, 1.1, 0.9],
+        baseline=[3.4, 3.5, 3.3],
+        paper_metric="synaptic operations, not our op counts",
+        **kw,
+    )
     assert c.magnitude is None and not c.direction_only
     assert direction_only(-1.0, 2.0) and not direction_only(1.5, 2.0)
 
 
 def test_exact_claims(tmp_path, monkeypatch):
     monkeypatch.setenv("ICML26_CLAIMS_DIR", str(tmp_path))
-    kw = dict(higher_is_better=False, scale="ci", paper=None, paper_source="abstract (no number)",
-              test="exact", fails_if="the flash path saves as much as the plain one")
-    c = record_claim("06", "less memory", ours=0.56, baseline=2.34, why_exact="bytes are counted", **kw)
+    kw = dict(
+        higher_is_better=False,
+        scale="ci",
+        paper=None,
+        paper_source="abstract (no number)",
+        test="exact",
+        fails_if="the flash path saves as much as the plain one",
+    )
+    c = record_claim(
+        "06", "less memory", ours=0.56, baseline=2.34, why_exact="bytes are counted", **kw
+    )
     assert c.verdict == "holds" and c.test == "exact"
     assert decide(2.0, 2.0, higher_is_better=True, test="exact").verdict == "does not hold"
     with pytest.raises(ValueError, match="why_exact"):
@@ -140,13 +185,29 @@ def test_exact_claims(tmp_path, monkeypatch):
 
 def test_round_trip_and_table(tmp_path, monkeypatch):
     monkeypatch.setenv("ICML26_CLAIMS_DIR", str(tmp_path))
-    c = record_claim("42", "Ours is faster", ours=[3.0, 3.2, 2.9], baseline=[1.0, 1.1, 0.9],
-                     higher_is_better=True, scale="ci", paper=6.5, paper_source="Table 1",
-                     metric="speed-up", effect="ratio", fails_if="the baseline is as fast", test="paired")
+    c = record_claim(
+        "42",
+        "Ours is faster",
+        ours=[3.0, 3.2, 2.9],
+        baseline=[1.0, 1.1, 0.9],
+        higher_is_better=True,
+        scale="ci",
+        paper=6.5,
+        paper_source="Table 1",
+        metric="speed-up",
+        effect="ratio",
+        fails_if="the baseline is as fast",
+        test="paired",
+    )
     stored = json.loads(next(tmp_path.glob("42--*.json")).read_text())
     assert stored["ours"] == [3.0, 3.2, 2.9] and stored["test"] == "paired"
-    assert stored["df"] == 2 and 0 < stored["p_value"] < 0.05 and stored["ci_low"] < stored["ci_high"]
-    assert stored["fails_if"] == "the baseline is as fast" and stored["verdict"] == c.verdict == "holds"
+    assert (
+        stored["df"] == 2 and 0 < stored["p_value"] < 0.05 and stored["ci_low"] < stored["ci_high"]
+    )
+    assert (
+        stored["fails_if"] == "the baseline is as fast"
+        and stored["verdict"] == c.verdict == "holds"
+    )
     [back] = load_claims("42")
     assert back == c
     md = claims_table("42")._repr_markdown_()
@@ -155,16 +216,26 @@ def test_round_trip_and_table(tmp_path, monkeypatch):
 
 def test_scoreboard_counts(tmp_path, monkeypatch):
     monkeypatch.setenv("ICML26_CLAIMS_DIR", str(tmp_path / "claims"))
-    kw = dict(higher_is_better=True, scale="ci", paper=None, paper_source="abstract (no number)",
-              fails_if="the baseline wins", test="paired")
+    kw = dict(
+        higher_is_better=True,
+        scale="ci",
+        paper=None,
+        paper_source="abstract (no number)",
+        fails_if="the baseline wins",
+        test="paired",
+    )
     record_claim("00", "a", ours=[2, 2.1, 2.2], baseline=[1, 1.1, 1.3], **kw)
     record_claim("00", "b", ours=[1, 1.1, 1.3], baseline=[2, 2.1, 2.2], **kw)
     (tmp_path / "nbs" / "00_demo").mkdir(parents=True)
     (tmp_path / "nbs" / "00_demo" / "01_a.ipynb").write_text("{}")
     chs = [dict(number="00", title="Demo", part="0", claim="c", folder="00_demo")]
     rows = scoreboard_rows(chs, load_claims(), tmp_path / "results", tmp_path / "nbs")
-    assert scoreboard_counts(rows)["00"] == {"holds": 1, "holds in direction only": 0,
-                                             "does not hold": 1, "not decided": 0}
+    assert scoreboard_counts(rows)["00"] == {
+        "holds": 1,
+        "holds in direction only": 0,
+        "does not hold": 1,
+        "not decided": 0,
+    }
     assert "paired; p = " in rows[0]["details"]
 
 
@@ -197,8 +268,17 @@ BAD = [
 @pytest.mark.parametrize("change,err,msg", BAD, ids=[b[2][:30] for b in BAD])
 def test_bad_input_names_the_argument_and_writes_nothing(tmp_path, monkeypatch, change, err, msg):
     monkeypatch.setenv("ICML26_CLAIMS_DIR", str(tmp_path))
-    kw = dict(chapter="01", claim="x", ours=[1.0, 1.1], baseline=[0.5, 0.6], higher_is_better=True,
-              scale="ci", paper=1.0, paper_source="Table 3", fails_if="the baseline wins")
+    kw = dict(
+        chapter="01",
+        claim="x",
+        ours=[1.0, 1.1],
+        baseline=[0.5, 0.6],
+        higher_is_better=True,
+        scale="ci",
+        paper=1.0,
+        paper_source="Table 3",
+        fails_if="the baseline wins",
+    )
     kw.update(change)
     chapter, claim = kw.pop("chapter"), kw.pop("claim")
     with pytest.raises(err, match=msg.replace("(", r"\(").replace("[", r"\[")):

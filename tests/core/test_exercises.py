@@ -1,4 +1,5 @@
-"""The exercise checker, checked: every registered exercise three ways, bad answers, student copies."""
+"""The exercise checker, checked: each exercise three ways; bad answers; student copies."""
+
 import importlib
 import json
 import pkgutil
@@ -33,16 +34,22 @@ def test_every_chapter_with_an_exercises_notebook_registers_three():
         text = "".join("".join(c["source"]) for c in json.loads(master.read_text())["cells"])
         names = sorted(set(__import__("re").findall(r'check\("(\d\d\.\d+)"', text)))
         assert len(names) >= 3, f"{master}: at least three checked exercises, found {names}"
-        assert set(names) <= set(EXERCISES), f"{master} checks unregistered exercises {set(names) - set(EXERCISES)}"
+        assert set(names) <= set(EXERCISES), (
+            f"{master} checks unregistered exercises {set(names) - set(EXERCISES)}"
+        )
 
 
 @pytest.mark.parametrize("name", BOOK)
 def test_reference_is_correct_stub_not_attempted_wrong_incorrect(name):
     ex = EXERCISES[name]
-    ref = ex.reference if ex.kind == "function" else (ex.value() if callable(ex.value) else ex.value)
+    ref = (
+        ex.reference if ex.kind == "function" else (ex.value() if callable(ex.value) else ex.value)
+    )
     v = check(name, ref, quiet=True)
     assert v.status == "correct", v
-    assert check(name, _stub if ex.kind == "function" else ..., quiet=True).status == "not attempted"
+    assert (
+        check(name, _stub if ex.kind == "function" else ..., quiet=True).status == "not attempted"
+    )
     assert ex.wrong, f"{name} has no curated wrong answer"
     for w in ex.wrong:
         v = check(name, w, quiet=True)
@@ -50,8 +57,14 @@ def test_reference_is_correct_stub_not_attempted_wrong_incorrect(name):
 
 
 def test_bad_answers_get_verdicts_not_tracebacks():
-    register_exercise("00.91", "Double x.", reference=lambda x: 2 * x, cases=[(torch.ones(3),)],
-                      wrong=[lambda x: x], time_limit_s=0.3)
+    register_exercise(
+        "00.91",
+        "Double x.",
+        reference=lambda x: 2 * x,
+        cases=[(torch.ones(3),)],
+        wrong=[lambda x: x],
+        time_limit_s=0.3,
+    )
     try:
         assert "answered by a function" in check("00.91", 42, quiet=True).message
         assert "cannot be called" in check("00.91", lambda x, y: x, quiet=True).message
@@ -71,7 +84,9 @@ def test_bad_answers_get_verdicts_not_tracebacks():
 
 
 def test_number_exercise_and_bad_registration():
-    register_exercise("00.92", "pi to 3 decimals", value=3.14159, tolerance=dict(abs=5e-4), wrong=[3.0])
+    register_exercise(
+        "00.92", "pi to 3 decimals", value=3.14159, tolerance=dict(abs=5e-4), wrong=[3.0]
+    )
     try:
         assert check("00.92", 3.1416, quiet=True).status == "correct"
         assert check("00.92", 3.15, quiet=True).status == "incorrect"
@@ -88,13 +103,39 @@ def test_number_exercise_and_bad_registration():
 
 
 def _master(tmp_path):
-    nb = {"cells": [
-        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": "#| export\n#| hide\ndef _secret_reference(x):\n    return x * 1234567 + 89"},
-        {"cell_type": "markdown", "metadata": {}, "source": "```{exercise}\n:label: ex-99-1\nMultiply.\n```"},
-        {"cell_type": "code", "metadata": {}, "outputs": [{"output_type": "stream", "name": "stdout", "text": "x"}],
-         "execution_count": 3, "source": "def answer(x):\n    raise NotImplementedError"},
-        {"cell_type": "markdown", "metadata": {}, "source": "```{solution} ex-99-1\n:class: dropdown\n    return x * 1234567 + 89\n```"}],
-        "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    nb = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "outputs": [],
+                "execution_count": None,
+                "source": "#| export\n#| hide\ndef _secret_reference(x):\n"
+                "    return x * 1234567 + 89",
+            },
+            {
+                "cell_type": "markdown",
+                "metadata": {},
+                "source": "```{exercise}\n:label: ex-99-1\nMultiply.\n```",
+            },
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "outputs": [{"output_type": "stream", "name": "stdout", "text": "x"}],
+                "execution_count": 3,
+                "source": "def answer(x):\n    raise NotImplementedError",
+            },
+            {
+                "cell_type": "markdown",
+                "metadata": {},
+                "source": "```{solution} ex-99-1\n:class: dropdown\n"
+                "    return x * 1234567 + 89\n```",
+            },
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     return nb
 
 
@@ -107,7 +148,12 @@ def test_student_copy_drops_every_solution(tmp_path):
     assert "return x * 1234567 + 89" in student.solution_lines(nb)
     (tmp_path / "leak.html").write_text("<pre>return x * 1234567 + 89</pre>")
     lines = student.solution_lines(nb)
-    found = {s for f in tmp_path.glob("*.html") for s in lines if s in __import__("html").unescape(f.read_text())}
+    found = {
+        s
+        for f in tmp_path.glob("*.html")
+        for s in lines
+        if s in __import__("html").unescape(f.read_text())
+    }
     assert found == {"return x * 1234567 + 89"}
 
 
@@ -115,15 +161,18 @@ def test_committed_student_copies_match_and_hold_no_solution():
     assert student.masters(), "no exercises notebook found"
     assert student.check() == 0  # drift or a leaked solution line fails here
     for m in student.masters():
-        assert student.COLAB + student.student_path(m).relative_to(ROOT).as_posix() in m.read_text(), \
-            f"{m}: the Colab badge must open the student copy"
+        assert (
+            student.COLAB + student.student_path(m).relative_to(ROOT).as_posix() in m.read_text()
+        ), f"{m}: the Colab badge must open the student copy"
 
 
 def test_every_first_cell_is_the_bootstrap(tmp_path):
     assert bootstrap.check() == 0
     bad = tmp_path / "nbs" / "05_x" / "01_a.ipynb"
     bad.parent.mkdir(parents=True)
-    bad.write_text(json.dumps({"cells": [{"cell_type": "code", "source": bootstrap.MARK + "\nimport os"}]}))
+    bad.write_text(
+        json.dumps({"cells": [{"cell_type": "code", "source": bootstrap.MARK + "\nimport os"}]})
+    )
     monkey_root = bootstrap.NBS
     try:
         bootstrap.NBS = tmp_path / "nbs"

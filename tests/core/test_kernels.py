@@ -1,10 +1,8 @@
-import os
-
 import pytest
 import torch
 
-from icml26_lit.core import check_kernel, check_tensor, compile_check, resolve_backend, HAS_TRITON
 import icml26_lit.core.kernels as K
+from icml26_lit.core import HAS_TRITON, check_kernel, check_tensor, compile_check, resolve_backend
 
 
 def test_resolve_backend_rules(monkeypatch):

@@ -1,18 +1,24 @@
 import importlib
-import json
-import os
 
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 import torch
 
-from icml26_lit.core import stepped_figure, live_controls, register_benchmark, run_benchmarks, BENCHMARKS
+from icml26_lit.core import (
+    BENCHMARKS,
+    live_controls,
+    register_benchmark,
+    run_benchmarks,
+    stepped_figure,
+)
 from icml26_lit.core.bench import card_ceiling
 
 
 def test_stepped_figure_visibility():
-    f = stepped_figure([1, 2], lambda v: [go.Scatter(y=[v]), go.Scatter(y=[-v])], label="v", active=1)
+    f = stepped_figure(
+        [1, 2], lambda v: [go.Scatter(y=[v]), go.Scatter(y=[-v])], label="v", active=1
+    )
     assert [t.visible for t in f.data] == [False, False, True, True]
     assert f.layout.sliders[0].steps[0].args[0]["visible"] == [True, True, False, False]
     with pytest.raises(ValueError, match="values must not be empty"):
@@ -26,6 +32,7 @@ def test_live_controls_needs_a_control():
 
 def test_book_renderer_only_with_env(monkeypatch):
     import icml26_lit.core.plotting as P
+
     monkeypatch.setenv("ICML26_BOOK", "1")
     old = pio.renderers.default
     try:
@@ -41,7 +48,9 @@ def test_book_renderer_only_with_env(monkeypatch):
 
 
 def test_bench_on_cpu_prints_model_and_takes_no_timing(capsys):
-    register_benchmark("99", "toy", lambda d: {"torch": lambda: None}, lambda: dict(bytes=8e6, flops=1e6))
+    register_benchmark(
+        "99", "toy", lambda d: {"torch": lambda: None}, lambda: dict(bytes=8e6, flops=1e6)
+    )
     try:
         assert run_benchmarks(["99"]) is None
         out = capsys.readouterr().out
@@ -58,6 +67,7 @@ def test_card_ceilings():
 
 def test_bench_cli_runs_on_cpu(capsys):
     from icml26_lit.bench import main
+
     if not torch.cuda.is_available():
         assert main(["00"]) is None
         assert "no GPU timing was taken" in capsys.readouterr().out

@@ -1,4 +1,5 @@
-"""Every chapter's registered kernels compile for T4 and Hopper; every chapter's configs run a step."""
+"""Each chapter's registered kernels compile for T4 and Hopper; its configs run one step."""
+
 import importlib
 import pkgutil
 
@@ -6,7 +7,7 @@ import pytest
 
 import icml26_lit
 from icml26_lit.bench import load_chapter_kernels
-from icml26_lit.core import KERNELS, SCALE_NAMES, HAS_TRITON
+from icml26_lit.core import HAS_TRITON, KERNELS, SCALE_NAMES
 from icml26_lit.core.kernels import compile_registered
 
 load_chapter_kernels()
@@ -43,7 +44,9 @@ def test_some_experiments_exist():
 @pytest.mark.parametrize("scale", SCALE_NAMES)
 def test_chapter_config_runs_one_step(modname, scale):
     mod = importlib.import_module(modname)
-    assert hasattr(mod, "CONFIG") and hasattr(mod, "smoke_step"), f"{modname} needs CONFIG and smoke_step"
+    assert hasattr(mod, "CONFIG") and hasattr(mod, "smoke_step"), (
+        f"{modname} needs CONFIG and smoke_step"
+    )
     if scale not in mod.CONFIG.scales:  # only the cpu preset is optional
         assert scale == "cpu", f"{modname} has no {scale} preset"
         with pytest.raises(ValueError, match="no cpu preset"):

@@ -1,22 +1,27 @@
 """Tests of the miniature chapter (Chapter 0): the Fourier feature op and its Triton kernel."""
+
 import math
 
 import pytest
 import torch
 
-from icml26_lit.core import check_kernel, compile_check, KERNELS
-from icml26_lit.example.features import (fourier_features, fourier_features_reference,
-                                         gaussian_frequencies)
-from icml26_lit.example.kernels import bytes_model, fourier_features_triton
+from icml26_lit.core import KERNELS, check_kernel, compile_check
 from icml26_lit.example import experiments as ex
+from icml26_lit.example.features import (
+    fourier_features,
+    fourier_features_reference,
+    gaussian_frequencies,
+)
+from icml26_lit.example.kernels import bytes_model, fourier_features_triton
 
 
 def test_reference_matches_closed_form():
     # one point, one frequency: gamma(x) = [cos(2 pi x b), sin(2 pi x b)]
     x, B = torch.tensor([[0.125]], dtype=torch.float64), torch.tensor([[2.0]], dtype=torch.float64)
     out = fourier_features_reference(x, B)
-    torch.testing.assert_close(out, torch.tensor([[math.cos(math.pi / 2), math.sin(math.pi / 2)]],
-                                                 dtype=torch.float64))
+    torch.testing.assert_close(
+        out, torch.tensor([[math.cos(math.pi / 2), math.sin(math.pi / 2)]], dtype=torch.float64)
+    )
 
 
 def test_norm_invariant(fresh_seed):
@@ -27,20 +32,31 @@ def test_norm_invariant(fresh_seed):
 
 def _inputs(size, dtype, g):
     n, d, m = size
-    return torch.rand(n, d, generator=g, dtype=dtype), 4 * torch.randn(d, m, generator=g, dtype=dtype)
+    return torch.rand(n, d, generator=g, dtype=dtype), 4 * torch.randn(
+        d, m, generator=g, dtype=dtype
+    )
 
 
 def test_kernel_matches_reference_in_interpreter():
-    check_kernel(fourier_features_triton, fourier_features_reference, _inputs,
-                 sizes=[(1, 1, 1), (65, 2, 70), (130, 3, 5), (3, 8, 129)],
-                 dtypes=(torch.float32, torch.float64), atol=1e-4)
+    check_kernel(
+        fourier_features_triton,
+        fourier_features_reference,
+        _inputs,
+        sizes=[(1, 1, 1), (65, 2, 70), (130, 3, 5), (3, 8, 129)],
+        dtypes=(torch.float32, torch.float64),
+        atol=1e-4,
+    )
 
 
 def test_public_op_dispatch_triton_equals_torch(fresh_seed):
     g = torch.Generator().manual_seed(fresh_seed)
     x, B = _inputs((33, 2, 17), torch.float32, g)
-    torch.testing.assert_close(fourier_features(x, B, backend="triton"),
-                               fourier_features(x, B, backend="torch"), atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(
+        fourier_features(x, B, backend="triton"),
+        fourier_features(x, B, backend="torch"),
+        atol=1e-5,
+        rtol=1e-4,
+    )
 
 
 def test_empty_input():
@@ -50,16 +66,20 @@ def test_empty_input():
 def test_noncontiguous_input_is_converted():
     x = torch.rand(2, 10).t()  # (10, 2), not contiguous
     B = torch.randn(2, 4)
-    torch.testing.assert_close(fourier_features_triton(x, B), fourier_features_reference(x, B),
-                               atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(
+        fourier_features_triton(x, B), fourier_features_reference(x, B), atol=1e-5, rtol=1e-4
+    )
 
 
-@pytest.mark.parametrize("bad,kw,msg", [
-    (torch.ones(3), {}, "x must have 2 dimensions"),
-    (torch.tensor([[float("nan"), 0.0]]), {}, "x contains NaN"),
-    (torch.ones(2, 2, dtype=torch.int64), {}, "x must have dtype"),
-    (torch.ones(2, 2), {"backend": "gpu"}, "backend='gpu'"),
-])
+@pytest.mark.parametrize(
+    "bad,kw,msg",
+    [
+        (torch.ones(3), {}, "x must have 2 dimensions"),
+        (torch.tensor([[float("nan"), 0.0]]), {}, "x contains NaN"),
+        (torch.ones(2, 2, dtype=torch.int64), {}, "x must have dtype"),
+        (torch.ones(2, 2), {"backend": "gpu"}, "backend='gpu'"),
+    ],
+)
 def test_bad_input(bad, kw, msg):
     with pytest.raises((ValueError, TypeError), match=msg):
         fourier_features(bad, torch.ones(2, 3), **kw)
