@@ -25,8 +25,8 @@ __all__ = ['CONFIG', 'antic_config', 'make_solver', 'codec_roundtrip', 'match_co
 _common = dict(nu=1e-3, forcing="kolmogorov", max_velocity=5.0, peak_wavenumber=4.0,
                corr_threshold=0.9, window=5, fourier_scale=7.0, fp16=True)
 CONFIG = sizes(
-    ci=dict(_common, nu=2e-2, n=64, n_steps=40, t_final=2.0, hidden=32, n_layers=3, n_freq=32,
-            fourier_scale=3.0, first_steps=300, steps=40, rank=4, reset_every=50, lr=2e-2,
+    ci=dict(_common, nu=5e-2, n=64, n_steps=40, t_final=2.0, hidden=32, n_layers=3, n_freq=32,
+            fourier_scale=3.0, first_steps=400, steps=80, rank=8, reset_every=50, lr=2e-2,
             lr_end=2e-4, batch_size=2048, n_seeds=3, ablations=[], ranks=[], thresholds=[]),
     colab=dict(_common, n=128, n_steps=500, t_final=12.5, hidden=64, n_layers=5, n_freq=64,
                first_steps=1000, steps=50, rank=16, reset_every=50, lr=1e-3, lr_end=1e-5,

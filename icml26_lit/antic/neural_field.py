@@ -234,21 +234,29 @@ def fit_field(field: NeuralField,  # the network, trained in place
     if not plist:
         raise ValueError("params='lora' needs LoRA factors: call add_lora first")
     target = target.reshape(-1, 1)
-    if steps > 0:
-        opt = torch.optim.AdamW(plist, lr=lr, weight_decay=weight_decay)
-        # cosine decay from lr to lr_end over `steps`
-        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps, eta_min=lr_end)
-        g = torch.Generator().manual_seed(seed)
-        for _ in range(steps):
-            if batch_size is None or batch_size >= len(coords):
-                xb, yb = coords, target
-            else:
-                idx = torch.randint(0, len(coords), (batch_size,), generator=g).to(coords.device)
-                xb, yb = coords[idx], target[idx]
-            loss = F.mse_loss(field(xb), yb)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            sched.step()
+    # LoRA steps need no gradients of the frozen base weights: autograd skips their products
+    frozen = [p for p in field.base_parameters() if p.requires_grad] if params == "lora" else []
+    for p in frozen:
+        p.requires_grad_(False)
+    try:
+        if steps > 0:
+            opt = torch.optim.AdamW(plist, lr=lr, weight_decay=weight_decay)
+            # cosine decay from lr to lr_end over `steps`
+            sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps, eta_min=lr_end)
+            g = torch.Generator().manual_seed(seed)
+            for _ in range(steps):
+                if batch_size is None or batch_size >= len(coords):
+                    xb, yb = coords, target
+                else:
+                    idx = torch.randint(0, len(coords), (batch_size,), generator=g).to(coords.device)
+                    xb, yb = coords[idx], target[idx]
+                loss = F.mse_loss(field(xb), yb)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                sched.step()
+    finally:
+        for p in frozen:
+            p.requires_grad_(True)
     with torch.no_grad():
         return float(F.mse_loss(field(coords), target))

@@ -49,6 +49,38 @@ def test_lora_training_leaves_base_untouched():
     assert any(float(b.detach().abs().sum()) > 0 for b in nf.lora_b)
 
 
+def test_lora_fit_freezes_the_base_only_while_it_trains(fresh_seed):
+    # fit_field(params="lora") turns the base weights' gradients off while it trains (a speed-up:
+    # autograd skips their products). The LoRA factors must come out bit-for-bit as from the same
+    # steps with the base left trainable (then AdamW only ever steps the LoRA factors either way),
+    # and every base weight must require grad again afterwards.
+    x = grid_coords(8)
+    y = torch.sin(x[:, 0] + fresh_seed % 7)
+    fields = []
+    for freeze in (True, False):
+        nf = NeuralField(hidden=8, n_layers=2, n_freq=4, seed=fresh_seed)
+        nf.add_lora(2, seed=fresh_seed)
+        if freeze:
+            mse = fit_field(nf, x, y, steps=6, params="lora", lr=1e-2, batch_size=20, seed=fresh_seed)
+        else:  # the same loop by hand, base weights trainable
+            opt = torch.optim.AdamW(nf.lora_parameters(), lr=1e-2, weight_decay=1e-4)
+            sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=6, eta_min=1e-5)
+            g = torch.Generator().manual_seed(fresh_seed)
+            for _ in range(6):
+                idx = torch.randint(0, len(x), (20,), generator=g)
+                loss = torch.nn.functional.mse_loss(nf(x[idx]), y.reshape(-1, 1)[idx])
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                sched.step()
+        fields.append(nf)
+    for a, b in zip(fields[0].lora_parameters(), fields[1].lora_parameters()):
+        assert torch.equal(a, b), f"seed {fresh_seed}"
+    assert all(p.requires_grad for p in fields[0].base_parameters())
+    assert all(p.grad is None for p in fields[0].base_parameters())
+    assert math.isfinite(mse)
+
+
 def test_fit_recovers_a_smooth_field():
     x = grid_coords(16)
     target = torch.sin(x[:, 0]) * torch.cos(x[:, 1])
