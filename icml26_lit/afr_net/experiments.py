@@ -45,57 +45,29 @@ _COMMON = dict(
 )
 
 # %% ../../nbs/17_afr_net/06_experiments.ipynb #d9354cb2
-CONFIG = sizes(
-    ci=dict(
-        n_subjects=160,
-        d=32,
-        layers=[1, 1],
-        batch=16,
-        epochs=8,  # 12 in the first draft: 153 s at ci on a shared machine; the fallback order
-        # allows 12 -> 8 before any width cut
-        n_seeds=5,
-        run_pilot=False,
-        ablations=False,
-        halve_sc=False,
-        **_COMMON,
-    ),
-    cpu=dict(
-        n_subjects=320,
-        d=32,
-        layers=[1, 1],
-        batch=16,
-        epochs=12,
-        n_seeds=10,
-        run_pilot=True,
-        ablations=False,
-        halve_sc=False,
-        **_COMMON,
-    ),
-    colab=dict(
-        n_subjects=2000,
-        d=64,
-        layers=[2, 2],
-        batch=64,
-        epochs=50,
-        n_seeds=5,
-        run_pilot=True,
-        ablations=True,
-        halve_sc=False,
-        **_COMMON,
-    ),
-    full=dict(
-        n_subjects=2000,
-        d=64,
-        layers=[2, 2],
-        batch=64,
-        epochs=50,
-        n_seeds=5,
-        run_pilot=True,
-        ablations=True,
-        halve_sc=True,
-        **_COMMON,
-    ),
+_CI = dict(
+    n_subjects=160,
+    d=32,
+    layers=[1, 1],
+    batch=16,
+    epochs=8,  # 12 in the first draft: 153 s at ci on a shared machine; the fallback order
+    # allows 12 -> 8 before any width cut
+    n_seeds=5,
+    run_pilot=False,
+    ablations=False,
+    halve_sc=False,
+    **_COMMON,
 )
+# the larger presets change only what they name
+_COLAB = dict(_CI, n_subjects=2000, d=64, layers=[2, 2], batch=64, epochs=50, run_pilot=True,
+              ablations=True)
+CONFIG = sizes(
+    ci=_CI,
+    cpu=dict(_CI, n_subjects=320, epochs=12, n_seeds=10, run_pilot=True),
+    colab=_COLAB,
+    full=dict(_COLAB, halve_sc=True),
+)
+
 
 # %% ../../nbs/17_afr_net/06_experiments.ipynb #5b58c004
 def split_indices(n: int, seed: int, test: float = 0.3, val: float = 0.1):
