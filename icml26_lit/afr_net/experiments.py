@@ -59,15 +59,15 @@ _CI = dict(
     **_COMMON,
 )
 # the larger presets change only what they name
-_COLAB = dict(_CI, n_subjects=2000, d=64, layers=[2, 2], batch=64, epochs=50, run_pilot=True,
-              ablations=True)
+_COLAB = dict(
+    _CI, n_subjects=2000, d=64, layers=[2, 2], batch=64, epochs=50, run_pilot=True, ablations=True
+)
 CONFIG = sizes(
     ci=_CI,
     cpu=dict(_CI, n_subjects=320, epochs=12, n_seeds=10, run_pilot=True),
     colab=_COLAB,
     full=dict(_COLAB, halve_sc=True),
 )
-
 
 # %% ../../nbs/17_afr_net/06_experiments.ipynb #5b58c004
 def split_indices(n: int, seed: int, test: float = 0.3, val: float = 0.1):
