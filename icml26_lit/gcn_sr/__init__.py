@@ -6,20 +6,81 @@
 __all__ = []
 
 # %% ../../nbs/18_gcn_sr/00_overview.ipynb #d53c5208
-from .spbt import (SPBT, Library, VOCAB, TOKEN_ID, encode, decode, is_valid,
-                                     check_fill, to_tree, from_tree, count_trees, random_tree)
-from .fitness import (evaluate_batch, fit_constants, reward, nrmse,
-                                        score_reference, nguyen, is_recovered, NGUYEN)
+from icml26_lit.gcn_sr.spbt import (
+    SPBT,
+    Library,
+    VOCAB,
+    TOKEN_ID,
+    encode,
+    decode,
+    is_valid,
+    check_fill,
+    to_tree,
+    from_tree,
+    count_trees,
+    random_tree,
+)
+from icml26_lit.gcn_sr.fitness import (
+    evaluate_batch,
+    fit_constants,
+    reward,
+    nrmse,
+    score_reference,
+    nguyen,
+    is_recovered,
+    NGUYEN,
+)
+
+# %% ../../nbs/18_gcn_sr/00_overview.ipynb #f7ea33b5
 from .kernels import score, spbt_fitness, spbt_fitness_reference
 from .generator import GCNGenerator, constraint_violations
-from .swpg import (GCNSR, swpg_loss, swpg_rewards, spbt_similarity, gp_refine,
-                                     risk_seeking_select, SubtreeIndex, crossover, mutate)
+from icml26_lit.gcn_sr.swpg import (
+    GCNSR,
+    swpg_loss,
+    swpg_rewards,
+    spbt_similarity,
+    gp_refine,
+    risk_seeking_select,
+    SubtreeIndex,
+    crossover,
+    mutate,
+)
 from . import _solutions  # registers the exercises
 
-__all__ = ["SPBT", "Library", "VOCAB", "TOKEN_ID", "encode", "decode", "is_valid", "check_fill",
-           "to_tree", "from_tree", "count_trees", "random_tree", "evaluate_batch", "fit_constants",
-           "reward", "nrmse", "score", "score_reference", "spbt_fitness", "spbt_fitness_reference",
-           "nguyen", "is_recovered", "NGUYEN", "GCNGenerator", "constraint_violations", "GCNSR",
-           "swpg_loss", "swpg_rewards", "spbt_similarity", "gp_refine", "risk_seeking_select",
-           "SubtreeIndex", "crossover", "mutate"]
-
+# %% ../../nbs/18_gcn_sr/00_overview.ipynb #09f91a01
+__all__ = [
+    "SPBT",
+    "Library",
+    "VOCAB",
+    "TOKEN_ID",
+    "encode",
+    "decode",
+    "is_valid",
+    "check_fill",
+    "to_tree",
+    "from_tree",
+    "count_trees",
+    "random_tree",
+    "evaluate_batch",
+    "fit_constants",
+    "reward",
+    "nrmse",
+    "score",
+    "score_reference",
+    "spbt_fitness",
+    "spbt_fitness_reference",
+    "nguyen",
+    "is_recovered",
+    "NGUYEN",
+    "GCNGenerator",
+    "constraint_violations",
+    "GCNSR",
+    "swpg_loss",
+    "swpg_rewards",
+    "spbt_similarity",
+    "gp_refine",
+    "risk_seeking_select",
+    "SubtreeIndex",
+    "crossover",
+    "mutate",
+]

@@ -26,9 +26,14 @@ def _fill_like(rng, n, S):
 
 def _swpg_draw(rng):
     B, E, S = int(rng.integers(1, 12)), int(rng.integers(0, 6)), int(rng.choice([1, 3, 7, 15, 31]))
-    return (_fill_like(rng, B, S), torch.as_tensor(rng.random(B), dtype=torch.float32),
-            _fill_like(rng, E, S), torch.as_tensor(rng.random(E), dtype=torch.float32),
-            float(rng.uniform(0.1, 2.0)), float(rng.uniform(0.05, 1.0)))
+    return (
+        _fill_like(rng, B, S),
+        torch.as_tensor(rng.random(B), dtype=torch.float32),
+        _fill_like(rng, E, S),
+        torch.as_tensor(rng.random(E), dtype=torch.float32),
+        float(rng.uniform(0.1, 2.0)),
+        float(rng.uniform(0.05, 1.0)),
+    )
 
 
 def _swpg_wrong_mean(t, r, et, er, beta, temp):  # uniform weights instead of the softmax
@@ -43,22 +48,43 @@ def _swpg_wrong_empty(t, r, et, er, beta, temp):  # empty slots counted as agree
     sim = (t[:, None, :] == et[None, :, :]).float().mean(-1)
     return r.float() + beta * sim @ torch.softmax(er.float() / temp, 0)
 
-
+# %% ../../nbs/18_gcn_sr/90_exercises.ipynb #3450aedf
 register_exercise(
-    "18.1", "The SWPG reward r~ = R + beta sum_e softmax(R(e)/T)_e sim(tau, e), slot Jaccard sim.",
+    "18.1",
+    "The SWPG reward r~ = R + beta sum_e softmax(R(e)/T)_e sim(tau, e), slot Jaccard sim.",
     reference=swpg_rewards,
-    cases=[(torch.tensor([[1, 10, 10]]), torch.tensor([0.5]), torch.zeros(0, 3, dtype=torch.int64),
-            torch.zeros(0), 0.5, 0.1),
-           (torch.tensor([[10, 0, 0], [5, 10, 0]]), torch.tensor([0.1, 0.2]),
-            torch.tensor([[5, 10, 0]]), torch.tensor([0.9]), 1.0, 0.2)],
+    cases=[
+        (
+            torch.tensor([[1, 10, 10]]),
+            torch.tensor([0.5]),
+            torch.zeros(0, 3, dtype=torch.int64),
+            torch.zeros(0),
+            0.5,
+            0.1,
+        ),
+        (
+            torch.tensor([[10, 0, 0], [5, 10, 0]]),
+            torch.tensor([0.1, 0.2]),
+            torch.tensor([[5, 10, 0]]),
+            torch.tensor([0.9]),
+            1.0,
+            0.2,
+        ),
+    ],
     draw=_swpg_draw,
     # float32: a softmax and an (E,) dot product, a few ulps of values below ~3
     tolerance=dict(rtol=1e-5, atol=1e-6),
-    hints=["Broadcast tokens (B, 1, S) against elite_tokens (1, E, S) to get (B, E) counts.",
-           "Agreement needs the same token and a non-empty slot; the union counts slots "
-           "non-empty in either fill. Clamp the union at 1."],
-    wrong=[_swpg_wrong_mean, _swpg_wrong_empty,
-           lambda t, r, et, er, beta, temp: r.float()])   # the bonus forgotten
+    hints=[
+        "Broadcast tokens (B, 1, S) against elite_tokens (1, E, S) to get (B, E) counts.",
+        "Agreement needs the same token and a non-empty slot; the union counts slots "
+        "non-empty in either fill. Clamp the union at 1.",
+    ],
+    wrong=[
+        _swpg_wrong_mean,
+        _swpg_wrong_empty,
+        lambda t, r, et, er, beta, temp: r.float(),  # the bonus forgotten
+    ],
+)
 
 # %% ../../nbs/18_gcn_sr/90_exercises.ipynb #802a553c
 def _reward_draw(rng):
@@ -66,8 +92,9 @@ def _reward_draw(rng):
     y = torch.as_tensor(rng.normal(size=N) * rng.uniform(0.1, 10))
     y_hat = y + torch.as_tensor(rng.normal(size=(B, N)))
     bad = torch.as_tensor(rng.random((B, N)) < 0.05)
-    y_hat = torch.where(bad, torch.as_tensor(rng.choice([np.nan, np.inf, -np.inf], size=(B, N))),
-                        y_hat)
+    y_hat = torch.where(
+        bad, torch.as_tensor(rng.choice([np.nan, np.inf, -np.inf], size=(B, N))), y_hat
+    )
     return y_hat, y
 
 
@@ -78,20 +105,32 @@ def _nrmse_reward(y_hat, y, unbiased=False):
 
 
 register_exercise(
-    "18.2", "The reward R = 1 / (1 + RMSE / std(y)), 0 for a row with any NaN or infinity.",
+    "18.2",
+    "The reward R = 1 / (1 + RMSE / std(y)), 0 for a row with any NaN or infinity.",
     reference=reward,
-    cases=[(torch.tensor([[1.0, 2.0, 3.0]], dtype=torch.float64),
-            torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)),
-           (torch.tensor([[0.0, math.nan], [2.0, 2.0]], dtype=torch.float64),
-            torch.tensor([0.0, 2.0], dtype=torch.float64))],
+    cases=[
+        (
+            torch.tensor([[1.0, 2.0, 3.0]], dtype=torch.float64),
+            torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64),
+        ),
+        (
+            torch.tensor([[0.0, math.nan], [2.0, 2.0]], dtype=torch.float64),
+            torch.tensor([0.0, 2.0], dtype=torch.float64),
+        ),
+    ],
     draw=_reward_draw,
     # float64: a mean of N <= 30 squares and a square root, ~1e-15 relative
     tolerance=dict(rtol=1e-12, atol=1e-14),
-    hints=["torch.isfinite(y_hat).all(-1) says which rows are valid.",
-           "y.std(unbiased=False) is the population standard deviation."],
-    wrong=[lambda y_hat, y: _nrmse_reward(y_hat, y, unbiased=True),   # sample std
-           lambda y_hat, y: 1.0 / (1.0 + (y_hat - y).pow(2).mean(-1).sqrt()),  # not normalised
-           lambda y_hat, y: reward(y_hat, y).float()])                # float32
+    hints=[
+        "torch.isfinite(y_hat).all(-1) says which rows are valid.",
+        "y.std(unbiased=False) is the population standard deviation.",
+    ],
+    wrong=[
+        lambda y_hat, y: _nrmse_reward(y_hat, y, unbiased=True),  # sample std
+        lambda y_hat, y: 1.0 / (1.0 + (y_hat - y).pow(2).mean(-1).sqrt()),  # not normalised
+        lambda y_hat, y: reward(y_hat, y).float(),  # float32
+    ],
+)
 
 # %% ../../nbs/18_gcn_sr/90_exercises.ipynb #a03e2fc7
 def _nrmse_gp1() -> float:
@@ -100,12 +139,16 @@ def _nrmse_gp1() -> float:
 
 
 register_exercise(
-    "18.3", "Best training NRMSE of GCN-SR with one GP generation per iteration, Nguyen-1, seed 0.",
+    "18.3",
+    "Best training NRMSE of GCN-SR with one GP generation per iteration, Nguyen-1, seed 0.",
     value=_nrmse_gp1,
     # the run is seeded and single-threaded; another BLAS could flip one sampled token, so a
     # loose relative tolerance (the wrong answers are far away)
     tolerance=dict(rel=1e-3),
-    hints=["Only the method name changes: gcn_sr_gp1 instead of gcn_sr.",
-           "run_method returns a dict; the answer is its 'nrmse' entry."],
-    wrong=[0.0785, 0.0],   # the 4-generation run; plain PG, which recovers Nguyen-1
-    time_limit_s=60.0)
+    hints=[
+        "Only the method name changes: gcn_sr_gp1 instead of gcn_sr.",
+        "run_method returns a dict; the answer is its 'nrmse' entry.",
+    ],
+    wrong=[0.0785, 0.0],  # the 4-generation run; plain PG, which recovers Nguyen-1
+    time_limit_s=60.0,
+)

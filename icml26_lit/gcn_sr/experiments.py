@@ -23,28 +23,87 @@ __all__ = ['CONFIG', 'expr_recovered', 'run_gcnsr', 'run_gplearn', 'run_pyoperon
 
 # %% ../../nbs/18_gcn_sr/06_experiments.ipynb #057e800d
 _SHARED = dict(depth=5, epsilon=0.1, entropy_weight=0.005, beta=0.5, temperature=0.1, n_test=1000)
-CONFIG = sizes(
-    ci=dict(tasks=[1], n_seeds=10, budget=4000, batch_size=100, lr=1e-2, width=32,
-            gp_generations=4, gp_offspring=100, gplearn_population=500,
-            methods=["gcn_sr", "pg", "pg_equal_updates", "gplearn"], **_SHARED),
-    cpu=dict(tasks=[1, 5, 6], n_seeds=10, budget=5000, batch_size=100, lr=1e-2, width=32,
-             gp_generations=4, gp_offspring=100, gplearn_population=500,
-             methods=["gcn_sr", "pg", "pg_equal_updates", "gcn_sr_gp1", "gplearn"], **_SHARED),
-    colab=dict(tasks=[1, 2, 3, 4, 5, 6, 7, 9, 10, 12], n_seeds=5, budget=50_000,
-               batch_size=250, lr=5e-3, width=64, gp_generations=4, gp_offspring=250,
-               gplearn_population=1000,
-               methods=["gcn_sr", "pg", "pg_equal_updates", "gcn_sr_gp1", "imitation", "no_mask",
-                        "gplearn", "deap", "pyoperon"], **{**_SHARED, "epsilon": 0.05}),
-    full=dict(tasks=list(range(1, 13)), n_seeds=10, budget=2_000_000, batch_size=1000, lr=5e-4,
-              width=128, gp_generations=10, gp_offspring=1000, gplearn_population=2000,
-              methods=["gcn_sr", "pg", "pg_equal_updates", "gcn_sr_gp1", "imitation", "no_mask",
-                       "gplearn", "deap", "pyoperon"],
-              **{**_SHARED, "epsilon": 0.05, "depth": 6}),
+_CI = dict(
+    tasks=[1],
+    n_seeds=10,
+    budget=4000,
+    batch_size=100,
+    lr=1e-2,
+    width=32,
+    gp_generations=4,
+    gp_offspring=100,
+    gplearn_population=500,
+    methods=["gcn_sr", "pg", "pg_equal_updates", "gplearn"],
+    **_SHARED,
 )
+_CPU = dict(
+    tasks=[1, 5, 6],
+    n_seeds=10,
+    budget=5000,
+    batch_size=100,
+    lr=1e-2,
+    width=32,
+    gp_generations=4,
+    gp_offspring=100,
+    gplearn_population=500,
+    methods=["gcn_sr", "pg", "pg_equal_updates", "gcn_sr_gp1", "gplearn"],
+    **_SHARED,
+)
+
+# %% ../../nbs/18_gcn_sr/06_experiments.ipynb #65c19a51
+_COLAB = dict(
+    tasks=[1, 2, 3, 4, 5, 6, 7, 9, 10, 12],
+    n_seeds=5,
+    budget=50_000,
+    batch_size=250,
+    lr=5e-3,
+    width=64,
+    gp_generations=4,
+    gp_offspring=250,
+    gplearn_population=1000,
+    methods=[
+        "gcn_sr",
+        "pg",
+        "pg_equal_updates",
+        "gcn_sr_gp1",
+        "imitation",
+        "no_mask",
+        "gplearn",
+        "deap",
+        "pyoperon",
+    ],
+    **{**_SHARED, "epsilon": 0.05},
+)
+_FULL = dict(
+    tasks=list(range(1, 13)),
+    n_seeds=10,
+    budget=2_000_000,
+    batch_size=1000,
+    lr=5e-4,
+    width=128,
+    gp_generations=10,
+    gp_offspring=1000,
+    gplearn_population=2000,
+    methods=[
+        "gcn_sr",
+        "pg",
+        "pg_equal_updates",
+        "gcn_sr_gp1",
+        "imitation",
+        "no_mask",
+        "gplearn",
+        "deap",
+        "pyoperon",
+    ],
+    **{**_SHARED, "epsilon": 0.05, "depth": 6},
+)
+
+# %% ../../nbs/18_gcn_sr/06_experiments.ipynb #5467f61f
+CONFIG = sizes(ci=_CI, cpu=_CPU, colab=_COLAB, full=_FULL)
 
 # %% ../../nbs/18_gcn_sr/06_experiments.ipynb #db1b3d14
 def expr_recovered(expr: sp.Expr, truth: sp.Expr, X_test: torch.Tensor) -> bool:
-    "Exact recovery of `truth` by a sympy expression: numerical pre-filter, then simplify (Chapter 18)."
+    "Exact recovery of `truth` by a sympy expression: numeric check, then simplify (Chapter 18)."
     d = X_test.shape[1]
     Xn = X_test.double().numpy()
     with np.errstate(all="ignore"):
@@ -54,29 +113,62 @@ def expr_recovered(expr: sp.Expr, truth: sp.Expr, X_test: torch.Tensor) -> bool:
             return False
         f_true = np.broadcast_to(sp.lambdify(VAR_SYMBOLS[:d], truth, "numpy")(*Xn.T), (len(Xn),))
     f_hat = np.asarray(f_hat, dtype=complex)
-    if not np.all(np.isfinite(f_hat)) or np.max(np.abs(f_hat - f_true) / (1 + np.abs(f_true))) > 1e-6:
+    if (
+        not np.all(np.isfinite(f_hat))
+        or np.max(np.abs(f_hat - f_true) / (1 + np.abs(f_true))) > 1e-6
+    ):
         return False
     return sp.simplify(expr - truth) == 0
 
-
-def run_gcnsr(task: int, seed: int, cfg, mode: str = "swpg", soft_constraints: bool = True,
-              device: str = "cpu", batch_size: int | None = None,
-              gp_generations: int | None = None) -> dict:
+# %% ../../nbs/18_gcn_sr/06_experiments.ipynb #898c54fa
+def run_gcnsr(
+    task: int,
+    seed: int,
+    cfg,
+    mode: str = "swpg",
+    soft_constraints: bool = True,
+    device: str = "cpu",
+    batch_size: int | None = None,
+    gp_generations: int | None = None,
+) -> dict:
     "One scaffold run (GCN-SR, PG or an ablation) on Nguyen-`task` (Chapter 18, *Experiments*)."
     X, y, truth = nguyen(task, seed=seed)
     X_test, _, _ = nguyen(task, n_points=cfg.n_test, seed=10_000 + seed)
     t0 = time.perf_counter()
-    m = GCNSR(depth=cfg.depth, library=Library(n_vars=X.shape[1]), mode=mode, budget=cfg.budget,
-              batch_size=batch_size or cfg.batch_size, width=cfg.width, lr=cfg.lr,
-              epsilon=cfg.epsilon, entropy_weight=cfg.entropy_weight, beta=cfg.beta,
-              temperature=cfg.temperature, gp_generations=gp_generations or cfg.gp_generations,
-              gp_offspring=cfg.gp_offspring, soft_constraints=soft_constraints, seed=seed,
-              device=device)
+    m = GCNSR(
+        depth=cfg.depth,
+        library=Library(n_vars=X.shape[1]),
+        mode=mode,
+        budget=cfg.budget,
+        batch_size=batch_size or cfg.batch_size,
+        width=cfg.width,
+        lr=cfg.lr,
+        epsilon=cfg.epsilon,
+        entropy_weight=cfg.entropy_weight,
+        beta=cfg.beta,
+        temperature=cfg.temperature,
+        gp_generations=gp_generations or cfg.gp_generations,
+        gp_offspring=cfg.gp_offspring,
+        soft_constraints=soft_constraints,
+        seed=seed,
+        device=device,
+    )
     m.fit(X, y, truth=truth, X_test=X_test)
-    recovered = m.recovered_at is not None or is_recovered(m.best_tokens, m.best_constants, truth, X_test)
-    return dict(task=task, seed=seed, recovered=bool(recovered), nrmse=m.best_nrmse,
-                evals=m.n_evals, evals_to_recovery=m.recovered_at, seconds=time.perf_counter() - t0,
-                expression=str(m.best_expression), history=m.history, updates=m.n_updates)
+    recovered = m.recovered_at is not None or is_recovered(
+        m.best_tokens, m.best_constants, truth, X_test
+    )
+    return dict(
+        task=task,
+        seed=seed,
+        recovered=bool(recovered),
+        nrmse=m.best_nrmse,
+        evals=m.n_evals,
+        evals_to_recovery=m.recovered_at,
+        seconds=time.perf_counter() - t0,
+        expression=str(m.best_expression),
+        history=m.history,
+        updates=m.n_updates,
+    )
 
 # %% ../../nbs/18_gcn_sr/06_experiments.ipynb #fcf5740d
 def _gplearn_functions():
@@ -84,26 +176,52 @@ def _gplearn_functions():
 
     def pexp(a):
         return np.exp(np.clip(a, -50.0, 50.0))
-    return ["add", "sub", "mul", "div", "sin", "cos", "log", make_function(function=pexp, name="exp", arity=1)]
+
+    return [
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "sin",
+        "cos",
+        "log",
+        make_function(function=pexp, name="exp", arity=1),
+    ]
 
 
 def _gplearn_to_sympy(program: str, d: int) -> sp.Expr:
-    ops = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-           "div": lambda a, b: a / b, "sin": sp.sin, "cos": sp.cos, "log": sp.log, "exp": sp.exp}
+    ops = {
+        "add": lambda a, b: a + b,
+        "sub": lambda a, b: a - b,
+        "mul": lambda a, b: a * b,
+        "div": lambda a, b: a / b,
+        "sin": sp.sin,
+        "cos": sp.cos,
+        "log": sp.log,
+        "exp": sp.exp,
+    }
     ops.update({f"X{j}": VAR_SYMBOLS[j] for j in range(d)})
     return sp.sympify(program, locals=ops)
 
-
+# %% ../../nbs/18_gcn_sr/06_experiments.ipynb #fb932c27
 def run_gplearn(task: int, seed: int, cfg) -> dict:
     "One gplearn run with population x generations = budget (Chapter 18, *Experiments*)."
     from gplearn.genetic import SymbolicRegressor
+
     X, y, truth = nguyen(task, seed=seed)
     X_test, _, _ = nguyen(task, n_points=cfg.n_test, seed=10_000 + seed)
     pop = cfg.gplearn_population
     t0 = time.perf_counter()
-    est = SymbolicRegressor(population_size=pop, generations=max(1, cfg.budget // pop),
-                            function_set=_gplearn_functions(), const_range=None, metric="rmse",
-                            init_depth=(2, 5), random_state=seed, n_jobs=1)
+    est = SymbolicRegressor(
+        population_size=pop,
+        generations=max(1, cfg.budget // pop),
+        function_set=_gplearn_functions(),
+        const_range=None,
+        metric="rmse",
+        init_depth=(2, 5),
+        random_state=seed,
+        n_jobs=1,
+    )
     with np.errstate(all="ignore"):
         est.fit(X.numpy(), y.numpy())
         y_hat = est.predict(X.numpy())
@@ -111,24 +229,41 @@ def run_gplearn(task: int, seed: int, cfg) -> dict:
     rmse = float(np.sqrt(np.mean((y_hat - y.numpy()) ** 2)))
     expr = _gplearn_to_sympy(str(est._program), X.shape[1])
     evals = pop * max(1, cfg.budget // pop)
-    hist = [(pop * (g + 1), 1.0 / (1.0 + f / sd)) for g, f in enumerate(est.run_details_["best_fitness"])]
+    hist = [
+        (pop * (g + 1), 1.0 / (1.0 + f / sd))
+        for g, f in enumerate(est.run_details_["best_fitness"])
+    ]
     best = -1.0
     hist = [(e, best := max(best, r)) for e, r in hist]
-    return dict(task=task, seed=seed, recovered=bool(expr_recovered(expr, truth, X_test)),
-                nrmse=rmse / sd if math.isfinite(rmse) else math.inf, evals=evals,
-                evals_to_recovery=None, seconds=time.perf_counter() - t0, expression=str(expr),
-                history=hist)
+    return dict(
+        task=task,
+        seed=seed,
+        recovered=bool(expr_recovered(expr, truth, X_test)),
+        nrmse=rmse / sd if math.isfinite(rmse) else math.inf,
+        evals=evals,
+        evals_to_recovery=None,
+        seconds=time.perf_counter() - t0,
+        expression=str(expr),
+        history=hist,
+    )
 
 # %% ../../nbs/18_gcn_sr/06_experiments.ipynb #7bc64a0d
 def run_pyoperon(task: int, seed: int, cfg) -> dict:
     "One pyoperon run capped at the same number of evaluations (Chapter 18, *Experiments*)."
     from pyoperon.sklearn import SymbolicRegressor
+
     X, y, truth = nguyen(task, seed=seed)
     X_test, _, _ = nguyen(task, n_points=cfg.n_test, seed=10_000 + seed)
     t0 = time.perf_counter()
-    est = SymbolicRegressor(allowed_symbols="add,sub,mul,div,sin,cos,exp,log,variable",
-                            max_evaluations=cfg.budget, generations=10 ** 6, max_depth=cfg.depth + 1,
-                            population_size=cfg.gplearn_population, random_state=seed, n_threads=1)
+    est = SymbolicRegressor(
+        allowed_symbols="add,sub,mul,div,sin,cos,exp,log,variable",
+        max_evaluations=cfg.budget,
+        generations=10**6,
+        max_depth=cfg.depth + 1,
+        population_size=cfg.gplearn_population,
+        random_state=seed,
+        n_threads=1,
+    )
     est.fit(X.numpy(), y.numpy())
     y_hat = est.predict(X.numpy())
     sd = float(y.std(unbiased=False))
@@ -136,20 +271,37 @@ def run_pyoperon(task: int, seed: int, cfg) -> dict:
     names = {f"X{j + 1}": VAR_SYMBOLS[j] for j in range(X.shape[1])}
     expr = sp.sympify(est.get_model_string(est.model_, 6), locals=names)
     expr = sp.nsimplify(expr, tolerance=1e-3, rational=True)
-    return dict(task=task, seed=seed, recovered=bool(expr_recovered(expr, truth, X_test)),
-                nrmse=rmse / sd, evals=cfg.budget, evals_to_recovery=None,
-                seconds=time.perf_counter() - t0, expression=str(expr), history=[])
+    return dict(
+        task=task,
+        seed=seed,
+        recovered=bool(expr_recovered(expr, truth, X_test)),
+        nrmse=rmse / sd,
+        evals=cfg.budget,
+        evals_to_recovery=None,
+        seconds=time.perf_counter() - t0,
+        expression=str(expr),
+        history=[],
+    )
 
-
+# %% ../../nbs/18_gcn_sr/06_experiments.ipynb #cfc473be
 def _deap_primitives(d: int):
     "DEAP primitive set over x1..x_d with the protected div and log of our evaluator."
     import operator
     from deap import gp
+
     pset = gp.PrimitiveSet("MAIN", d)
     for fn, k in ((operator.add, 2), (operator.sub, 2), (operator.mul, 2)):
         pset.addPrimitive(fn, k)
-    pset.addPrimitive(lambda a, b: np.where(np.abs(b) > 1e-3, a / np.where(np.abs(b) > 1e-3, b, 1), 1.0), 2, name="div")
-    pset.addPrimitive(lambda a: np.where(np.abs(a) > 1e-3, np.log(np.where(np.abs(a) > 1e-3, np.abs(a), 1)), 0.0), 1, name="log")
+    pset.addPrimitive(
+        lambda a, b: np.where(np.abs(b) > 1e-3, a / np.where(np.abs(b) > 1e-3, b, 1), 1.0),
+        2,
+        name="div",
+    )
+    pset.addPrimitive(
+        lambda a: np.where(np.abs(a) > 1e-3, np.log(np.where(np.abs(a) > 1e-3, np.abs(a), 1)), 0.0),
+        1,
+        name="log",
+    )
     for fn, name in ((np.sin, "sin"), (np.cos, "cos"), (np.exp, "exp")):
         pset.addPrimitive(fn, 1, name=name)
     pset.renameArguments(**{f"ARG{j}": f"x{j + 1}" for j in range(d)})
@@ -160,6 +312,7 @@ def _deap_toolbox(pset, depth: int):
     "DEAP toolbox: half-and-half init, tournament selection, one-point crossover, uniform mutation."
     import operator
     from deap import base, creator, gp, tools
+
     if not hasattr(creator, "FitnessMinNRMSE"):
         creator.create("FitnessMinNRMSE", base.Fitness, weights=(-1.0,))
         creator.create("IndividualNRMSE", gp.PrimitiveTree, fitness=creator.FitnessMinNRMSE)
@@ -174,11 +327,47 @@ def _deap_toolbox(pset, depth: int):
     tb.decorate("mutate", limit)
     return tb
 
+# %% ../../nbs/18_gcn_sr/06_experiments.ipynb #06d6cce5
+def _deap_generation(tb, pop: list, evaluate, count: list, budget: int) -> list:
+    "One DEAP generation: selection, crossover (p 0.5), mutation (p 0.4), scoring within budget."
+    import random
+
+    off = [tb.clone(i) for i in tb.select(pop, len(pop))]
+    for a, b in zip(off[::2], off[1::2]):
+        if random.random() < 0.5:
+            tb.mate(a, b)
+            del a.fitness.values, b.fitness.values
+    for i in range(len(off)):
+        if random.random() < 0.4:
+            (off[i],) = tb.mutate(off[i])
+            del off[i].fitness.values
+    for ind in off:
+        if not ind.fitness.valid:
+            ind.fitness.values = evaluate(ind) if count[0] < budget else (math.inf,)
+    return off
+
+# %% ../../nbs/18_gcn_sr/06_experiments.ipynb #344c1787
+def _deap_to_sympy(program: str, d: int) -> sp.Expr:
+    "The sympy expression of a DEAP program over x1..x_d."
+    ops = {
+        "add": lambda a, b: a + b,
+        "sub": lambda a, b: a - b,
+        "mul": lambda a, b: a * b,
+        "div": lambda a, b: a / b,
+        "sin": sp.sin,
+        "cos": sp.cos,
+        "exp": sp.exp,
+        "log": sp.log,
+    }
+    ops.update({f"x{j + 1}": VAR_SYMBOLS[j] for j in range(d)})
+    return sp.sympify(program, locals=ops)
+
 # %% ../../nbs/18_gcn_sr/06_experiments.ipynb #16dd7f8b
 def run_deap(task: int, seed: int, cfg) -> dict:
     "One DEAP GP run (tournament, one-point crossover, uniform mutation), stopped at the budget."
     import random
     from deap import gp, tools
+
     X, y, truth = nguyen(task, seed=seed)
     X_test, _, _ = nguyen(task, n_points=cfg.n_test, seed=10_000 + seed)
     d = X.shape[1]
@@ -205,28 +394,21 @@ def run_deap(task: int, seed: int, cfg) -> dict:
     best.update(pop)
     hist = [(count[0], 1 / (1 + best[0].fitness.values[0]))]
     while count[0] < cfg.budget:
-        off = [tb.clone(i) for i in tb.select(pop, len(pop))]
-        for a, b in zip(off[::2], off[1::2]):
-            if random.random() < 0.5:
-                tb.mate(a, b)
-                del a.fitness.values, b.fitness.values
-        for i in range(len(off)):
-            if random.random() < 0.4:
-                off[i], = tb.mutate(off[i])
-                del off[i].fitness.values
-        for ind in off:
-            if not ind.fitness.valid:
-                ind.fitness.values = evaluate(ind) if count[0] < cfg.budget else (math.inf,)
-        pop = off
+        pop = _deap_generation(tb, pop, evaluate, count, cfg.budget)
         best.update(pop)
         hist.append((count[0], 1 / (1 + best[0].fitness.values[0])))
-    ops = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-           "div": lambda a, b: a / b, "sin": sp.sin, "cos": sp.cos, "exp": sp.exp, "log": sp.log}
-    ops.update({f"x{j + 1}": VAR_SYMBOLS[j] for j in range(d)})
-    expr = sp.sympify(str(best[0]), locals=ops)
-    return dict(task=task, seed=seed, recovered=bool(expr_recovered(expr, truth, X_test)),
-                nrmse=best[0].fitness.values[0], evals=min(count[0], cfg.budget), evals_to_recovery=None,
-                seconds=time.perf_counter() - t0, expression=str(expr), history=hist)
+    expr = _deap_to_sympy(str(best[0]), d)
+    return dict(
+        task=task,
+        seed=seed,
+        recovered=bool(expr_recovered(expr, truth, X_test)),
+        nrmse=best[0].fitness.values[0],
+        evals=min(count[0], cfg.budget),
+        evals_to_recovery=None,
+        seconds=time.perf_counter() - t0,
+        expression=str(expr),
+        history=hist,
+    )
 
 # %% ../../nbs/18_gcn_sr/06_experiments.ipynb #0b5ba06e
 def run_method(method: str, task: int, seed: int, cfg, device: str = "cpu") -> dict:
@@ -235,9 +417,15 @@ def run_method(method: str, task: int, seed: int, cfg, device: str = "cpu") -> d
         return run_gcnsr(task, seed, cfg, "swpg", device=device)
     if method == "pg":
         return run_gcnsr(task, seed, cfg, "pg", device=device)
-    if method == "pg_equal_updates":   # one batch = one GCN-SR iteration's evaluations
-        return run_gcnsr(task, seed, cfg, "pg", device=device,
-                         batch_size=cfg.batch_size + cfg.gp_generations * cfg.gp_offspring)
+    if method == "pg_equal_updates":  # one batch = one GCN-SR iteration's evaluations
+        return run_gcnsr(
+            task,
+            seed,
+            cfg,
+            "pg",
+            device=device,
+            batch_size=cfg.batch_size + cfg.gp_generations * cfg.gp_offspring,
+        )
     if method == "gcn_sr_gp1":
         return run_gcnsr(task, seed, cfg, "swpg", device=device, gp_generations=1)
     if method == "imitation":
@@ -250,17 +438,28 @@ def run_method(method: str, task: int, seed: int, cfg, device: str = "cpu") -> d
         return run_pyoperon(task, seed, cfg)
     if method == "deap":
         return run_deap(task, seed, cfg)
-    raise ValueError("method must be one of gcn_sr, pg, pg_equal_updates, gcn_sr_gp1, imitation, "
-                     f"no_mask, gplearn, pyoperon, deap; got {method!r}")
+    raise ValueError(
+        "method must be one of gcn_sr, pg, pg_equal_updates, gcn_sr_gp1, imitation, "
+        f"no_mask, gplearn, pyoperon, deap; got {method!r}"
+    )
 
 
 def smoke_step(cfg) -> None:
     "One cheap step of the experiment: one GCN-SR iteration and one PG batch on the first task."
     X, y, _ = nguyen(cfg.tasks[0])
     for mode in ("swpg", "pg"):
-        m = GCNSR(depth=cfg.depth, library=Library(n_vars=X.shape[1]), mode=mode,
-                  budget=cfg.batch_size + cfg.gp_offspring, batch_size=cfg.batch_size,
-                  width=cfg.width, lr=cfg.lr, gp_generations=1, gp_offspring=cfg.gp_offspring, seed=0)
+        m = GCNSR(
+            depth=cfg.depth,
+            library=Library(n_vars=X.shape[1]),
+            mode=mode,
+            budget=cfg.batch_size + cfg.gp_offspring,
+            batch_size=cfg.batch_size,
+            width=cfg.width,
+            lr=cfg.lr,
+            gp_generations=1,
+            gp_offspring=cfg.gp_offspring,
+            seed=0,
+        )
         m.fit(X, y)
         assert m.n_evals <= cfg.batch_size + cfg.gp_offspring and math.isfinite(m.best_reward)
 
@@ -269,5 +468,6 @@ def per_seed(results: list, key: str, task: int | None = None, cap: float = 1e3)
     "`key` per seed (sorted by seed), on benchmark `task` or averaged over benchmarks (Chapter 18)."
     rs = [r for r in results if task is None or r["task"] == task]
     seeds = sorted({r["seed"] for r in rs})
-    return np.array([np.mean([min(float(r[key]), cap) for r in rs if r["seed"] == s])
-                     for s in seeds])
+    return np.array(
+        [np.mean([min(float(r[key]), cap) for r in rs if r["seed"] == s]) for s in seeds]
+    )

@@ -12,19 +12,33 @@ import sympy as sp
 import torch
 
 from ..core import check_tensor
-from .spbt import (ARITY, CONST, EMPTY, TOKEN_ID, V, VAR_SYMBOLS, X1, MAX_VARS,
-                                     _as_tokens, check_fill, decode, depth_of, encode)
+from icml26_lit.gcn_sr.spbt import (
+    ARITY,
+    CONST,
+    EMPTY,
+    TOKEN_ID,
+    V,
+    VAR_SYMBOLS,
+    X1,
+    MAX_VARS,
+    _as_tokens,
+    check_fill,
+    decode,
+    depth_of,
+    encode,
+)
 
 # %% auto #0
 __all__ = ['PROTECT', 'NGUYEN', 'apply_op', 'evaluate_batch', 'check_data', 'nrmse', 'reward', 'fit_constants', 'prepare_batch',
            'score_reference', 'nguyen', 'is_recovered']
 
 # %% ../../nbs/18_gcn_sr/02_fitness.ipynb #be4f7dfe
-PROTECT = 1e-3   # |b| <= PROTECT: a / b := 1 and log|a| := 0
+PROTECT = 1e-3  # |b| <= PROTECT: a / b := 1 and log|a| := 0
 
 
-def apply_op(tok: torch.Tensor, a: torch.Tensor, b: torch.Tensor, X: torch.Tensor,
-             c: torch.Tensor) -> torch.Tensor:
+def apply_op(
+    tok: torch.Tensor, a: torch.Tensor, b: torch.Tensor, X: torch.Tensor, c: torch.Tensor
+) -> torch.Tensor:
     "Value of token ids `tok` (..., N) with operands a, b, data columns X and constants c."
     safe_b = torch.where(b.abs() > PROTECT, b, torch.ones_like(b))
     safe_a = torch.where(a.abs() > PROTECT, a.abs(), torch.ones_like(a))
@@ -36,19 +50,23 @@ def apply_op(tok: torch.Tensor, a: torch.Tensor, b: torch.Tensor, X: torch.Tenso
     out = torch.where(tok == TOKEN_ID["sin"], torch.sin(a), out)
     out = torch.where(tok == TOKEN_ID["cos"], torch.cos(a), out)
     out = torch.where(tok == TOKEN_ID["exp"], torch.exp(a), out)
-    out = torch.where(tok == TOKEN_ID["log"], torch.where(a.abs() > PROTECT, torch.log(safe_a), 0.0), out)
+    out = torch.where(
+        tok == TOKEN_ID["log"], torch.where(a.abs() > PROTECT, torch.log(safe_a), 0.0), out
+    )
     out = torch.where(tok == CONST, c, out)
-    for j in range(X.shape[-1]):   # variables x_{j+1}
+    for j in range(X.shape[-1]):  # variables x_{j+1}
         out = torch.where(tok == X1 + j, X[..., j], out)
     return out
 
-
-def evaluate_batch(tokens: torch.Tensor,     # token ids (B, S), valid fills
-                   constants: torch.Tensor | None,  # constant values (B, S) (read at const slots)
-                   X: torch.Tensor) -> torch.Tensor:  # data (N, d)
+# %% ../../nbs/18_gcn_sr/02_fitness.ipynb #fd4aad6d
+def evaluate_batch(
+    tokens: torch.Tensor,  # token ids (B, S), valid fills
+    constants: torch.Tensor | None,  # constant values (B, S) (read at const slots)
+    X: torch.Tensor,  # data (N, d)
+) -> torch.Tensor:
     "Predictions (B, N) of a batch of SPBT fills on data X (Chapter 18, *Batched evaluation*)."
     t = _as_tokens(tokens).reshape(-1, tokens.shape[-1])
-    check_fill(t.cpu())                               # an invalid fill has no value: refuse it
+    check_fill(t.cpu())  # an invalid fill has no value: refuse it
     X = check_tensor(X, "X", ndim=2, dtypes=(torch.float32, torch.float64))
     if X.shape[1] > MAX_VARS:
         raise ValueError(f"X has {X.shape[1]} columns; at most {MAX_VARS} variables are supported")
@@ -66,16 +84,16 @@ def _evaluate(t, constants, X):
     "The level loop of `evaluate_batch` on checked inputs (the constant fit calls it often)."
     B, S = t.shape
     D = depth_of(S)
-    Xcols = X[None, None]                             # (1, 1, N, d)
+    Xcols = X[None, None]  # (1, 1, N, d)
     below = None
     for level in range(D - 1, -1, -1):
-        lo, hi = 2 ** level - 1, 2 ** (level + 1) - 1
-        tok = t[:, lo:hi, None]                        # (B, n, 1)
+        lo, hi = 2**level - 1, 2 ** (level + 1) - 1
+        tok = t[:, lo:hi, None]  # (B, n, 1)
         c = constants[:, lo:hi, None].to(X.dtype)
         if below is None:
             a = b = torch.zeros(B, hi - lo, X.shape[0], dtype=X.dtype, device=X.device)
         else:
-            a, b = below[:, 0::2], below[:, 1::2]      # left = 2i+1, right = 2i+2
+            a, b = below[:, 0::2], below[:, 1::2]  # left = 2i+1, right = 2i+2
         below = apply_op(tok, a, b, Xcols, c)
     return below[:, 0]
 
@@ -110,19 +128,34 @@ def _mse(tokens, c, X, y):
     mse = (yh - y).pow(2).mean(-1)
     return torch.where(torch.isfinite(mse), mse, torch.full_like(mse, math.inf))
 
+# %% ../../nbs/18_gcn_sr/02_fitness.ipynb #943d0d2c
+def _bfgs_update(H, s, yv, moved, Is):
+    "BFGS update of inverse Hessians H (b, S, S) by steps s and gradient changes yv (b, S)."
+    ys = (yv * s).sum(1)
+    upd = moved & (ys > 1e-12)
+    rho = torch.where(upd, 1.0 / ys.clamp(min=1e-12), 0.0)
+    L = Is - rho[:, None, None] * s[:, :, None] * yv[:, None, :]
+    H_new = L @ H @ L.transpose(1, 2) + rho[:, None, None] * s[:, :, None] * s[:, None, :]
+    return torch.where(upd[:, None, None], H_new, H)
+
 # %% ../../nbs/18_gcn_sr/02_fitness.ipynb #52f7dde9
-def fit_constants(tokens: torch.Tensor,      # token ids (B, S)
-                  X: torch.Tensor,           # data (N, d)
-                  y: torch.Tensor,           # targets (N,)
-                  constants: torch.Tensor | None = None,  # starting values (B, S); default 1
-                  steps: int = 30,           # BFGS iterations
-                  n_ls: int = 12) -> torch.Tensor:  # step sizes tried per line search
+def fit_constants(
+    tokens: torch.Tensor,  # token ids (B, S)
+    X: torch.Tensor,  # data (N, d)
+    y: torch.Tensor,  # targets (N,)
+    constants: torch.Tensor | None = None,  # starting values (B, S); default 1
+    steps: int = 30,  # BFGS iterations
+    n_ls: int = 12,  # step sizes tried per line search
+) -> torch.Tensor:
     "Fit the constant slots of every tree by batched BFGS; returns constants (B, S) (Chapter 18)."
     t = check_fill(_as_tokens(tokens).reshape(-1, tokens.shape[-1]).cpu()).to(X.device)
     B, S = t.shape
     dt, dev = X.dtype, X.device
-    c = torch.ones(B, S, dtype=dt, device=dev) if constants is None else \
-        constants.detach().to(dev, dt).clone()
+    c = (
+        torch.ones(B, S, dtype=dt, device=dev)
+        if constants is None
+        else constants.detach().to(dev, dt).clone()
+    )
     is_c = t == CONST
     rows = is_c.any(1).nonzero().flatten()
     if len(rows) == 0:
@@ -130,12 +163,12 @@ def fit_constants(tokens: torch.Tensor,      # token ids (B, S)
     tt, m = t[rows], is_c[rows].to(dt)
     cc = c[rows] * m
     I = torch.eye(S, dtype=dt, device=dev)
-    H = I * m[:, None, :] * m[:, :, None]             # (b, S, S) identity on the constant slots
+    H = I * m[:, None, :] * m[:, :, None]  # (b, S, S) identity on the constant slots
 
     def value_grad(cv):
         cv = cv.detach().requires_grad_(True)
         f = _mse(tt, cv, X, y)
-        g, = torch.autograd.grad(torch.where(torch.isfinite(f), f, 0.0).sum(), cv)
+        (g,) = torch.autograd.grad(torch.where(torch.isfinite(f), f, 0.0).sum(), cv)
         g = torch.where(torch.isfinite(g), g, 0.0) * m
         return f.detach(), g
 
@@ -144,9 +177,9 @@ def fit_constants(tokens: torch.Tensor,      # token ids (B, S)
     for _ in range(steps):
         p = -(H @ g[:, :, None])[:, :, 0]
         slope = (p * g).sum(1)
-        p = torch.where((slope < 0)[:, None], p, -g)   # fall back to steepest descent
+        p = torch.where((slope < 0)[:, None], p, -g)  # fall back to steepest descent
         slope = (p * g).sum(1)
-        trial = cc[None] + alphas[:, None, None] * p[None]          # (A, b, S)
+        trial = cc[None] + alphas[:, None, None] * p[None]  # (A, b, S)
         ft = _mse(tt.repeat(n_ls, 1), trial.reshape(-1, S), X, y).reshape(n_ls, -1).detach()
         armijo = ft <= f[None] + 1e-4 * alphas[:, None] * slope[None]
         first = torch.where(armijo.any(0), armijo.float().argmax(0), torch.full_like(f, -1).long())
@@ -157,14 +190,7 @@ def fit_constants(tokens: torch.Tensor,      # token ids (B, S)
         s = a[:, None] * p
         cc = cc + s
         f_new, g_new = value_grad(cc)
-        yv = g_new - g
-        ys = (yv * s).sum(1)
-        upd = moved & (ys > 1e-12)
-        rho = torch.where(upd, 1.0 / ys.clamp(min=1e-12), 0.0)
-        Is = I * m[:, None, :] * m[:, :, None]
-        L = Is - rho[:, None, None] * s[:, :, None] * yv[:, None, :]
-        H_new = L @ H @ L.transpose(1, 2) + rho[:, None, None] * s[:, :, None] * s[:, None, :]
-        H = torch.where(upd[:, None, None], H_new, H)
+        H = _bfgs_update(H, s, g_new - g, moved, I * m[:, None, :] * m[:, :, None])
         f, g = f_new, g_new
         if bool((g.abs().amax(1) < 1e-10).all()):
             break
@@ -176,21 +202,25 @@ def prepare_batch(tokens, X: torch.Tensor, y: torch.Tensor, fit_steps: int = 30)
     "Checked data, the (B, S) token batch on X's device and its fitted constants, for a scorer."
     X, y = check_data(X, y)
     t = check_fill(_as_tokens(tokens).reshape(-1, tokens.shape[-1]).cpu()).to(X.device)
-    c = fit_constants(t, X, y, steps=fit_steps) if bool((t == CONST).any()) else \
-        torch.zeros(t.shape, dtype=X.dtype, device=X.device)
+    c = (
+        fit_constants(t, X, y, steps=fit_steps)
+        if bool((t == CONST).any())
+        else torch.zeros(t.shape, dtype=X.dtype, device=X.device)
+    )
     return X, y, t, c
 
 
-def score_reference(tokens: torch.Tensor,   # token ids (B, S), valid fills
-                    X: torch.Tensor,        # data (N, d)
-                    y: torch.Tensor,        # targets (N,)
-                    fit_steps: int = 30):   # BFGS iterations for the constants
+def score_reference(
+    tokens: torch.Tensor,  # token ids (B, S), valid fills
+    X: torch.Tensor,  # data (N, d)
+    y: torch.Tensor,  # targets (N,)
+    fit_steps: int = 30,  # BFGS iterations for the constants
+):
     "Rewards (B,) and fitted constants (B, S) of a batch, in PyTorch: B evaluations (Chapter 18)."
     X, y, t, c = prepare_batch(tokens, X, y, fit_steps)
     with torch.no_grad():
         r = reward(_evaluate(t, c, X), y)
     return r, c
-
 
 # %% ../../nbs/18_gcn_sr/02_fitness.ipynb #77822e64
 def _nguyen_table():
@@ -228,11 +258,13 @@ def nguyen(i: int, n_points: int = 20, seed: int = 0, dtype=torch.float64):
     return X.to(dtype), y.to(dtype), expr
 
 # %% ../../nbs/18_gcn_sr/02_fitness.ipynb #86b7587f
-def is_recovered(tokens: torch.Tensor,         # best fill (S,)
-                 constants: torch.Tensor | None,  # its constants (S,)
-                 truth: sp.Expr,               # the true expression in x1, x2, ...
-                 X_test: torch.Tensor,         # fresh points (M, d) for the numerical pre-filter
-                 digits: int = 3) -> bool:     # constants are rounded to this many decimals
+def is_recovered(
+    tokens: torch.Tensor,  # best fill (S,)
+    constants: torch.Tensor | None,  # its constants (S,)
+    truth: sp.Expr,  # the true expression in x1, x2, ...
+    X_test: torch.Tensor,  # fresh points (M, d) for the numerical pre-filter
+    digits: int = 3,  # constants are rounded to this many decimals
+) -> bool:
     "Exact symbolic recovery of `truth` by a fill, after rounding constants (Chapter 18)."
     if not isinstance(truth, sp.Expr):
         raise TypeError(f"truth must be a sympy expression, got {type(truth).__name__}")
@@ -243,8 +275,10 @@ def is_recovered(tokens: torch.Tensor,         # best fill (S,)
         y_hat = evaluate_batch(tokens[None], c, X_test.double())[0]
     f = sp.lambdify(VAR_SYMBOLS[:d], truth, "numpy")
     y_true = torch.as_tensor(np.broadcast_to(f(*X_test.double().T.numpy()), (len(X_test),)).copy())
-    if not bool(torch.isfinite(y_hat).all()) or \
-            float(((y_hat - y_true).abs() / (1 + y_true.abs())).max()) > 1e-6:
+    if (
+        not bool(torch.isfinite(y_hat).all())
+        or float(((y_hat - y_true).abs() / (1 + y_true.abs())).max()) > 1e-6
+    ):
         return False
     cand = decode(tokens, constants if constants is not None else None, round_digits=digits)
     return sp.simplify(cand - truth) == 0

@@ -9,7 +9,7 @@ import torch
 from fastcore.basics import patch
 from torch import nn
 
-from .spbt import (ARITY, CONST, EMPTY, INVERSE, SPBT, TOKEN_ID, TRIG, V, Library)
+from .spbt import ARITY, CONST, EMPTY, INVERSE, SPBT, TOKEN_ID, TRIG, V, Library
 
 # %% auto #0
 __all__ = ['DECODING_LAYOUT', 'DataEmbedding', 'ConstraintState', 'GCNGenerator', 'constraint_violations', 'tree_layout',
@@ -26,16 +26,18 @@ class DataEmbedding(nn.Module):
 
     def forward(self, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         z = torch.cat([X, y[:, None]], 1).float()
-        z = (z - z.mean(0)) / z.std(0).clamp(min=1e-6)   # scale-free summary of the data
+        z = (z - z.mean(0)) / z.std(0).clamp(min=1e-6)  # scale-free summary of the data
         return self.rho(self.phi(z).mean(0))
 
 # %% ../../nbs/18_gcn_sr/03_generator.ipynb #2ca7a231
 class ConstraintState:
     "Running state of masked level-order decoding for a batch (Chapter 18, *Decoding order*)."
 
-    def __init__(self, spbt: SPBT, batch: int, min_len: int, max_len: int, soft: bool = True,
-                 device=None):
-        self.spbt, self.B, self.min_len, self.max_len, self.soft = spbt, batch, min_len, max_len, soft
+    def __init__(
+        self, spbt: SPBT, batch: int, min_len: int, max_len: int, soft: bool = True, device=None
+    ):
+        self.spbt, self.B = spbt, batch
+        self.min_len, self.max_len, self.soft = min_len, max_len, soft
         S = spbt.n_slots
         # the scaffold's fixed structure as Python values: read once per step, no tensor indexing
         self._parent, self._last = spbt.parent.tolist(), spbt.last_level.tolist()
@@ -52,8 +54,8 @@ class ConstraintState:
         self.is_bin, self.is_un, self.is_term = ar == 2, ar == 1, ar == 0
         base = self.allowed.clone()
         base[EMPTY] = False
-        self.base = base                                   # (V,) library, never empty
-        self.base_last = base & self.is_term               # (V,) last level: terminals only
+        self.base = base  # (V,) library, never empty
+        self.base_last = base & self.is_term  # (V,) last level: terminals only
         # parent_ok[p, v]: may token v sit directly under parent token p (soft priors)?
         self.parent_ok = torch.ones(V, V, dtype=torch.bool, device=device)
         for x, y in INVERSE.items():
@@ -67,28 +69,31 @@ class ConstraintState:
         pa = self.arity[self.tokens[:, self._parent[t]]]
         return (pa == 2) | ((pa == 1) & self._left[t])
 
-    def mask(self, t: int) -> torch.Tensor:
-        "Allowed tokens (B, V) for slot t, assuming it must be filled."
-        last = self._last[t]
-        m = (self.base_last if last else self.base)[None].expand(self.B, V)
-        too_long = (self.is_bin[None] & (self.committed + 2 > self.max_len)[:, None]) | \
-                   (self.is_un[None] & (self.committed + 1 > self.max_len)[:, None])
-        m = m & ~too_long
-        if self.soft:
-            if not last:
-                short = (self.open == 1) & (self.committed < self.min_len)
-                m = m & ~(self.is_term[None] & short[:, None])
-            if t > 0:
-                m = m & self.parent_ok[self.tokens[:, self._parent[t]]]
-                m = m & ~(self.is_trig[None] & self.trig_above[:, t:t + 1])
-                if self._right[t]:
-                    m = m.clone()
-                    m[:, CONST] &= self.tokens[:, t - 1] != CONST
-            dead = ~m.any(1)
-            if bool(dead.any()):      # soft rules removed everything: bring the terminals back
+# %% ../../nbs/18_gcn_sr/03_generator.ipynb #447f57c8
+@patch
+def mask(self: ConstraintState, t: int) -> torch.Tensor:
+    "Allowed tokens (B, V) for slot t, assuming it must be filled."
+    last = self._last[t]
+    m = (self.base_last if last else self.base)[None].expand(self.B, V)
+    too_long = (self.is_bin[None] & (self.committed + 2 > self.max_len)[:, None]) | (
+        self.is_un[None] & (self.committed + 1 > self.max_len)[:, None]
+    )
+    m = m & ~too_long
+    if self.soft:
+        if not last:
+            short = (self.open == 1) & (self.committed < self.min_len)
+            m = m & ~(self.is_term[None] & short[:, None])
+        if t > 0:
+            m = m & self.parent_ok[self.tokens[:, self._parent[t]]]
+            m = m & ~(self.is_trig[None] & self.trig_above[:, t : t + 1])
+            if self._right[t]:
                 m = m.clone()
-                m[dead] = self.allowed & self.is_term
-        return m
+                m[:, CONST] &= self.tokens[:, t - 1] != CONST
+        dead = ~m.any(1)
+        if bool(dead.any()):  # soft rules removed everything: bring the terminals back
+            m = m.clone()
+            m[dead] = self.allowed & self.is_term
+    return m
 
 # %% ../../nbs/18_gcn_sr/03_generator.ipynb #b13aa0e2
 @patch
@@ -107,14 +112,17 @@ def write(self: ConstraintState, t: int, tok: torch.Tensor):
 class GCNGenerator(nn.Module):
     "Autoregressive GCN over an SPBT with constraint masks (Chapter 18, *The generator*)."
 
-    def __init__(self, spbt: SPBT,          # the scaffold and library
-                 width: int = 64,          # hidden width of the GCN
-                 n_layers: int = 2,        # number K of GCN layers
-                 min_len: int = 3,         # minimum expression length (soft)
-                 max_len: int | None = None,  # maximum length (default: every slot)
-                 soft_constraints: bool = True,  # the DSR-style priors; False = validity only
-                 data_embedding: bool = False,  # add a DeepSets embedding of (X, y)
-                 generator: torch.Generator | None = None):  # local RNG for the initial weights
+    def __init__(
+        self,
+        spbt: SPBT,  # the scaffold and library
+        width: int = 64,  # hidden width of the GCN
+        n_layers: int = 2,  # number K of GCN layers
+        min_len: int = 3,  # minimum expression length (soft)
+        max_len: int | None = None,  # maximum length (default: every slot)
+        soft_constraints: bool = True,  # the DSR-style priors; False = validity only
+        data_embedding: bool = False,  # add a DeepSets embedding of (X, y)
+        generator: torch.Generator | None = None,  # local RNG for the initial weights
+    ):
         super().__init__()
         if not isinstance(spbt, SPBT):
             raise TypeError(f"spbt must be an SPBT, got {type(spbt).__name__}")
@@ -127,13 +135,18 @@ class GCNGenerator(nn.Module):
         self.soft = soft_constraints
         S, D = spbt.n_slots, spbt.depth
         self.register_buffer("A_hat", spbt.adjacency(torch.float32))
-        pos = torch.cat([torch.nn.functional.one_hot(spbt.level, D).float(),
-                         torch.stack([spbt.parent < 0, spbt.is_left, spbt.is_right], 1).float(),
-                         torch.eye(S)], 1)
-        self.register_buffer("pos", pos)                      # (S, D + 3 + S)
+        pos = torch.cat(
+            [
+                torch.nn.functional.one_hot(spbt.level, D).float(),
+                torch.stack([spbt.parent < 0, spbt.is_left, spbt.is_right], 1).float(),
+                torch.eye(S),
+            ],
+            1,
+        )
+        self.register_buffer("pos", pos)  # (S, D + 3 + S)
         # with a local generator the global RNG is neither used nor advanced
         with torch.random.fork_rng(devices=[], enabled=generator is not None):
-            self.tok_embed = nn.Embedding(V + 1, width)           # row V: "undecided"
+            self.tok_embed = nn.Embedding(V + 1, width)  # row V: "undecided"
             self.pos_embed = nn.Linear(pos.shape[1], width)
             self.layers = nn.ModuleList(nn.Linear(width, width) for _ in range(n_layers))
             self.head = nn.Linear(width, V)
@@ -149,8 +162,8 @@ class GCNGenerator(nn.Module):
             raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
         for mod in self.modules():
             if isinstance(mod, nn.Linear):
-                nn.init.kaiming_uniform_(mod.weight, a=5 ** 0.5, generator=generator)
-                bound = mod.in_features ** -0.5
+                nn.init.kaiming_uniform_(mod.weight, a=5**0.5, generator=generator)
+                bound = mod.in_features**-0.5
                 nn.init.uniform_(mod.bias, -bound, bound, generator=generator)
             elif isinstance(mod, nn.Embedding):
                 nn.init.normal_(mod.weight, generator=generator)
@@ -161,12 +174,17 @@ def set_data(self: GCNGenerator, X: torch.Tensor, y: torch.Tensor):
     "Condition the generator on a data set (used only with data_embedding=True)."
     self._data_x, self._data_y = X, y
 
+
 @patch
-def node_states(self: GCNGenerator, tokens: torch.Tensor, decided: torch.Tensor,
-                slots: torch.Tensor | None = None) -> torch.Tensor:
-    "First-layer input H0 (n, B, W) at `slots` (default all): embed([one-hot or undecided, positions, data])."
+def node_states(
+    self: GCNGenerator,
+    tokens: torch.Tensor,
+    decided: torch.Tensor,
+    slots: torch.Tensor | None = None,
+) -> torch.Tensor:
+    "Input H0 (n, B, W) at `slots` (default all): embed([one-hot or undecided, positions, data])."
     # a linear map of the concatenated features = token-embedding row + position term
-    idx = torch.where(decided, tokens, torch.full_like(tokens, V)).T      # (n, B)
+    idx = torch.where(decided, tokens, torch.full_like(tokens, V)).T  # (n, B)
     pos = self.pos if slots is None else self.pos[slots]
     h = self.tok_embed(idx) + self.pos_embed(pos)[:, None]
     if self.data is not None:
@@ -175,11 +193,12 @@ def node_states(self: GCNGenerator, tokens: torch.Tensor, decided: torch.Tensor,
         h = h + self.data(self._data_x, self._data_y)
     return torch.relu(h)
 
+
 @patch
 def hops(self: GCNGenerator, t: int) -> list:
     "Slot sets R_0 = {t}, R_{k+1} = R_k and its neighbours: what layer K-k needs at slot t."
     if t not in self._hops:
-        nb = (self.A_hat > 0)
+        nb = self.A_hat > 0
         sets = [torch.tensor([t], device=self.A_hat.device)]
         for _ in range(len(self.layers)):
             sets.append(nb[sets[-1]].any(0).nonzero()[:, 0])
@@ -193,7 +212,7 @@ def logits(self: GCNGenerator, tokens: torch.Tensor, decided: torch.Tensor, t: i
     # only the K-hop neighbourhood of t influences slot t, so layer k is computed on R_{K-k}
     R = self.hops(t)
     K = len(self.layers)
-    h = self.node_states(tokens[:, R[K]], decided[:, R[K]], R[K])        # (|R_K|, B, W)
+    h = self.node_states(tokens[:, R[K]], decided[:, R[K]], R[K])  # (|R_K|, B, W)
     for k, layer in enumerate(self.layers):
         rows, cols = R[K - k - 1], R[K - k]
         n_in, B, W = h.shape
@@ -201,8 +220,11 @@ def logits(self: GCNGenerator, tokens: torch.Tensor, decided: torch.Tensor, t: i
         h = torch.relu(layer(h))
     return self.head(h[0])
 
+
 @patch
-def logits_dense(self: GCNGenerator, tokens: torch.Tensor, decided: torch.Tensor, t: int) -> torch.Tensor:
+def logits_dense(
+    self: GCNGenerator, tokens: torch.Tensor, decided: torch.Tensor, t: int
+) -> torch.Tensor:
     "Reference: the same logits from the GCN run on every slot of the scaffold."
     h = self.node_states(tokens, decided)
     for layer in self.layers:
@@ -212,15 +234,22 @@ def logits_dense(self: GCNGenerator, tokens: torch.Tensor, decided: torch.Tensor
 
 # %% ../../nbs/18_gcn_sr/03_generator.ipynb #3c7ab32a
 @patch
-def decode(self: GCNGenerator, n: int | None = None, tokens: torch.Tensor | None = None,
-           generator: torch.Generator | None = None, trace: bool = False):
+def decode(
+    self: GCNGenerator,
+    n: int | None = None,
+    tokens: torch.Tensor | None = None,
+    generator: torch.Generator | None = None,
+    trace: bool = False,
+):
     "Sample n trees, or teacher-force `tokens` (B, S): returns tokens, log p, entropy (and trace)."
     if (n is None) == (tokens is None):
         raise ValueError("give exactly one of n (sample) or tokens (teacher forcing)")
     dev = self.A_hat.device
     B = n if tokens is None else tokens.shape[0]
     if tokens is not None and tokens.shape[1] != self.spbt.n_slots:
-        raise ValueError(f"tokens must have shape (B, {self.spbt.n_slots}), got {tuple(tokens.shape)}")
+        raise ValueError(
+            f"tokens must have shape (B, {self.spbt.n_slots}), got {tuple(tokens.shape)}"
+        )
     st = ConstraintState(self.spbt, B, self.min_len, self.max_len, self.soft, dev)
     decided = torch.zeros(B, self.spbt.n_slots, dtype=torch.bool, device=dev)
     logp = torch.zeros(B, device=dev)
@@ -230,7 +259,7 @@ def decode(self: GCNGenerator, n: int | None = None, tokens: torch.Tensor | None
         req = st.required(t)
         tok = torch.full((B,), EMPTY, dtype=torch.long, device=dev)
         if bool(req.any()):
-            rows = req.nonzero()[:, 0]                  # only the trees that must fill t
+            rows = req.nonzero()[:, 0]  # only the trees that must fill t
             m = st.mask(t)[rows]
             lg = self.logits(st.tokens[rows], decided[rows], t).masked_fill(~m, float("-inf"))
             lp = torch.log_softmax(lg, -1)
@@ -240,8 +269,10 @@ def decode(self: GCNGenerator, n: int | None = None, tokens: torch.Tensor | None
                 choice = tokens[rows, t].to(dev)
                 bad = ~m.gather(1, choice[:, None])[:, 0]
                 if bool(bad.any()):
-                    raise ValueError(f"tokens: slot {t} of row {int(rows[bad][0])} holds a "
-                                     "token the constraint mask forbids")
+                    raise ValueError(
+                        f"tokens: slot {t} of row {int(rows[bad][0])} holds a "
+                        "token the constraint mask forbids"
+                    )
             tok[rows] = choice
             logp = logp.index_add(0, rows, lp.gather(1, choice[:, None])[:, 0])
             # p log p with masked entries set to 0 first: where() alone would leak NaN gradients
@@ -267,6 +298,7 @@ def sample(self: GCNGenerator, n: int, generator: torch.Generator | None = None)
     with torch.no_grad():
         return self.decode(n=n, generator=generator)
 
+
 @patch
 def log_prob(self: GCNGenerator, tokens: torch.Tensor):
     "Log-probabilities (B,) and entropies (B,) of given trees by teacher forcing (Chapter 18)."
@@ -283,24 +315,25 @@ def log_prob(self: GCNGenerator, tokens: torch.Tensor):
         for t in range(S):
             req = st.required(t)
             req_all.append(req)
-            masks.append(st.mask(t) if bool(req.any()) else
-                          torch.zeros(B, V, dtype=torch.bool, device=dev))
+            masks.append(
+                st.mask(t) if bool(req.any()) else torch.zeros(B, V, dtype=torch.bool, device=dev)
+            )
             st.write(t, torch.where(req, tokens[:, t], torch.full_like(tokens[:, t], EMPTY)))
-    req = torch.stack(req_all, 1)                           # (B, S)
-    masks = torch.stack(masks, 1)                           # (B, S, V)
+    req = torch.stack(req_all, 1)  # (B, S)
+    masks = torch.stack(masks, 1)  # (B, S, V)
     if not torch.equal(st.tokens, tokens):
         raise ValueError("tokens: not a valid fill (a forced-empty slot holds a token)")
-    b_idx, t_idx = req.nonzero(as_tuple=True)               # the pairs that were sampled
+    b_idx, t_idx = req.nonzero(as_tuple=True)  # the pairs that were sampled
     m = masks[b_idx, t_idx]
     choice = tokens[b_idx, t_idx]
     if not bool(m.gather(1, choice[:, None]).all()):
         raise ValueError("tokens: a slot holds a token the constraint mask forbids")
-    decided = torch.arange(S, device=dev)[None] < t_idx[:, None]   # slots before step t
-    h = self.node_states(tokens[b_idx], decided)            # (S, P, W)
+    decided = torch.arange(S, device=dev)[None] < t_idx[:, None]  # slots before step t
+    h = self.node_states(tokens[b_idx], decided)  # (S, P, W)
     for layer in self.layers:
         n, P, W = h.shape
         h = torch.relu(layer((self.A_hat @ h.reshape(n, P * W)).reshape(n, P, W)))
-    h_t = h[t_idx, torch.arange(len(t_idx), device=dev)]   # row t of pair p
+    h_t = h[t_idx, torch.arange(len(t_idx), device=dev)]  # row t of pair p
     lp = torch.log_softmax(self.head(h_t).masked_fill(~m, float("-inf")), -1)
     lp_tok = lp.gather(1, choice[:, None])[:, 0]
     plogp = (lp.exp() * lp.masked_fill(~m, 0.0)).sum(-1)
@@ -309,8 +342,9 @@ def log_prob(self: GCNGenerator, tokens: torch.Tensor):
     return logp, ent
 
 # %% ../../nbs/18_gcn_sr/03_generator.ipynb #d608c0c9
-def constraint_violations(tokens: torch.Tensor, spbt: SPBT, min_len: int = 1,
-                          max_len: int | None = None) -> dict:
+def constraint_violations(
+    tokens: torch.Tensor, spbt: SPBT, min_len: int = 1, max_len: int | None = None
+) -> dict:
     "Count samples (per rule) that break the soft priors of the masks (Chapter 18)."
     t = tokens
     a = ARITY[t]
@@ -340,27 +374,29 @@ def tree_layout(spbt: SPBT):
     xs, ys = [], []
     for i in range(spbt.n_slots):
         lv = int(spbt.level[i])
-        k = i - (2 ** lv - 1)
-        xs.append((k + 0.5) / 2 ** lv)
+        k = i - (2**lv - 1)
+        xs.append((k + 0.5) / 2**lv)
         ys.append(-lv)
     return xs, ys
 
 
 DECODING_LAYOUT = dict(
-    xaxis=dict(domain=[0, 1], visible=False), yaxis=dict(domain=[0.45, 1], visible=False),
+    xaxis=dict(domain=[0, 1], visible=False),
+    yaxis=dict(domain=[0.45, 1], visible=False),
     xaxis2=dict(domain=[0, 0.45], title="token", anchor="y2"),
     yaxis2=dict(domain=[0, 0.3], anchor="x2", title="probability", range=[0, 1]),
     xaxis3=dict(domain=[0.58, 1], title="x1", anchor="y3"),
     yaxis3=dict(domain=[0, 0.3], anchor="x3", title="y"),
-    height=640)
+    height=640,
+)
 
 # %% ../../nbs/18_gcn_sr/03_generator.ipynb #80a5b19a
-def decoding_traces(spbt: SPBT, tokens: torch.Tensor, steps: list, upto: int,
-                    X: torch.Tensor | None = None, y: torch.Tensor | None = None):
-    "Plotly traces of one tree after `upto` decoding steps, the mask at that step, and its fit."
+def _tree_traces(spbt: SPBT, tokens: torch.Tensor, steps: list, upto: int) -> list:
+    "Plotly traces of the scaffold's edges and of its nodes after `upto` decoding steps."
     import plotly.graph_objects as go
     from icml26_lit.core import PALETTE
     from icml26_lit.gcn_sr.spbt import VOCAB
+
     xs, ys = tree_layout(spbt)
     ex, ey = [], []
     for i in range(1, spbt.n_slots):
@@ -375,18 +411,48 @@ def decoding_traces(spbt: SPBT, tokens: torch.Tensor, steps: list, upto: int,
             labels.append("" if tok == EMPTY else VOCAB[tok])
             colours.append(kinds[int(ARITY[tok])])
             pr = steps[i]["probs"]
-            hover.append(f"slot {i}: {VOCAB[tok]}" + ("" if pr is None else f", p = {float(pr[tok]):.3f}"))
+            hover.append(
+                f"slot {i}: {VOCAB[tok]}" + ("" if pr is None else f", p = {float(pr[tok]):.3f}")
+            )
         else:
             labels.append("?")
             colours.append("white")
             hover.append(f"slot {i}: undecided")
     line_w = [3 if i == upto else 1 for i in range(spbt.n_slots)]
-    traces = [go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="#999999", width=1),
-                         hoverinfo="skip", showlegend=False, xaxis="x", yaxis="y"),
-              go.Scatter(x=xs, y=ys, mode="markers+text", text=labels, hovertext=hover,
-                         hoverinfo="text", textposition="middle center", showlegend=False,
-                         marker=dict(size=26, color=colours, line=dict(color="black", width=line_w)),
-                         xaxis="x", yaxis="y")]
+    traces = [
+        go.Scatter(
+            x=ex,
+            y=ey,
+            mode="lines",
+            line=dict(color="#999999", width=1),
+            hoverinfo="skip",
+            showlegend=False,
+            xaxis="x",
+            yaxis="y",
+        ),
+        go.Scatter(
+            x=xs,
+            y=ys,
+            mode="markers+text",
+            text=labels,
+            hovertext=hover,
+            hoverinfo="text",
+            textposition="middle center",
+            showlegend=False,
+            marker=dict(size=26, color=colours, line=dict(color="black", width=line_w)),
+            xaxis="x",
+            yaxis="y",
+        ),
+    ]
+    return traces
+
+# %% ../../nbs/18_gcn_sr/03_generator.ipynb #9f2758ed
+def _mask_trace(spbt: SPBT, steps: list, upto: int):
+    "Plotly bar trace of the token probabilities at step `upto`, grey where the mask removes them."
+    import plotly.graph_objects as go
+    from icml26_lit.core import PALETTE
+    from icml26_lit.gcn_sr.spbt import VOCAB
+
     names = [n for n in spbt.library.names if n != "empty"]
     ids = [VOCAB.index(n) for n in names]
     st = steps[upto] if upto < len(steps) else None
@@ -395,22 +461,66 @@ def decoding_traces(spbt: SPBT, tokens: torch.Tensor, steps: list, upto: int,
         allowed = [bool(st["mask"][j]) for j in ids]
     else:
         probs, allowed = [0.0] * len(ids), [False] * len(ids)
-    traces.append(go.Bar(x=names, y=probs, showlegend=False, xaxis="x2", yaxis="y2",
-                         marker_color=[PALETTE[0] if a else "#DDDDDD" for a in allowed],
-                         hovertemplate="%{x}: p = %{y:.3f}<extra></extra>"))
+    return go.Bar(
+        x=names,
+        y=probs,
+        showlegend=False,
+        xaxis="x2",
+        yaxis="y2",
+        marker_color=[PALETTE[0] if a else "#DDDDDD" for a in allowed],
+        hovertemplate="%{x}: p = %{y:.3f}<extra></extra>",
+    )
+
+# %% ../../nbs/18_gcn_sr/03_generator.ipynb #ced95e7a
+def _fit_traces(spbt: SPBT, tokens: torch.Tensor, upto: int, X: torch.Tensor, y: torch.Tensor):
+    "Plotly traces of the data and, once the tree is complete, of its fitted curve."
+    import plotly.graph_objects as go
+    from icml26_lit.core import PALETTE
+    from icml26_lit.gcn_sr.fitness import evaluate_batch, fit_constants
+
+    traces = [
+        go.Scatter(
+            x=X[:, 0].tolist(),
+            y=y.tolist(),
+            mode="markers",
+            name="data",
+            marker=dict(color="black"),
+            xaxis="x3",
+            yaxis="y3",
+        )
+    ]
+    if upto >= spbt.n_slots:
+        lo, hi = float(X[:, 0].min()), float(X[:, 0].max())
+        grid = torch.linspace(lo, hi, 100, dtype=X.dtype)[:, None]
+        c = fit_constants(tokens[None], X, y)
+        with torch.no_grad():
+            pred = evaluate_batch(tokens[None], c, grid)[0]
+        traces.append(
+            go.Scatter(
+                x=grid[:, 0].tolist(),
+                y=pred.tolist(),
+                mode="lines",
+                name="decoded expression",
+                line=dict(color=PALETTE[3]),
+                xaxis="x3",
+                yaxis="y3",
+            )
+        )
+    return traces
+
+# %% ../../nbs/18_gcn_sr/03_generator.ipynb #1e5fd398
+def decoding_traces(
+    spbt: SPBT,
+    tokens: torch.Tensor,
+    steps: list,
+    upto: int,
+    X: torch.Tensor | None = None,
+    y: torch.Tensor | None = None,
+):
+    "Plotly traces of one tree after `upto` decoding steps, the mask at that step, and its fit."
+    traces = _tree_traces(spbt, tokens, steps, upto) + [_mask_trace(spbt, steps, upto)]
     if X is not None:
-        from icml26_lit.gcn_sr.fitness import evaluate_batch, fit_constants
-        traces.append(go.Scatter(x=X[:, 0].tolist(), y=y.tolist(), mode="markers", name="data",
-                                 marker=dict(color="black"), xaxis="x3", yaxis="y3"))
-        if upto >= spbt.n_slots:
-            grid = torch.linspace(float(X[:, 0].min()), float(X[:, 0].max()), 100,
-                                  dtype=X.dtype)[:, None]
-            c = fit_constants(tokens[None], X, y)
-            with torch.no_grad():
-                pred = evaluate_batch(tokens[None], c, grid)[0]
-            traces.append(go.Scatter(x=grid[:, 0].tolist(), y=pred.tolist(), mode="lines",
-                                     name="decoded expression", line=dict(color=PALETTE[3]),
-                                     xaxis="x3", yaxis="y3"))
+        traces += _fit_traces(spbt, tokens, upto, X, y)
     return traces
 
 # %% ../../nbs/18_gcn_sr/03_generator.ipynb #a4110156
@@ -419,6 +529,12 @@ def decode_one(spbt: SPBT, seed: int = 0, width: int = 32):
     gen = GCNGenerator(spbt, width=width, generator=torch.Generator().manual_seed(seed))
     with torch.no_grad():
         tk, _, _, steps = gen.decode(n=1, generator=torch.Generator().manual_seed(seed), trace=True)
-    one = [dict(t=s["t"], mask=None if s["mask"] is None else s["mask"][0],
-                probs=None if s["probs"] is None else s["probs"][0]) for s in steps]
+    one = [
+        dict(
+            t=s["t"],
+            mask=None if s["mask"] is None else s["mask"][0],
+            probs=None if s["probs"] is None else s["probs"][0],
+        )
+        for s in steps
+    ]
     return tk[0], one

@@ -9,23 +9,35 @@ import math
 
 import torch
 
-from ..core import (HAS_TRITON, check_tensor, register_benchmark, register_kernel,
-                             resolve_backend)
-from .fitness import (prepare_batch, PROTECT, check_data, evaluate_batch, fit_constants, nrmse,
-                                       score_reference)
+from icml26_lit.core import (
+    HAS_TRITON,
+    check_tensor,
+    register_benchmark,
+    register_kernel,
+    resolve_backend,
+)
+from icml26_lit.gcn_sr.fitness import (
+    prepare_batch,
+    PROTECT,
+    check_data,
+    evaluate_batch,
+    fit_constants,
+    nrmse,
+    score_reference,
+)
 from .spbt import MAX_VARS, TOKEN_ID, V, X1, CONST, _as_tokens, check_fill
 
 if HAS_TRITON:
     import triton
     import triton.language as tl
 
-
 # %% auto #0
 __all__ = ['MAX_REGISTER_DEPTH', 'spbt_fitness_reference', 'spbt_fitness', 'score', 'make_fitness_inputs']
 
 # %% ../../nbs/18_gcn_sr/05_kernels.ipynb #ad2207bc
-def spbt_fitness_reference(tokens: torch.Tensor, constants: torch.Tensor, X: torch.Tensor,
-                           y: torch.Tensor):
+def spbt_fitness_reference(
+    tokens: torch.Tensor, constants: torch.Tensor, X: torch.Tensor, y: torch.Tensor
+):
     "Predictions (B, N) and NRMSE (B,) of SPBT fills, in PyTorch (Chapter 18, *Kernels*)."
     y_hat = evaluate_batch(tokens, constants, X)
     return y_hat, nrmse(y_hat, y.to(y_hat.dtype))
@@ -41,11 +53,11 @@ if HAS_TRITON:
     @triton.jit
     def _apply_token(tok, lft, rgt, xv, c):
         "Value of one slot: the opcode switch as a tl.where chain (protected / and log)."
-        big_r = tl.abs(rgt) > _PROTECT                   # a / b if |b| > PROTECT else 1
+        big_r = tl.abs(rgt) > _PROTECT  # a / b if |b| > PROTECT else 1
         pdiv = tl.where(big_r, lft / tl.where(big_r, rgt, 1.0), 1.0)
-        big_l = tl.abs(lft) > _PROTECT                   # log|a| if |a| > PROTECT else 0
+        big_l = tl.abs(lft) > _PROTECT  # log|a| if |a| > PROTECT else 0
         plog = tl.where(big_l, tl.log(tl.where(big_l, tl.abs(lft), 1.0)), 0.0)
-        v = tl.where(tok == _ADD, lft + rgt, xv)         # variables: xv (loaded by the caller)
+        v = tl.where(tok == _ADD, lft + rgt, xv)  # variables: xv (loaded by the caller)
         v = tl.where(tok == _SUB, lft - rgt, v)
         v = tl.where(tok == _MUL, lft * rgt, v)
         v = tl.where(tok == _DIV, pdiv, v)
@@ -60,43 +72,67 @@ if HAS_TRITON:
         "Store the root's values; add the block's squared error and non-finite count (atomics)."
         tl.store(yhat_ptr + b * N + offs, out, mask=inb)
         yv = tl.load(y_ptr + offs, mask=inb, other=0.0)
-        finite = (out - out) == 0                        # false for NaN and +-inf
+        finite = (out - out) == 0  # false for NaN and +-inf
         err = tl.where(inb & finite, out - yv, 0.0)
         tl.atomic_add(sse_ptr + b, tl.sum(err * err, axis=0))
         tl.atomic_add(bad_ptr + b, tl.sum((inb & ~finite).to(tl.int32), axis=0))
 
-
 # %% ../../nbs/18_gcn_sr/05_kernels.ipynb #d69787e0
 if HAS_TRITON:
+
     @triton.jit
-    def spbt_fitness_kernel(tok_ptr, const_ptr, x_ptr, y_ptr, yhat_ptr, sse_ptr, bad_ptr,
-                            N, d, S, S_PAD: tl.constexpr, BLOCK_N: tl.constexpr):
+    def spbt_fitness_kernel(
+        tok_ptr,
+        const_ptr,
+        x_ptr,
+        y_ptr,
+        yhat_ptr,
+        sse_ptr,
+        bad_ptr,
+        N,
+        d,
+        S,
+        S_PAD: tl.constexpr,
+        BLOCK_N: tl.constexpr,
+    ):
         b = tl.program_id(0)
         offs = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
-        inb = offs < N                                   # masked: the interpreter has no bounds check
-        rows = tl.arange(0, S_PAD)[:, None]              # slot index of each register row
-        vals = tl.zeros([S_PAD, BLOCK_N], dtype=x_ptr.dtype.element_ty)   # slot values, registers
+        inb = offs < N  # masked: the interpreter has no bounds check
+        rows = tl.arange(0, S_PAD)[:, None]  # slot index of each register row
+        vals = tl.zeros([S_PAD, BLOCK_N], dtype=x_ptr.dtype.element_ty)  # slot values, registers
         out = tl.zeros([BLOCK_N], dtype=x_ptr.dtype.element_ty)
         for k in range(S):
-            s = S - 1 - k                                # bottom-up: children before parents
+            s = S - 1 - k  # bottom-up: children before parents
             tok = tl.load(tok_ptr + b * S + s)
             if tok != _EMPTY:
                 # read a child's row by a one-hot select and sum (exact: one term is not zero)
                 lft = tl.sum(tl.where(rows == 2 * s + 1, vals, 0.0), axis=0)
                 rgt = tl.sum(tl.where(rows == 2 * s + 2, vals, 0.0), axis=0)
                 c = tl.load(const_ptr + b * S + s)
-                j = tok - _X1                            # variable index of x1, x2, ...
+                j = tok - _X1  # variable index of x1, x2, ...
                 xv = tl.load(x_ptr + offs * d + j, mask=inb & (j >= 0) & (j < d), other=0.0)
                 out = _apply_token(tok, lft, rgt, xv, c)
                 vals = tl.where(rows == s, out[None, :], vals)
         _reduce_fitness(out, offs, inb, b, y_ptr, yhat_ptr, sse_ptr, bad_ptr, N)
 
-
 # %% ../../nbs/18_gcn_sr/05_kernels.ipynb #e75e89f2
 if HAS_TRITON:
+
     @triton.jit
-    def spbt_fitness_scratch_kernel(tok_ptr, const_ptr, x_ptr, y_ptr, scratch_ptr, yhat_ptr,
-                                    sse_ptr, bad_ptr, N, d, S, BLOCK_N: tl.constexpr):
+    def spbt_fitness_scratch_kernel(
+        tok_ptr,
+        const_ptr,
+        x_ptr,
+        y_ptr,
+        scratch_ptr,
+        yhat_ptr,
+        sse_ptr,
+        bad_ptr,
+        N,
+        d,
+        S,
+        BLOCK_N: tl.constexpr,
+    ):
         b = tl.program_id(0)
         offs = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
         inb = offs < N
@@ -116,59 +152,98 @@ if HAS_TRITON:
                 tl.store(scratch_ptr + (b * S + s) * N + offs, out, mask=inb)
         _reduce_fitness(out, offs, inb, b, y_ptr, yhat_ptr, sse_ptr, bad_ptr, N)
 
-
 # %% ../../nbs/18_gcn_sr/05_kernels.ipynb #ff5123a8
-MAX_REGISTER_DEPTH = 6   # depth <= 6 (S_PAD <= 64 rows): slot values stay in registers
+MAX_REGISTER_DEPTH = 6  # depth <= 6 (S_PAD <= 64 rows): slot values stay in registers
 
 
 def _register_tile(S: int, N: int):
     "(S_PAD, BLOCK_N) of the register kernel: at most 8192 values per program."
-    s_pad = 1 << S.bit_length()                          # 2**D: one spare row beyond slot S - 1
+    s_pad = 1 << S.bit_length()  # 2**D: one spare row beyond slot S - 1
     block = max(16, min(256, 8192 // s_pad, 1 << max(0, (N - 1).bit_length())))
     return s_pad, block
 
-
+# %% ../../nbs/18_gcn_sr/05_kernels.ipynb #ddfec3c8
 if HAS_TRITON:
-    _SIG = {"tok_ptr": "*i32", "const_ptr": "*fp32", "x_ptr": "*fp32", "y_ptr": "*fp32",
-            "yhat_ptr": "*fp32", "sse_ptr": "*fp32", "bad_ptr": "*i32",
-            "N": "i32", "d": "i32", "S": "i32", "S_PAD": "constexpr", "BLOCK_N": "constexpr"}
-    _SIG_SCRATCH = {**{k: v for k, v in _SIG.items() if k != "S_PAD"},
-                    "scratch_ptr": "*fp32"}
-    _SIG_SCRATCH = {k: _SIG_SCRATCH[k] for k in (
-        "tok_ptr", "const_ptr", "x_ptr", "y_ptr", "scratch_ptr", "yhat_ptr", "sse_ptr", "bad_ptr",
-        "N", "d", "S", "BLOCK_N")}
+    _SIG = {
+        "tok_ptr": "*i32",
+        "const_ptr": "*fp32",
+        "x_ptr": "*fp32",
+        "y_ptr": "*fp32",
+        "yhat_ptr": "*fp32",
+        "sse_ptr": "*fp32",
+        "bad_ptr": "*i32",
+        "N": "i32",
+        "d": "i32",
+        "S": "i32",
+        "S_PAD": "constexpr",
+        "BLOCK_N": "constexpr",
+    }
+    _SIG_SCRATCH = {**{k: v for k, v in _SIG.items() if k != "S_PAD"}, "scratch_ptr": "*fp32"}
+    _SIG_SCRATCH = {
+        k: _SIG_SCRATCH[k]
+        for k in (
+            "tok_ptr",
+            "const_ptr",
+            "x_ptr",
+            "y_ptr",
+            "scratch_ptr",
+            "yhat_ptr",
+            "sse_ptr",
+            "bad_ptr",
+            "N",
+            "d",
+            "S",
+            "BLOCK_N",
+        )
+    }
     _fp64 = lambda sig: {k: v.replace("fp32", "fp64") for k, v in sig.items()}
     SIGNATURES = {torch.float32: _SIG, torch.float64: _fp64(_SIG)}
     SCRATCH_SIGNATURES = {torch.float32: _SIG_SCRATCH, torch.float64: _fp64(_SIG_SCRATCH)}
+
+# %% ../../nbs/18_gcn_sr/05_kernels.ipynb #1dbc7876
+if HAS_TRITON:
     # compiled for the largest register tile (depth 6: 64 rows x 128 points)
     for _dt, _name in ((torch.float32, "fp32"), (torch.float64, "fp64")):
-        register_kernel("18", spbt_fitness_kernel, SIGNATURES[_dt],
-                        {"S_PAD": 64, "BLOCK_N": 128}, name=f"spbt_fitness_{_name}")
-        register_kernel("18", spbt_fitness_scratch_kernel, SCRATCH_SIGNATURES[_dt],
-                        {"BLOCK_N": 128}, name=f"spbt_fitness_scratch_{_name}")
-
+        register_kernel(
+            "18",
+            spbt_fitness_kernel,
+            SIGNATURES[_dt],
+            {"S_PAD": 64, "BLOCK_N": 128},
+            name=f"spbt_fitness_{_name}",
+        )
+        register_kernel(
+            "18",
+            spbt_fitness_scratch_kernel,
+            SCRATCH_SIGNATURES[_dt],
+            {"BLOCK_N": 128},
+            name=f"spbt_fitness_scratch_{_name}",
+        )
 
 # %% ../../nbs/18_gcn_sr/05_kernels.ipynb #621481b6
 def _launch(t, constants, X, y, y_hat, sse, bad):
     "Run the register kernel (depth <= MAX_REGISTER_DEPTH) or the scratch kernel."
     (B, S), (N, d) = t.shape, X.shape
     tok32 = t.to(device=X.device, dtype=torch.int32).contiguous()
-    if S < 2 ** MAX_REGISTER_DEPTH:
+    if S < 2**MAX_REGISTER_DEPTH:
         s_pad, block = _register_tile(S, N)
         spbt_fitness_kernel[(B, triton.cdiv(N, block))](
-            tok32, constants, X, y, y_hat, sse, bad, N, d, S, S_PAD=s_pad, BLOCK_N=block)
-    else:   # deep scaffolds: a B x S x N scratch in global memory holds the slot values
+            tok32, constants, X, y, y_hat, sse, bad, N, d, S, S_PAD=s_pad, BLOCK_N=block
+        )
+    else:  # deep scaffolds: a B x S x N scratch in global memory holds the slot values
         block = max(16, min(256, triton.next_power_of_2(N)))
         scratch = torch.empty(B, S, N, dtype=X.dtype, device=X.device)
         spbt_fitness_scratch_kernel[(B, triton.cdiv(N, block))](
-            tok32, constants, X, y, scratch, y_hat, sse, bad, N, d, S, BLOCK_N=block)
+            tok32, constants, X, y, scratch, y_hat, sse, bad, N, d, S, BLOCK_N=block
+        )
 
 
-def spbt_fitness(tokens: torch.Tensor,      # token ids (B, S), valid fills
-                 constants: torch.Tensor,   # constants (B, S), read at const slots
-                 X: torch.Tensor,           # data (N, d)
-                 y: torch.Tensor,           # targets (N,)
-                 backend: str = "auto"):    # "auto", "triton" or "torch"
+def spbt_fitness(
+    tokens: torch.Tensor,  # token ids (B, S), valid fills
+    constants: torch.Tensor,  # constants (B, S), read at const slots
+    X: torch.Tensor,  # data (N, d)
+    y: torch.Tensor,  # targets (N,)
+    backend: str = "auto",  # "auto", "triton" or "torch"
+):
     "Predictions (B, N) and NRMSE (B,) of a batch of SPBT fills (Chapter 18, *Kernels*)."
     t = _as_tokens(tokens)
     if t.dim() != 2:
@@ -193,19 +268,19 @@ def spbt_fitness(tokens: torch.Tensor,      # token ids (B, S), valid fills
     err = (sse / N).sqrt() / sd
     return y_hat, torch.where((bad == 0) & torch.isfinite(err), err, torch.full_like(err, math.inf))
 
-
 # %% ../../nbs/18_gcn_sr/05_kernels.ipynb #bb34034a
-def score(tokens: torch.Tensor,   # token ids (B, S), valid fills
-          X: torch.Tensor,        # data (N, d); on CUDA the kernel evaluates
-          y: torch.Tensor,        # targets (N,)
-          fit_steps: int = 30,    # BFGS iterations for the constants
-          backend: str = "auto"):  # "auto", "triton" or "torch", as in `spbt_fitness`
+def score(
+    tokens: torch.Tensor,  # token ids (B, S), valid fills
+    X: torch.Tensor,  # data (N, d); on CUDA the kernel evaluates
+    y: torch.Tensor,  # targets (N,)
+    fit_steps: int = 30,  # BFGS iterations for the constants
+    backend: str = "auto",  # "auto", "triton" or "torch", as in `spbt_fitness`
+):
     "Rewards (B,) and fitted constants (B, S): the searches' scorer, B evaluations (Chapter 18)."
     X, y, t, c = prepare_batch(tokens, X, y, fit_steps)
     with torch.no_grad():
         _, err = spbt_fitness(t, c, X, y, backend=backend)
     return 1.0 / (1.0 + err), c
-
 
 # %% ../../nbs/18_gcn_sr/05_kernels.ipynb #77371cd5
 def _well_conditioned(t, X64) -> bool:
@@ -213,19 +288,23 @@ def _well_conditioned(t, X64) -> bool:
     with torch.no_grad():
         a = evaluate_batch(t[None], None, X64)[0]
         b = evaluate_batch(t[None], None, X64 * (1 + 1e-6))[0]
-    return bool(torch.isfinite(a).all() and (a.abs() < 1e4).all()
-                and ((a - b).abs() <= 1e-3 * (1 + a.abs())).all())
+    return bool(
+        torch.isfinite(a).all()
+        and (a.abs() < 1e4).all()
+        and ((a - b).abs() <= 1e-3 * (1 + a.abs())).all()
+    )
 
 
 def make_fitness_inputs(size, dtype, generator):
     "Random inputs (tokens, constants, X, y) for kernel checks: size = (B, depth, N, d)."
     from icml26_lit.gcn_sr.spbt import Library, random_tree
+
     B, depth, N, d = size
     lib = Library(n_vars=d, const=True)
-    X = (torch.rand(N, d, generator=generator, dtype=torch.float64) * 4 - 2)
-    constants = torch.randn(B, 2 ** depth - 1, generator=generator, dtype=torch.float64)
+    X = torch.rand(N, d, generator=generator, dtype=torch.float64) * 4 - 2
+    constants = torch.randn(B, 2**depth - 1, generator=generator, dtype=torch.float64)
     trees = []
-    for b in range(B):   # random deep trees can be chaotic (a protected branch flips in fp32)
+    for b in range(B):  # random deep trees can be chaotic (a protected branch flips in fp32)
         for _ in range(100):
             t = random_tree(depth, lib, generator)
             if _well_conditioned(t, X):
@@ -243,21 +322,27 @@ def _bench_inputs(device, B=10_000, depth=5, N=1000, d=1):
 
 def _bench(device):
     t, c, X, y = _bench_inputs(device)
-    return {"torch": lambda: spbt_fitness(t, c, X, y, backend="torch"),
-            "triton": lambda: spbt_fitness(t, c, X, y, backend="triton")}
+    return {
+        "torch": lambda: spbt_fitness(t, c, X, y, backend="torch"),
+        "triton": lambda: spbt_fitness(t, c, X, y, backend="triton"),
+    }
 
 
 def _bench_model(B=10_000, depth=5, N=1000, fill=0.5):
-    S = 2 ** depth - 1
-    s_pad = 2 ** depth
-    nonempty = fill * S                       # typical fraction of occupied slots
-    kernel_bytes = 4 * (2 * B * S + 2 * N + B * N)   # tokens, constants, X and y, predictions
-    flops = (12 + 3 * s_pad) * B * nonempty * N + 3 * B * N   # where chain + register selects
-    scratch_bytes = 4 * B * S * N             # what the scratch kernel would allocate
-    return dict(bytes=kernel_bytes, flops=flops, scratch_bytes=scratch_bytes,
-                note=f"B={B} trees, depth {depth}, N={N} points, fp32, {fill:.0%} of slots occupied; "
-                     f"slot values in registers ({s_pad} rows); the scratch kernel would hold "
-                     f"{scratch_bytes / 1e9:.2f} GB")
+    S = 2**depth - 1
+    s_pad = 2**depth
+    nonempty = fill * S  # typical fraction of occupied slots
+    kernel_bytes = 4 * (2 * B * S + 2 * N + B * N)  # tokens, constants, X and y, predictions
+    flops = (12 + 3 * s_pad) * B * nonempty * N + 3 * B * N  # where chain + register selects
+    scratch_bytes = 4 * B * S * N  # what the scratch kernel would allocate
+    return dict(
+        bytes=kernel_bytes,
+        flops=flops,
+        scratch_bytes=scratch_bytes,
+        note=f"B={B} trees, depth {depth}, N={N} points, fp32, {fill:.0%} of slots occupied; "
+        f"slot values in registers ({s_pad} rows); the scratch kernel would hold "
+        f"{scratch_bytes / 1e9:.2f} GB",
+    )
 
 
 register_benchmark("18", "spbt_fitness", _bench, _bench_model)

@@ -29,17 +29,18 @@ EMPTY, CONST, X1 = TOKEN_ID["empty"], TOKEN_ID["const"], TOKEN_ID["x1"]
 V = len(VOCAB)
 # arity per token id: -1 for empty, 0 terminal, 1 unary, 2 binary
 ARITY = torch.tensor([-1] + [2] * len(BINARY) + [1] * len(UNARY) + [0] * (1 + MAX_VARS))
-INVERSE = {"exp": "log", "log": "exp"}   # unary pairs that cancel
+INVERSE = {"exp": "log", "log": "exp"}  # unary pairs that cancel
 TRIG = ("sin", "cos")
 
 # %% ../../nbs/18_gcn_sr/01_spbt.ipynb #0b423979
 @dataclass(frozen=True)
 class Library:
     "The tokens an SPBT may hold in one run (Chapter 18, *The vocabulary*)."
-    binary: tuple = BINARY   # binary operators, a subset of BINARY
-    unary: tuple = UNARY     # unary operators, a subset of UNARY
-    n_vars: int = 1          # number of input variables x1..x_d
-    const: bool = False      # whether the fitted constant token is allowed
+
+    binary: tuple = BINARY  # binary operators, a subset of BINARY
+    unary: tuple = UNARY  # unary operators, a subset of UNARY
+    n_vars: int = 1  # number of input variables x1..x_d
+    const: bool = False  # whether the fitted constant token is allowed
 
     def __post_init__(self):
         object.__setattr__(self, "binary", tuple(self.binary))
@@ -56,8 +57,13 @@ class Library:
     @property
     def names(self) -> tuple:
         "Token names of the library, empty first."
-        return (("empty",) + self.binary + self.unary + (("const",) if self.const else ())
-                + tuple(f"x{j + 1}" for j in range(self.n_vars)))
+        return (
+            ("empty",)
+            + self.binary
+            + self.unary
+            + (("const",) if self.const else ())
+            + tuple(f"x{j + 1}" for j in range(self.n_vars))
+        )
 
     @property
     def allowed(self) -> torch.Tensor:
@@ -71,7 +77,7 @@ class Library:
         return list(_library_ids(self, kind))
 
 # %% ../../nbs/18_gcn_sr/01_spbt.ipynb #097cd681
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _library_ids(library: Library, kind: str) -> tuple:
     if kind == "binary":
         return tuple(TOKEN_ID[n] for n in library.binary)
@@ -85,14 +91,17 @@ def _library_ids(library: Library, kind: str) -> tuple:
 class SPBT:
     "A depth-`depth` Symbolic Perfect Binary Tree over `library` (Chapter 18, *The scaffold*)."
 
-    def __init__(self, depth: int,  # number of levels D >= 1; the scaffold has 2**D - 1 slots
-                 library: Library | None = None):  # the allowed tokens (default: Nguyen, 1 variable)
+    def __init__(
+        self,
+        depth: int,  # number of levels D >= 1; the scaffold has 2**D - 1 slots
+        library: Library | None = None,  # the allowed tokens (default: Nguyen, 1 variable)
+    ):
         if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
             raise ValueError(f"depth must be an integer >= 1, got {depth!r}")
         if depth > 10:
             raise ValueError(f"depth must be <= 10 (2**depth - 1 slots), got {depth}")
         self.depth, self.library = depth, library or Library()
-        self.n_slots = S = 2 ** depth - 1
+        self.n_slots = S = 2**depth - 1
         idx = torch.arange(S)
         self.level = torch.floor(torch.log2((idx + 1).double())).long()
         self.parent = torch.where(idx > 0, (idx - 1) // 2, -1)
@@ -140,14 +149,15 @@ def depth_of(n_slots: int) -> int:
 # %% ../../nbs/18_gcn_sr/01_spbt.ipynb #ac22b683
 def _rules(tokens: torch.Tensor, spbt: SPBT) -> dict:
     "Per-rule violation masks (B,) for a batch of fills."
-    a = ARITY[tokens]                                     # (B, S)
+    a = ARITY[tokens]  # (B, S)
     par = spbt.parent.clamp(min=0)
     pa = torch.where(spbt.parent >= 0, a[:, par], torch.full_like(a, 2))  # root: as under binary
     nonempty = a >= 0
     return {
         "the root is empty": ~nonempty[:, 0],
-        "a slot under an empty slot or a terminal is not empty":
-            (nonempty & (pa <= 0) & (spbt.parent >= 0)).any(1),
+        "a slot under an empty slot or a terminal is not empty": (
+            nonempty & (pa <= 0) & (spbt.parent >= 0)
+        ).any(1),
         "a unary node has a non-empty right child": (nonempty & (pa == 1) & spbt.is_right).any(1),
         "a unary node has an empty operand": (~nonempty & (pa == 1) & spbt.is_left).any(1),
         "a binary node has an empty child": (~nonempty & (pa == 2) & (spbt.parent >= 0)).any(1),
@@ -155,8 +165,10 @@ def _rules(tokens: torch.Tensor, spbt: SPBT) -> dict:
     }
 
 # %% ../../nbs/18_gcn_sr/01_spbt.ipynb #f4c6874c
-def is_valid(tokens: torch.Tensor,   # token ids (B, S) or (S,)
-             library: Library | None = None) -> torch.Tensor:  # if given, tokens must be in it
+def is_valid(
+    tokens: torch.Tensor,  # token ids (B, S) or (S,)
+    library: Library | None = None,  # if given, tokens must be in it
+) -> torch.Tensor:
     "Whether each fill is a valid SPBT (Chapter 18, *Validity*); bool (B,) or scalar."
     t = _as_tokens(tokens)
     spbt = SPBT(depth_of(t.shape[-1]))
@@ -197,6 +209,7 @@ def to_tree(tokens: torch.Tensor) -> tuple:
         if k == 1:
             return (name, rec(2 * i + 1))
         return (name, rec(2 * i + 1), rec(2 * i + 2))
+
     return rec(0)
 
 
@@ -204,7 +217,7 @@ def from_tree(tree: tuple, depth: int) -> torch.Tensor:
     "The fill (S,) of a nested-tuple tree in a depth-`depth` scaffold (Chapter 18, *Bijection*)."
     if not isinstance(depth, int) or depth < 1:
         raise ValueError(f"depth must be an integer >= 1, got {depth!r}")
-    S = 2 ** depth - 1
+    S = 2**depth - 1
     out = [EMPTY] * S
 
     def rec(node, i):
@@ -223,13 +236,14 @@ def from_tree(tree: tuple, depth: int) -> torch.Tensor:
         out[i] = tid
         for c, child in enumerate(node[1:]):
             rec(child, 2 * i + 1 + c)
+
     rec(tree, 0)
     return torch.tensor(out, dtype=torch.long)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def count_trees(depth: int, library: Library) -> int:
-    "Number of expression trees of depth <= `depth`, N_D of the recursion (Chapter 18, *Bijection*)."
+    "Number of trees of depth <= `depth`, N_D of the recursion (Chapter 18, *Bijection*)."
     n_t, n_u, n_b = (len(library.ids(k)) for k in ("terminal", "unary", "binary"))
     n = n_t
     for _ in range(depth - 1):
@@ -237,19 +251,26 @@ def count_trees(depth: int, library: Library) -> int:
     return n
 
 # %% ../../nbs/18_gcn_sr/01_spbt.ipynb #ead42b9c
-def random_tree(depth: int, library: Library, generator=None, root: int = 0,
-                n_slots: int | None = None, out: torch.Tensor | None = None) -> torch.Tensor:
+def random_tree(
+    depth: int,
+    library: Library,
+    generator=None,
+    root: int = 0,
+    n_slots: int | None = None,
+    out: torch.Tensor | None = None,
+) -> torch.Tensor:
     "A uniformly random valid fill (S,), or a subtree of height `depth` written at `root` of `out`."
-    S = n_slots or 2 ** depth - 1
+    S = n_slots or 2**depth - 1
     out = torch.zeros(S, dtype=torch.long) if out is None else out
     terms, un, bi = (library.ids(k) for k in ("terminal", "unary", "binary"))
-    if isinstance(generator, np.random.Generator):     # fast path for genetic programming
+    if isinstance(generator, np.random.Generator):  # fast path for genetic programming
         pick = lambda seq: seq[int(generator.integers(len(seq)))]
         draw = lambda w: int(generator.choice(3, p=np.asarray(w) / sum(w)))
     else:
         pick = lambda seq: seq[int(torch.randint(len(seq), (1,), generator=generator))]
-        draw = lambda w: int(torch.multinomial(torch.tensor(w, dtype=torch.float64), 1,
-                                               generator=generator))
+        draw = lambda w: int(
+            torch.multinomial(torch.tensor(w, dtype=torch.float64), 1, generator=generator)
+        )
 
     def rec(i, h):
         if h == 1:
@@ -266,6 +287,7 @@ def random_tree(depth: int, library: Library, generator=None, root: int = 0,
             out[i] = pick(bi)
             rec(2 * i + 1, h - 1)
             rec(2 * i + 2, h - 1)
+
     rec(root, depth)
     return out
 
@@ -274,16 +296,20 @@ _SP_UNARY = {"sin": sp.sin, "cos": sp.cos, "exp": sp.exp, "log": sp.log}
 VAR_SYMBOLS = sp.symbols(f"x1:{MAX_VARS + 1}", real=True)
 
 
-def decode(tokens: torch.Tensor,                 # one valid fill (S,)
-           constants: torch.Tensor | None = None,  # fitted constants (S,); None: symbols c0, c1, ...
-           evaluate: bool = True,                 # False keeps the tree's exact shape
-           round_digits: int | None = None) -> sp.Expr:  # round constants to this many digits
+def decode(
+    tokens: torch.Tensor,  # one valid fill (S,)
+    constants: torch.Tensor | None = None,  # fitted constants (S,); None: symbols c0, c1, ...
+    evaluate: bool = True,  # False keeps the tree's exact shape
+    round_digits: int | None = None,  # round constants to this many digits
+) -> sp.Expr:
     "The `sympy` expression of a fill (Chapter 18, *To and from sympy*)."
     t = check_fill(tokens)
     if t.dim() != 1:
         raise ValueError(f"tokens must have shape (S,) for one tree, got {tuple(t.shape)}")
     if constants is not None and constants.shape != t.shape:
-        raise ValueError(f"constants must have shape {tuple(t.shape)}, got {tuple(constants.shape)}")
+        raise ValueError(
+            f"constants must have shape {tuple(t.shape)}, got {tuple(constants.shape)}"
+        )
     tl_, n_c = t.tolist(), itertools.count()
 
     def const(i):
@@ -311,6 +337,7 @@ def decode(tokens: torch.Tensor,                 # one valid fill (S,)
         if name == "mul":
             return sp.Mul(a, b, evaluate=evaluate)
         return sp.Mul(a, sp.Pow(b, -1, evaluate=evaluate), evaluate=evaluate)
+
     return rec(0)
 
 # %% ../../nbs/18_gcn_sr/01_spbt.ipynb #204f1510
@@ -330,7 +357,7 @@ def _expr_tree(e: sp.Expr, consts: list) -> tuple:
         args = list(e.args)
         acc = _expr_tree(args[0], consts)
         for b in args[1:]:
-            if b.is_Mul and len(b.args) == 2 and b.args[0] == -1:   # a - b
+            if b.is_Mul and len(b.args) == 2 and b.args[0] == -1:  # a - b
                 acc = ("sub", acc, _expr_tree(b.args[1], consts))
             else:
                 acc = ("add", acc, _expr_tree(b, consts))
@@ -339,7 +366,7 @@ def _expr_tree(e: sp.Expr, consts: list) -> tuple:
         args = list(e.args)
         acc = _expr_tree(args[0], consts)
         for b in args[1:]:
-            if b.is_Pow and b.args[1] == -1:                          # a / b
+            if b.is_Pow and b.args[1] == -1:  # a / b
                 acc = ("div", acc, _expr_tree(b.args[0], consts))
             else:
                 acc = ("mul", acc, _expr_tree(b, consts))
@@ -354,12 +381,14 @@ def _expr_tree(e: sp.Expr, consts: list) -> tuple:
         if k == -1:
             consts.append(1.0)
             return ("div", ("const",), _expr_tree(base, consts))
-    raise ValueError(f"cannot encode {e!r}: only + - * / sin cos exp log, integer powers, "
-                     "numbers and x1..x4 are supported")
+    raise ValueError(
+        f"cannot encode {e!r}: only + - * / sin cos exp log, integer powers, "
+        "numbers and x1..x4 are supported"
+    )
 
 # %% ../../nbs/18_gcn_sr/01_spbt.ipynb #cd429f5b
 def encode(expr, depth: int, return_constants: bool = False):
-    "Token ids (S,) in heap order of a sympy expression or nested tuple (Chapter 18, *To and from sympy*)."
+    "Heap-order token ids (S,) of a sympy expression or tuple (Chapter 18, *To and from sympy*)."
     if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
         raise ValueError(f"depth must be an integer >= 1, got {depth!r}")
     consts = []
@@ -368,7 +397,7 @@ def encode(expr, depth: int, return_constants: bool = False):
     if not return_constants:
         return tokens
     c = torch.zeros(len(tokens), dtype=torch.float64)
-    if consts:   # numbers were met left to right, which is the pre-order of the const slots
+    if consts:  # numbers were met left to right, which is the pre-order of the const slots
         order, stack = [], [0]
         while stack:
             i = stack.pop()

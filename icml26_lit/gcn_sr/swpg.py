@@ -13,11 +13,19 @@ import sympy as sp
 import torch
 from fastcore.basics import patch
 
-from .spbt import (ARITY, EMPTY, SPBT, Library, check_fill, count_trees, decode,
-                                     random_tree)
+from icml26_lit.gcn_sr.spbt import (
+    ARITY,
+    EMPTY,
+    SPBT,
+    Library,
+    check_fill,
+    count_trees,
+    decode,
+    random_tree,
+)
 from .fitness import check_data, is_recovered, nrmse, evaluate_batch
 from .generator import GCNGenerator
-from .kernels import score   # the fused kernel scores on CUDA
+from .kernels import score  # the fused kernel scores on CUDA
 
 # %% auto #0
 __all__ = ['SubtreeIndex', 'crossover', 'mutate', 'gp_refine', 'spbt_similarity', 'swpg_rewards', 'risk_seeking_select',
@@ -30,11 +38,12 @@ class SubtreeIndex:
     def __init__(self, spbt: SPBT):
         self.spbt = spbt
         S, D = spbt.n_slots, spbt.depth
-        self.desc = []                                   # desc[i][r] = slots at relative depth r
+        self.desc = []  # desc[i][r] = slots at relative depth r
         for i in range(S):
             li = int(spbt.level[i])
-            self.desc.append([np.arange((i + 1) * 2 ** r - 1, (i + 1) * 2 ** r - 1 + 2 ** r)
-                              for r in range(D - li)])
+            self.desc.append(
+                [np.arange((i + 1) * 2**r - 1, (i + 1) * 2**r - 1 + 2**r) for r in range(D - li)]
+            )
 
     def height(self, t: np.ndarray, i: int) -> int:
         "Number of levels of the subtree rooted at slot i of fill t (0 if empty)."
@@ -58,7 +67,9 @@ class SubtreeIndex:
         return out
 
 
-def crossover(a: np.ndarray, b: np.ndarray, index: SubtreeIndex, rng: np.random.Generator) -> np.ndarray:
+def crossover(
+    a: np.ndarray, b: np.ndarray, index: SubtreeIndex, rng: np.random.Generator
+) -> np.ndarray:
     "Subtree crossover: a with one subtree replaced by a fitting subtree of b."
     D = index.spbt.depth
     j = int(rng.choice(np.flatnonzero(b != EMPTY)))
@@ -70,8 +81,9 @@ def crossover(a: np.ndarray, b: np.ndarray, index: SubtreeIndex, rng: np.random.
     return index.move(a, int(rng.choice(cand)), b, j)
 
 # %% ../../nbs/18_gcn_sr/04_swpg.ipynb #5985e253
-def mutate(a: np.ndarray, index: SubtreeIndex, rng: np.random.Generator,
-           p_point: float = 0.5) -> np.ndarray:
+def mutate(
+    a: np.ndarray, index: SubtreeIndex, rng: np.random.Generator, p_point: float = 0.5
+) -> np.ndarray:
     "Point mutation (same arity) with probability p_point, else subtree mutation."
     lib, D = index.spbt.library, index.spbt.depth
     i = int(rng.choice(np.flatnonzero(a != EMPTY)))
@@ -82,24 +94,32 @@ def mutate(a: np.ndarray, index: SubtreeIndex, rng: np.random.Generator,
         out[i] = int(rng.choice(same))
         return out
     h = D - int(index.spbt.level[i])
-    new = random_tree(h, lib, rng, root=i, n_slots=index.spbt.n_slots,
-                      out=torch.zeros(index.spbt.n_slots, dtype=torch.long)).numpy()
+    new = random_tree(
+        h,
+        lib,
+        rng,
+        root=i,
+        n_slots=index.spbt.n_slots,
+        out=torch.zeros(index.spbt.n_slots, dtype=torch.long),
+    ).numpy()
     for slots in index.desc[i]:
         out[slots] = new[slots]
     return out
 
 # %% ../../nbs/18_gcn_sr/04_swpg.ipynb #9208e5a2
-def gp_refine(tokens: torch.Tensor,          # seed population (P, S), e.g. the generator's batch
-              rewards: torch.Tensor,         # their rewards (P,)
-              scorer,                        # callable tokens (n, S) -> (rewards (n,), constants)
-              index: SubtreeIndex,
-              generations: int = 1,          # GP generations
-              n_offspring: int | None = None,  # offspring per generation (default P)
-              tournament: int = 5,           # tournament size
-              p_crossover: float = 0.5,
-              p_mutation: float = 0.4,
-              rng: np.random.Generator | None = None):
-    "Refine a population by GP; returns every scored offspring (tokens, rewards, constants) (Chapter 18)."
+def gp_refine(
+    tokens: torch.Tensor,  # seed population (P, S), e.g. the generator's batch
+    rewards: torch.Tensor,  # their rewards (P,)
+    scorer,  # callable tokens (n, S) -> (rewards (n,), constants)
+    index: SubtreeIndex,
+    generations: int = 1,  # GP generations
+    n_offspring: int | None = None,  # offspring per generation (default P)
+    tournament: int = 5,  # tournament size
+    p_crossover: float = 0.5,
+    p_mutation: float = 0.4,
+    rng: np.random.Generator | None = None,
+):
+    "Refine a population by GP; all scored offspring as (tokens, rewards, constants) (Chapter 18)."
     rng = rng or np.random.default_rng(0)
     pop = tokens.cpu().numpy().copy()
     fit = rewards.cpu().double().numpy().copy()
@@ -121,30 +141,34 @@ def gp_refine(tokens: torch.Tensor,          # seed population (P, S), e.g. the 
         kr, kc = scorer(kt)
         seen_t.append(kt), seen_r.append(kr), seen_c.append(kc)
         best = int(np.argmax(fit))
-        pop = np.concatenate([pop[best:best + 1], kt.numpy()])  # elitism: keep the best one
-        fit = np.concatenate([fit[best:best + 1], kr.double().numpy()])
+        pop = np.concatenate([pop[best : best + 1], kt.numpy()])  # elitism: keep the best one
+        fit = np.concatenate([fit[best : best + 1], kr.double().numpy()])
     return torch.cat(seen_t), torch.cat(seen_r), torch.cat(seen_c)
 
 # %% ../../nbs/18_gcn_sr/04_swpg.ipynb #4e57d551
-def spbt_similarity(a: torch.Tensor,   # fills (B, S)
-                    b: torch.Tensor    # fills (E, S)
-                    ) -> torch.Tensor:
+def spbt_similarity(
+    a: torch.Tensor,  # fills (B, S)
+    b: torch.Tensor,  # fills (E, S)
+) -> torch.Tensor:
     "Slot-wise Jaccard similarity (B, E) of two sets of SPBT fills (Chapter 18, *Similarity*)."
     if a.shape[-1] != b.shape[-1]:
-        raise ValueError(f"a and b must have the same number of slots, got {a.shape[-1]} and {b.shape[-1]}")
+        raise ValueError(
+            f"a and b must have the same number of slots, got {a.shape[-1]} and {b.shape[-1]}"
+        )
     A, Bm = a[:, None, :], b[None, :, :]
     agree = ((A == Bm) & (A != EMPTY)).sum(-1).float()
     union = ((A != EMPTY) | (Bm != EMPTY)).sum(-1).float()
     return agree / union.clamp(min=1)
 
 # %% ../../nbs/18_gcn_sr/04_swpg.ipynb #5ed3655f
-def swpg_rewards(tokens: torch.Tensor,        # the generator's samples (B, S)
-                 rewards: torch.Tensor,       # their rewards R (B,)
-                 elite_tokens: torch.Tensor,  # refined elites (E, S); E may be 0
-                 elite_rewards: torch.Tensor,  # their rewards (E,)
-                 beta: float = 0.5,           # weight of the similarity bonus
-                 temperature: float = 0.1     # T_w of the softmax over elite rewards
-                 ) -> torch.Tensor:
+def swpg_rewards(
+    tokens: torch.Tensor,  # the generator's samples (B, S)
+    rewards: torch.Tensor,  # their rewards R (B,)
+    elite_tokens: torch.Tensor,  # refined elites (E, S); E may be 0
+    elite_rewards: torch.Tensor,  # their rewards (E,)
+    beta: float = 0.5,  # weight of the similarity bonus
+    temperature: float = 0.1,  # T_w of the softmax over elite rewards
+) -> torch.Tensor:
     "Similarity-weighted rewards r~ (B,) of SWPG (Chapter 18, *The SWPG reward*)."
     r = torch.nan_to_num(rewards.float(), nan=0.0, posinf=0.0, neginf=0.0)
     if beta == 0 or elite_tokens.shape[0] == 0:
@@ -161,20 +185,24 @@ def risk_seeking_select(rewards: torch.Tensor, epsilon: float = 0.05):
     if not 0 < epsilon <= 1:
         raise ValueError(f"epsilon must lie in (0, 1], got {epsilon}")
     thr = torch.quantile(rewards.double(), 1 - epsilon).to(rewards.dtype)
-    k = max(1, math.ceil(epsilon * len(rewards)))      # ties at the threshold: keep k samples
+    k = max(1, math.ceil(epsilon * len(rewards)))  # ties at the threshold: keep k samples
     idx = torch.topk(rewards, k).indices
     return idx, thr
 
 
-def swpg_loss(log_prob: torch.Tensor,   # log p(tau_i) of the selected samples (I,)
-              rewards: torch.Tensor,    # their shaped rewards r~_i (I,)
-              threshold: torch.Tensor | float,  # the quantile r~_eps
-              entropy: torch.Tensor | None = None,  # their entropies (I,)
-              entropy_weight: float = 0.005) -> torch.Tensor:
+def swpg_loss(
+    log_prob: torch.Tensor,  # log p(tau_i) of the selected samples (I,)
+    rewards: torch.Tensor,  # their shaped rewards r~_i (I,)
+    threshold: torch.Tensor | float,  # the quantile r~_eps
+    entropy: torch.Tensor | None = None,  # their entropies (I,)
+    entropy_weight: float = 0.005,
+) -> torch.Tensor:
     "Risk-seeking policy-gradient loss on shaped rewards, with entropy bonus (Chapter 18)."
     if log_prob.shape != rewards.shape:
-        raise ValueError(f"log_prob and rewards must have the same shape, got "
-                         f"{tuple(log_prob.shape)} and {tuple(rewards.shape)}")
+        raise ValueError(
+            f"log_prob and rewards must have the same shape, got "
+            f"{tuple(log_prob.shape)} and {tuple(rewards.shape)}"
+        )
     adv = torch.nan_to_num((rewards - threshold).detach(), nan=0.0, posinf=0.0, neginf=0.0)
     lp = torch.where(torch.isfinite(log_prob), log_prob, torch.zeros_like(log_prob))
     loss = -(adv * lp).mean()
@@ -183,15 +211,33 @@ def swpg_loss(log_prob: torch.Tensor,   # log p(tau_i) of the selected samples (
     return loss
 
 # %% ../../nbs/18_gcn_sr/04_swpg.ipynb #55f12500
-def _check_gcnsr_args(*, mode, library, budget, batch_size, gp_generations, gp_offspring,
-                      n_elites, lr, epsilon, beta, temperature, entropy_weight, seed):
+def _check_gcnsr_args(
+    *,
+    mode,
+    library,
+    budget,
+    batch_size,
+    gp_generations,
+    gp_offspring,
+    n_elites,
+    lr,
+    epsilon,
+    beta,
+    temperature,
+    entropy_weight,
+    seed,
+):
     "Reject bad GCNSR settings at construction, naming the argument."
     if mode not in ("swpg", "pg", "imitation"):
         raise ValueError(f"mode must be 'swpg', 'pg' or 'imitation', got {mode!r}")
     if library is not None and not isinstance(library, Library):
         raise TypeError(f"library must be a Library, got {type(library).__name__}")
-    for name, v in (("budget", budget), ("batch_size", batch_size),
-                    ("gp_generations", gp_generations), ("n_elites", n_elites)):
+    for name, v in (
+        ("budget", budget),
+        ("batch_size", batch_size),
+        ("gp_generations", gp_generations),
+        ("n_elites", n_elites),
+    ):
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise ValueError(f"{name} must be a positive integer, got {v!r}")
     if gp_offspring is not None and (not isinstance(gp_offspring, int) or gp_offspring < 1):
@@ -207,76 +253,107 @@ def _check_gcnsr_args(*, mode, library, budget, batch_size, gp_generations, gp_o
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise TypeError(f"seed must be an integer, got {type(seed).__name__}")
 
-
 # %% ../../nbs/18_gcn_sr/04_swpg.ipynb #84d2ec2d
 class GCNSR:
     "Graph-based symbolic regression on an SPBT scaffold (Chapter 18, *The GCN-SR loop*)."
 
-    def __init__(self, depth: int = 5, library: Library | None = None,
-                 mode: str = "swpg",           # "swpg", "pg" or "imitation"
-                 budget: int = 5000,           # expression evaluations, GP offspring included
-                 batch_size: int = 250,        # generator samples per iteration
-                 width: int = 32, n_layers: int = 2,
-                 lr: float = 3e-3, epsilon: float = 0.1, entropy_weight: float = 0.005,
-                 beta: float = 0.5, temperature: float = 0.1, n_elites: int = 10,
-                 gp_generations: int = 1, gp_offspring: int | None = None,
-                 soft_constraints: bool = True, min_len: int = 3, max_len: int | None = None,
-                 seed: int = 0,
-                 device: str = "cpu"):  # where the generator and the scoring run; GP on the CPU
-        _check_gcnsr_args(mode=mode, library=library, budget=budget, batch_size=batch_size,
-                          gp_generations=gp_generations, gp_offspring=gp_offspring,
-                          n_elites=n_elites, lr=lr, epsilon=epsilon, beta=beta,
-                          temperature=temperature, entropy_weight=entropy_weight, seed=seed)
+    def __init__(
+        self,
+        depth: int = 5,
+        library: Library | None = None,
+        mode: str = "swpg",  # "swpg", "pg" or "imitation"
+        budget: int = 5000,  # expression evaluations, GP offspring included
+        batch_size: int = 250,  # generator samples per iteration
+        width: int = 32,
+        n_layers: int = 2,
+        lr: float = 3e-3,
+        epsilon: float = 0.1,
+        entropy_weight: float = 0.005,
+        beta: float = 0.5,
+        temperature: float = 0.1,
+        n_elites: int = 10,
+        gp_generations: int = 1,
+        gp_offspring: int | None = None,
+        soft_constraints: bool = True,
+        min_len: int = 3,
+        max_len: int | None = None,
+        seed: int = 0,
+        device: str = "cpu",  # where the generator and the scoring run; GP on the CPU
+    ):
+        _check_gcnsr_args(
+            mode=mode,
+            library=library,
+            budget=budget,
+            batch_size=batch_size,
+            gp_generations=gp_generations,
+            gp_offspring=gp_offspring,
+            n_elites=n_elites,
+            lr=lr,
+            epsilon=epsilon,
+            beta=beta,
+            temperature=temperature,
+            entropy_weight=entropy_weight,
+            seed=seed,
+        )
         self.spbt = SPBT(depth, library or Library())
         self.mode, self.budget, self.batch_size = mode, budget, batch_size
         self.lr, self.epsilon, self.entropy_weight = lr, epsilon, entropy_weight
         self.beta, self.temperature, self.n_elites = beta, temperature, n_elites
-        self.gp_generations = gp_generations
-        self.gp_offspring = gp_offspring or batch_size
+        self.gp_generations, self.gp_offspring = gp_generations, gp_offspring or batch_size
         self.seed, self.device = seed, torch.device(device)
-        init = torch.Generator().manual_seed(seed)     # local: the global RNG is left alone
-        self.generator = GCNGenerator(self.spbt, width=width, n_layers=n_layers, min_len=min_len,
-                                      max_len=max_len, soft_constraints=soft_constraints,
-                                      generator=init).to(self.device)
+        init = torch.Generator().manual_seed(seed)  # local: the global RNG is left alone
+        self.generator = GCNGenerator(
+            self.spbt,
+            width=width,
+            n_layers=n_layers,
+            min_len=min_len,
+            max_len=max_len,
+            soft_constraints=soft_constraints,
+            generator=init,
+        ).to(self.device)
         self.index = SubtreeIndex(self.spbt)
         self.best_tokens, self.best_constants, self.best_reward = None, None, -1.0
 
-    def _log_prob_unconstrained(self, tokens):
-        "Teacher forcing with the validity masks only (GP elites may break the soft priors)."
-        soft = self.generator.soft
-        self.generator.soft = False
-        try:
-            return self.generator.log_prob(tokens.to(self.device))
-        finally:
-            self.generator.soft = soft
+# %% ../../nbs/18_gcn_sr/04_swpg.ipynb #c6aa66b0
+@patch
+def _log_prob_unconstrained(self: GCNSR, tokens):
+    "Teacher forcing with the validity masks only (GP elites may break the soft priors)."
+    soft = self.generator.soft
+    self.generator.soft = False
+    try:
+        return self.generator.log_prob(tokens.to(self.device))
+    finally:
+        self.generator.soft = soft
 
-    @property
-    def best_expression(self) -> sp.Expr:
-        "The best expression found (sympy), constants rounded to 4 digits."
-        if self.best_tokens is None:
-            raise ValueError("call fit(X, y) first")
-        return decode(self.best_tokens, self.best_constants, round_digits=4)
 
-    @property
-    def best_nrmse(self) -> float:
-        "NRMSE of the best expression on the training data."
-        r = self.best_reward
-        return math.inf if r <= 0 else 1.0 / r - 1.0
+@patch(as_prop=True)
+def best_expression(self: GCNSR) -> sp.Expr:
+    "The best expression found (sympy), constants rounded to 4 digits."
+    if self.best_tokens is None:
+        raise ValueError("call fit(X, y) first")
+    return decode(self.best_tokens, self.best_constants, round_digits=4)
+
+
+@patch(as_prop=True)
+def best_nrmse(self: GCNSR) -> float:
+    "NRMSE of the best expression on the training data."
+    r = self.best_reward
+    return math.inf if r <= 0 else 1.0 / r - 1.0
 
 # %% ../../nbs/18_gcn_sr/04_swpg.ipynb #93841316
 def _merge_elites(elite_t, elite_r, gt, gr, n_elites: int):
     "The n_elites best distinct trees of the old elites and the GP offspring (gt, gr)."
     allt, allr = torch.cat([elite_t, gt]), torch.cat([elite_r, gr.double()])
     allt, inv = torch.unique(allt, dim=0, return_inverse=True)
-    best = torch.full((len(allt),), -1.0, dtype=torch.float64).scatter_reduce(
-        0, inv, allr, "amax")
-    keep = torch.argsort(best, descending=True)[: n_elites]
+    best = torch.full((len(allt),), -1.0, dtype=torch.float64).scatter_reduce(0, inv, allr, "amax")
+    keep = torch.argsort(best, descending=True)[:n_elites]
     return allt[keep], best[keep]
 
 
 @patch
 def _scorer(self: GCNSR, Xs, ys):
     "Score trees on (Xs, ys), counting evaluations and tracking the best tree so far."
+
     def scorer(t):
         r, c = score(t, Xs, ys)
         r, c = r.cpu(), c.cpu()
@@ -287,6 +364,7 @@ def _scorer(self: GCNSR, Xs, ys):
             self.best_tokens, self.best_constants = t[k].clone(), c[k].clone()
         self.history.append((self.n_evals, self.best_reward))
         return r, c
+
     return scorer
 
 
@@ -295,22 +373,48 @@ def _done(self: GCNSR, truth, X_check) -> bool:
     "Whether the budget is spent or (with `truth`) the best tree recovers it on X_check."
     if self.n_evals >= self.budget:
         return True
-    if truth is not None and self.recovered_at is None and self.best_reward > 1 - 1e-9 \
-            and self._checked is not self.best_tokens:
+    if (
+        truth is not None
+        and self.recovered_at is None
+        and self.best_reward > 1 - 1e-9
+        and self._checked is not self.best_tokens
+    ):
         self._checked = self.best_tokens
         if is_recovered(self.best_tokens, self.best_constants, truth, X_check):
             self.recovered_at = self.n_evals
     return truth is not None and self.recovered_at is not None
 
+# %% ../../nbs/18_gcn_sr/04_swpg.ipynb #3d3692dd
+@patch
+def _step(self: GCNSR, opt, train_t, train_r):
+    "One generator update: risk-seeking selection of (train_t, train_r), then `swpg_loss`."
+    idx, thr = risk_seeking_select(train_r, self.epsilon)
+    self.generator.train()
+    if self.mode == "imitation":
+        lp, ent = self._log_prob_unconstrained(train_t[idx])
+    else:
+        lp, ent = self.generator.log_prob(train_t[idx].to(self.device))
+    loss = swpg_loss(lp, train_r[idx].to(lp.device), thr, ent, self.entropy_weight)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    self.n_updates += 1
+
 # %% ../../nbs/18_gcn_sr/04_swpg.ipynb #8865c8a7
 @patch
-def fit(self: GCNSR, X: torch.Tensor, y: torch.Tensor, truth: sp.Expr | None = None,
-        X_test: torch.Tensor | None = None):
+def fit(
+    self: GCNSR,
+    X: torch.Tensor,
+    y: torch.Tensor,
+    truth: sp.Expr | None = None,
+    X_test: torch.Tensor | None = None,
+):
     "Search for an expression of y given X; stops early once `truth` is recovered (if given)."
     X, y = check_data(X, y)
     if X.shape[1] != self.spbt.library.n_vars:
-        raise ValueError(f"X has {X.shape[1]} columns but the library has "
-                         f"{self.spbt.library.n_vars} variables")
+        raise ValueError(
+            f"X has {X.shape[1]} columns but the library has {self.spbt.library.n_vars} variables"
+        )
     g = torch.Generator(device=self.device).manual_seed(self.seed)
     rng = np.random.default_rng(self.seed)
     opt = torch.optim.Adam(self.generator.parameters(), lr=self.lr)
@@ -327,14 +431,17 @@ def fit(self: GCNSR, X: torch.Tensor, y: torch.Tensor, truth: sp.Expr | None = N
     while not done():
         n = min(self.batch_size, self.budget - self.n_evals)
         tokens, _, _ = self.generator.sample(n, generator=g)
-        tokens = tokens.cpu()                       # scoring and GP run on the CPU
+        tokens = tokens.cpu()  # scoring and GP run on the CPU
         r, _ = scorer(tokens)
         train_t, train_r = tokens, r.float()
         if self.mode in ("swpg", "imitation") and not done():
-            n_off = min(self.gp_offspring, (self.budget - self.n_evals) // max(1, self.gp_generations))
+            n_off = min(
+                self.gp_offspring, (self.budget - self.n_evals) // max(1, self.gp_generations)
+            )
             if n_off > 0:
-                gt, gr, _ = gp_refine(tokens, r, scorer, self.index, self.gp_generations, n_off,
-                                      rng=rng)
+                gt, gr, _ = gp_refine(
+                    tokens, r, scorer, self.index, self.gp_generations, n_off, rng=rng
+                )
                 elite_t, elite_r = _merge_elites(elite_t, elite_r, gt, gr, self.n_elites)
         if self.mode == "swpg":
             train_r = swpg_rewards(tokens, r, elite_t, elite_r, self.beta, self.temperature)
@@ -342,15 +449,5 @@ def fit(self: GCNSR, X: torch.Tensor, y: torch.Tensor, truth: sp.Expr | None = N
             # NGGPPS-style: the GP elites join the training batch as if sampled
             train_t = torch.cat([tokens, elite_t])
             train_r = torch.cat([r.float(), elite_r.float()])
-        idx, thr = risk_seeking_select(train_r, self.epsilon)
-        self.generator.train()
-        if self.mode == "imitation":
-            lp, ent = self._log_prob_unconstrained(train_t[idx])
-        else:
-            lp, ent = self.generator.log_prob(train_t[idx].to(self.device))
-        loss = swpg_loss(lp, train_r[idx].to(lp.device), thr, ent, self.entropy_weight)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        self.n_updates += 1
+        self._step(opt, train_t, train_r)
     return self

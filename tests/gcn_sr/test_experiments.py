@@ -1,10 +1,17 @@
 """Chapter 18: the experiment's configs, smoke step and recovery judge."""
+
 import pytest
 import sympy as sp
-import torch
 
-from icml26_lit.gcn_sr.experiments import (CONFIG, _gplearn_to_sympy, expr_recovered, per_seed,
-                                            run_gcnsr, run_method, smoke_step)
+from icml26_lit.gcn_sr.experiments import (
+    CONFIG,
+    _gplearn_to_sympy,
+    expr_recovered,
+    per_seed,
+    run_gcnsr,
+    run_method,
+    smoke_step,
+)
 from icml26_lit.gcn_sr.fitness import nguyen
 from icml26_lit.gcn_sr.spbt import VAR_SYMBOLS
 
@@ -21,7 +28,7 @@ def test_ci_config_is_the_issue_protocol():
     for name in ("ci", "cpu", "colab", "full"):
         c = CONFIG.get(name)
         assert c.gplearn_population * (c.budget // c.gplearn_population) == c.budget, name
-    for name in ("ci", "cpu"):   # the equal-updates batch (one GCN-SR iteration) divides the budget
+    for name in ("ci", "cpu"):  # the equal-updates batch (one GCN-SR iteration) divides the budget
         c = CONFIG.get(name)
         assert c.budget % (c.batch_size + c.gp_generations * c.gp_offspring) == 0, name
 
@@ -29,7 +36,7 @@ def test_ci_config_is_the_issue_protocol():
 def test_equal_updates_arm_matches_gcnsr_updates():
     cfg = CONFIG.get("ci")
     cfg.update(budget=600, batch_size=40, gp_offspring=40, gp_generations=4, n_test=50)
-    a = run_method("gcn_sr", 2, 0, cfg)        # Nguyen-2 is not recovered this early
+    a = run_method("gcn_sr", 2, 0, cfg)  # Nguyen-2 is not recovered this early
     b = run_method("pg_equal_updates", 2, 0, cfg)
     c = run_method("pg", 2, 0, cfg)
     assert a["evals"] == b["evals"] == c["evals"] == 600
@@ -39,10 +46,10 @@ def test_equal_updates_arm_matches_gcnsr_updates():
 def test_recovery_judge():
     x, y = VAR_SYMBOLS[:2]
     Xt, _, truth = nguyen(10, n_points=200, seed=1)
-    assert expr_recovered(sp.sin(x + y) + sp.sin(x - y), truth, Xt)      # = 2 sin x cos y
+    assert expr_recovered(sp.sin(x + y) + sp.sin(x - y), truth, Xt)  # = 2 sin x cos y
     assert not expr_recovered(2 * sp.sin(x) * sp.cos(1.001 * y), truth, Xt)
     e = _gplearn_to_sympy("add(mul(X0, X0), div(X0, X0))", 1)
-    assert sp.simplify(e - (x ** 2 + 1)) == 0
+    assert sp.simplify(e - (x**2 + 1)) == 0
 
 
 def test_run_and_per_seed():
@@ -50,8 +57,11 @@ def test_run_and_per_seed():
     cfg.update(budget=150, batch_size=50, gp_offspring=25, gp_generations=2, n_test=50)
     r = run_gcnsr(1, 0, cfg)
     assert r["evals"] <= 150 and isinstance(r["recovered"], bool)
-    rs = [dict(seed=0, recovered=True, nrmse=0.0), dict(seed=0, recovered=False, nrmse=2.0),
-          dict(seed=1, recovered=False, nrmse=float("inf"))]
+    rs = [
+        dict(seed=0, recovered=True, nrmse=0.0),
+        dict(seed=0, recovered=False, nrmse=2.0),
+        dict(seed=1, recovered=False, nrmse=float("inf")),
+    ]
     assert per_seed(rs, "recovered").tolist() == [0.5, 0.0]
     assert per_seed(rs, "nrmse").tolist() == [1.0, 1000.0]
     rs = [dict(r, task=t) for r, t in zip(rs, (1, 2, 1))]

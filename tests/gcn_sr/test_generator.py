@@ -1,15 +1,21 @@
 """Chapter 18: the GCN generator and its constraint masks."""
+
 import pytest
 import torch
 
 from icml26_lit.gcn_sr.generator import GCNGenerator, constraint_violations
-from icml26_lit.gcn_sr.spbt import SPBT, V, Library, is_valid, TOKEN_ID
+from icml26_lit.gcn_sr.spbt import SPBT, TOKEN_ID, Library, V, is_valid
 
 
-@pytest.mark.parametrize("depth,lib", [
-    (1, Library()), (3, Library(n_vars=2, const=True)), (5, Library()),
-    (4, Library(binary=("mul",), unary=("sin", "cos"), const=True)),
-])
+@pytest.mark.parametrize(
+    "depth,lib",
+    [
+        (1, Library()),
+        (3, Library(n_vars=2, const=True)),
+        (5, Library()),
+        (4, Library(binary=("mul",), unary=("sin", "cos"), const=True)),
+    ],
+)
 def test_masked_decoding_is_always_valid(depth, lib, fresh_seed):
     torch.manual_seed(fresh_seed)
     spbt = SPBT(depth, lib)
@@ -45,7 +51,7 @@ def test_teacher_forcing_equals_sampling(fresh_seed):
     lp2, ent2 = gen.log_prob(toks)
     torch.testing.assert_close(lp2, lp, atol=1e-4, rtol=1e-5)
     torch.testing.assert_close(ent2, ent, atol=1e-4, rtol=1e-5)
-    _, lp3, ent3 = gen.decode(tokens=toks)             # the sequential reference
+    _, lp3, ent3 = gen.decode(tokens=toks)  # the sequential reference
     torch.testing.assert_close(lp3, lp, atol=1e-4, rtol=1e-5)
     lp2.sum().backward()
     assert all(torch.isfinite(p.grad).all() for p in gen.parameters() if p.grad is not None)

@@ -1,4 +1,5 @@
 """Chapter 18: the SPBT fitness kernel (interpreter) and its compilation for sm_75 / sm_90."""
+
 import math
 import os
 import subprocess
@@ -10,8 +11,14 @@ import torch
 from icml26_lit.core import BENCHMARKS, KERNELS, check_kernel
 from icml26_lit.gcn_sr import kernels as K
 from icml26_lit.gcn_sr.fitness import nguyen, score_reference
-from icml26_lit.gcn_sr.kernels import (make_fitness_inputs, score, spbt_fitness,
-                                        spbt_fitness_reference, _bench_model, _register_tile)
+from icml26_lit.gcn_sr.kernels import (
+    _bench_model,
+    _register_tile,
+    make_fitness_inputs,
+    score,
+    spbt_fitness,
+    spbt_fitness_reference,
+)
 from icml26_lit.gcn_sr.spbt import TOKEN_ID, Library, encode, random_tree
 
 
@@ -20,24 +27,49 @@ def _triton(*a):
 
 
 def test_kernel_matches_reference_awkward_sizes(fresh_seed):
-    check_kernel(_triton, spbt_fitness_reference, make_fitness_inputs,
-                 sizes=[(1, 1, 1, 1), (3, 2, 17, 2), (4, 4, 33, 3), (2, 5, 70, 1), (2, 6, 5, 1)],
-                 dtypes=(torch.float32, torch.float64), seed=fresh_seed, atol=1e-4, rtol=1e-4)
+    check_kernel(
+        _triton,
+        spbt_fitness_reference,
+        make_fitness_inputs,
+        sizes=[(1, 1, 1, 1), (3, 2, 17, 2), (4, 4, 33, 3), (2, 5, 70, 1), (2, 6, 5, 1)],
+        dtypes=(torch.float32, torch.float64),
+        seed=fresh_seed,
+        atol=1e-4,
+        rtol=1e-4,
+    )
 
 
 def test_scratch_kernel_for_deep_scaffolds(fresh_seed):
     # depth 7 (127 slots) is beyond the register tile: the scratch kernel runs
-    check_kernel(_triton, spbt_fitness_reference, make_fitness_inputs,
-                 sizes=[(2, 7, 19, 1), (1, 7, 1, 2)], dtypes=(torch.float32, torch.float64),
-                 seed=fresh_seed, atol=1e-4, rtol=1e-4)
+    check_kernel(
+        _triton,
+        spbt_fitness_reference,
+        make_fitness_inputs,
+        sizes=[(2, 7, 19, 1), (1, 7, 1, 2)],
+        dtypes=(torch.float32, torch.float64),
+        seed=fresh_seed,
+        atol=1e-4,
+        rtol=1e-4,
+    )
 
 
 def test_register_tile_and_opcodes():
     assert _register_tile(31, 20) == (32, 32) and _register_tile(63, 1000) == (64, 128)
     assert _register_tile(1, 1) == (2, 16) and _register_tile(7, 300) == (8, 256)
     names = ("empty", "add", "sub", "mul", "div", "sin", "cos", "exp", "log", "const", "x1")
-    consts = (K._EMPTY, K._ADD, K._SUB, K._MUL, K._DIV, K._SIN, K._COS, K._EXP, K._LOG,
-              K._CONST, K._X1)
+    consts = (
+        K._EMPTY,
+        K._ADD,
+        K._SUB,
+        K._MUL,
+        K._DIV,
+        K._SIN,
+        K._COS,
+        K._EXP,
+        K._LOG,
+        K._CONST,
+        K._X1,
+    )
     assert [c.value for c in consts] == [TOKEN_ID[n] for n in names]
 
 
@@ -95,23 +127,26 @@ def test_registered():
     assert "18.spbt_fitness" in BENCHMARKS
     m = _bench_model()
     assert m["bytes"] > 0 and m["flops"] > 0
-    assert m["scratch_bytes"] == 4 * 10_000 * 31 * 1000   # stated, not allocated
+    assert m["scratch_bytes"] == 4 * 10_000 * 31 * 1000  # stated, not allocated
 
 
 def test_compile_check_sm75_sm90():
     # a fresh process: running the interpreter earlier in this one leaves triton.language patched
-    code = ("import torch\n"
-            "from icml26_lit.core import compile_check\n"
-            "from icml26_lit.gcn_sr import kernels as K\n"
-            "for dt in (torch.float32, torch.float64):\n"
-            "    r = compile_check(K.spbt_fitness_kernel, K.SIGNATURES[dt],\n"
-            "                      {'S_PAD': 64, 'BLOCK_N': 128})\n"
-            "    assert [x.target for x in r] == [(7, 5), (9, 0)]\n"
-            "    r = compile_check(K.spbt_fitness_scratch_kernel, K.SCRATCH_SIGNATURES[dt],\n"
-            "                      {'BLOCK_N': 128})\n"
-            "    assert [x.target for x in r] == [(7, 5), (9, 0)]\n"
-            "print('ok')\n")
+    code = (
+        "import torch\n"
+        "from icml26_lit.core import compile_check\n"
+        "from icml26_lit.gcn_sr import kernels as K\n"
+        "for dt in (torch.float32, torch.float64):\n"
+        "    r = compile_check(K.spbt_fitness_kernel, K.SIGNATURES[dt],\n"
+        "                      {'S_PAD': 64, 'BLOCK_N': 128})\n"
+        "    assert [x.target for x in r] == [(7, 5), (9, 0)]\n"
+        "    r = compile_check(K.spbt_fitness_scratch_kernel, K.SCRATCH_SIGNATURES[dt],\n"
+        "                      {'BLOCK_N': 128})\n"
+        "    assert [x.target for x in r] == [(7, 5), (9, 0)]\n"
+        "print('ok')\n"
+    )
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
     assert out.returncode == 0 and "ok" in out.stdout, out.stderr[-2000:]

@@ -1,11 +1,25 @@
 """Chapter 18: the SPBT scaffold, validity, the tree/fill bijection, sympy conversion."""
+
 import pytest
 import sympy as sp
 import torch
 
-from icml26_lit.gcn_sr.spbt import (SPBT, Library, TOKEN_ID, VAR_SYMBOLS, VOCAB, X1, check_fill,
-                                     count_trees, decode, encode, from_tree, is_valid, random_tree,
-                                     to_tree)
+from icml26_lit.gcn_sr.spbt import (
+    SPBT,
+    TOKEN_ID,
+    VAR_SYMBOLS,
+    VOCAB,
+    X1,
+    Library,
+    check_fill,
+    count_trees,
+    decode,
+    encode,
+    from_tree,
+    is_valid,
+    random_tree,
+    to_tree,
+)
 
 
 def test_heap_layout_and_adjacency():
@@ -26,15 +40,18 @@ def test_bad_depth(depth):
         SPBT(depth)
 
 
-@pytest.mark.parametrize("lib,depth", [
-    (Library(binary=("add",), unary=("sin",)), 3),
-    (Library(binary=("add", "mul"), unary=(), n_vars=2), 3),
-    (Library(binary=("sub",), unary=("exp", "log"), const=True), 3),
-    (Library(binary=("add",), unary=("cos",)), 2),
-])
+@pytest.mark.parametrize(
+    "lib,depth",
+    [
+        (Library(binary=("add",), unary=("sin",)), 3),
+        (Library(binary=("add", "mul"), unary=(), n_vars=2), 3),
+        (Library(binary=("sub",), unary=("exp", "log"), const=True), 3),
+        (Library(binary=("add",), unary=("cos",)), 2),
+    ],
+)
 def test_valid_fill_count_matches_brute_force(lib, depth):
     ids = torch.tensor([TOKEN_ID[n] for n in lib.names])
-    S = 2 ** depth - 1
+    S = 2**depth - 1
     grid = torch.cartesian_prod(*[ids] * S).reshape(-1, S)
     assert int(is_valid(grid, lib).sum()) == count_trees(depth, lib)
 
@@ -52,21 +69,28 @@ def test_round_trip_random_trees(fresh_seed):
 
 def test_encode_sympy_expressions():
     x, y = VAR_SYMBOLS[:2]
-    for e in (x ** 3 + x ** 2 + x, sp.sin(x ** 2) * sp.cos(x) - 1, sp.log(x + 1) + sp.log(x ** 2 + 1),
-              2 * sp.sin(x) * sp.cos(y)):
+    for e in (
+        x**3 + x**2 + x,
+        sp.sin(x**2) * sp.cos(x) - 1,
+        sp.log(x + 1) + sp.log(x**2 + 1),
+        2 * sp.sin(x) * sp.cos(y),
+    ):
         t, c = encode(e, 6, return_constants=True)
         assert sp.simplify(decode(t, c, round_digits=6) - e) == 0
 
 
 def test_invalid_fills_have_clear_errors():
     good = from_tree(("add", ("x1",), ("sin", ("x1",))), 3)
-    bad = good.clone(); bad[6] = X1
+    bad = good.clone()
+    bad[6] = X1
     with pytest.raises(ValueError, match="unary node has a non-empty right child"):
         check_fill(bad)
-    bad = good.clone(); bad[0] = 0
+    bad = good.clone()
+    bad[0] = 0
     with pytest.raises(ValueError, match="the root is empty"):
         check_fill(bad)
-    bad = good.clone(); bad[5] = TOKEN_ID["exp"]
+    bad = good.clone()
+    bad[5] = TOKEN_ID["exp"]
     with pytest.raises(ValueError, match="last level"):
         check_fill(bad)
     with pytest.raises(ValueError, match="unknown token id"):

@@ -1,4 +1,5 @@
 """Chapter 18: GP on fills, similarity, SWPG rewards and loss, the GCN-SR loop."""
+
 import math
 
 import numpy as np
@@ -8,8 +9,17 @@ import torch
 from icml26_lit.gcn_sr.fitness import nguyen
 from icml26_lit.gcn_sr.kernels import score
 from icml26_lit.gcn_sr.spbt import SPBT, Library, from_tree, is_valid, random_tree, to_tree
-from icml26_lit.gcn_sr.swpg import (GCNSR, SubtreeIndex, crossover, gp_refine, mutate,
-                                     risk_seeking_select, spbt_similarity, swpg_loss, swpg_rewards)
+from icml26_lit.gcn_sr.swpg import (
+    GCNSR,
+    SubtreeIndex,
+    crossover,
+    gp_refine,
+    mutate,
+    risk_seeking_select,
+    spbt_similarity,
+    swpg_loss,
+    swpg_rewards,
+)
 
 
 def _subtrees(tree):
@@ -95,8 +105,16 @@ def test_gp_refine_counts_and_validity():
     def scorer(t):
         calls.append(len(t))
         return score(t, X, y)
-    t, rr, c = gp_refine(seeds, r, scorer, SubtreeIndex(spbt), generations=3, n_offspring=20,
-                         rng=np.random.default_rng(0))
+
+    t, rr, c = gp_refine(
+        seeds,
+        r,
+        scorer,
+        SubtreeIndex(spbt),
+        generations=3,
+        n_offspring=20,
+        rng=np.random.default_rng(0),
+    )
     assert calls == [20, 20, 20] and t.shape == (60, 31)
     assert bool(is_valid(t, lib).all())
     torch.testing.assert_close(rr, score(t, X, y)[0])
@@ -116,8 +134,16 @@ def test_gcnsr_never_gets_nan_from_invalid_expressions():
     # data where exp overflows for most trees: rewards are 0, parameters stay finite
     X = torch.linspace(300, 900, 20, dtype=torch.float64)[:, None]
     y = torch.linspace(0, 1, 20, dtype=torch.float64)
-    m = GCNSR(depth=4, library=Library(binary=("mul",), unary=("exp",)), budget=200,
-              batch_size=50, width=8, seed=0, mode="swpg", gp_offspring=20)
+    m = GCNSR(
+        depth=4,
+        library=Library(binary=("mul",), unary=("exp",)),
+        budget=200,
+        batch_size=50,
+        width=8,
+        seed=0,
+        mode="swpg",
+        gp_offspring=20,
+    )
     m.fit(X, y)
     assert all(torch.isfinite(p).all() for p in m.generator.parameters())
 
@@ -135,6 +161,7 @@ def _record_training(m):
     def _log_prob(tokens):
         trained.append((len(drawn) - 1, tokens.cpu().clone()))
         return log_prob(tokens)
+
     m.generator.sample, m.generator.log_prob = _sample, _log_prob
     return drawn, trained
 
@@ -159,8 +186,9 @@ def test_swpg_trains_only_on_the_generators_own_samples(mode):
 def test_imitation_does_train_on_gp_elites():
     # the same check fails for the NGGPPS-style ablation: the check can tell the two apart
     X, y, _ = nguyen(2)
-    m = GCNSR(depth=4, mode="imitation", budget=400, batch_size=40, gp_offspring=30, width=8,
-              seed=3)
+    m = GCNSR(
+        depth=4, mode="imitation", budget=400, batch_size=40, gp_offspring=30, width=8, seed=3
+    )
     drawn, trained = _record_training(m)
     m.fit(X, y)
     assert any(not bool(_rows_in(t, drawn[k]).all()) for k, t in trained)
@@ -174,7 +202,7 @@ def test_gcnsr_leaves_the_global_rng_alone():
     b = GCNSR(depth=3, seed=7)
     c = GCNSR(depth=3, seed=8)
     pa, pb, pc = (torch.cat([p.flatten() for p in m.generator.parameters()]) for m in (a, b, c))
-    assert torch.equal(pa, pb) and not torch.equal(pa, pc)   # the seed alone decides the weights
+    assert torch.equal(pa, pb) and not torch.equal(pa, pc)  # the seed alone decides the weights
 
 
 def test_gcnsr_bad_input():
