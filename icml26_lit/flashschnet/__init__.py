@@ -7,12 +7,34 @@ __all__ = ['BANDWIDTH_GBPS', 'ForceCallCost', 'force_call_cost', 'predicted_step
            'flash_radial_basis', 'linear16', 'radial_basis_reference', 'FLASH_TECHNIQUES', 'SchNet']
 
 # %% ../../nbs/06_flashschnet/00_overview.ipynb #e06a0003
-from .memory import BANDWIDTH_GBPS, ForceCallCost, force_call_cost, predicted_step
-from .kernels import (cfconv, cfconv_reference, cosine_cutoff, flash_radial_basis,
-                                            linear16, radial_basis_reference)
+from icml26_lit.flashschnet.memory import (
+    BANDWIDTH_GBPS,
+    ForceCallCost,
+    force_call_cost,
+    predicted_step,
+)
+from icml26_lit.flashschnet.kernels import (
+    cfconv,
+    cfconv_reference,
+    cosine_cutoff,
+    flash_radial_basis,
+    linear16,
+    radial_basis_reference,
+)
 from .model import FLASH_TECHNIQUES, SchNet
-from . import _solutions  # registers the exercises
+from . import _solutions  # noqa: F401 (registers the exercises)
 
-_all_ = ["BANDWIDTH_GBPS", "ForceCallCost", "force_call_cost", "predicted_step", "cfconv",
-         "cfconv_reference", "cosine_cutoff", "flash_radial_basis", "linear16",
-         "radial_basis_reference", "FLASH_TECHNIQUES", "SchNet"]
+_all_ = [
+    "BANDWIDTH_GBPS",
+    "ForceCallCost",
+    "force_call_cost",
+    "predicted_step",
+    "cfconv",
+    "cfconv_reference",
+    "cosine_cutoff",
+    "flash_radial_basis",
+    "linear16",
+    "radial_basis_reference",
+    "FLASH_TECHNIQUES",
+    "SchNet",
+]

@@ -11,8 +11,13 @@ import math
 import torch
 
 from ..core.exercises import register_exercise
-from .experiments import (CONFIG, _forward_with_grad, make_model, make_system,
-                                                saved_bytes)
+from icml26_lit.flashschnet.experiments import (
+    CONFIG,
+    _forward_with_grad,
+    make_model,
+    make_system,
+    saved_bytes,
+)
 from .kernels import cfconv_reference, cosine_cutoff
 
 # %% ../../nbs/06_flashschnet/90_exercises.ipynb #e06b0007
@@ -24,10 +29,12 @@ def _rbf_reference(dist, mu, gamma, cutoff):
 def _rbf_cases():
     "Edge cases: no edges, distances at and beyond the cutoff, float64, one centre pair."
     mu = torch.linspace(0, 5.0, 8)
-    return [(torch.zeros(0), mu, -2.0, 5.0),
-            (torch.tensor([0.0, 2.5, 5.0, 6.0, 9.9]), mu, -2.0, 5.0),
-            (torch.tensor([0.3, 1.7, 4.2], dtype=torch.float64), mu.double(), -0.5, 5.0),
-            (torch.tensor([1.0]), torch.tensor([0.0, 1.0]), -10.0, 1.5)]
+    return [
+        (torch.zeros(0), mu, -2.0, 5.0),
+        (torch.tensor([0.0, 2.5, 5.0, 6.0, 9.9]), mu, -2.0, 5.0),
+        (torch.tensor([0.3, 1.7, 4.2], dtype=torch.float64), mu.double(), -0.5, 5.0),
+        (torch.tensor([1.0]), torch.tensor([0.0, 1.0]), -10.0, 1.5),
+    ]
 
 
 def _rbf_draw(rng):
@@ -38,17 +45,29 @@ def _rbf_draw(rng):
 
 
 register_exercise(
-    "06.1", "The enveloped Gaussian basis phi_k(d) = exp(gamma (d - mu_k)^2) C(d).",
-    reference=_rbf_reference, cases=_rbf_cases(), draw=_rbf_draw,
+    "06.1",
+    "The enveloped Gaussian basis phi_k(d) = exp(gamma (d - mu_k)^2) C(d).",
+    reference=_rbf_reference,
+    cases=_rbf_cases(),
+    draw=_rbf_draw,
     # float32: exp and cos of arguments rounded to 2^-24 relative; values at most 1
     tolerance=dict(rtol=1e-5, atol=1e-6),
-    hints=["`dist[:, None] - mu` is the (E, K) table of differences.",
-           "The envelope is zero for d >= r_c: use torch.where, not only the cosine."],
-    wrong=[lambda d, mu, g, rc: torch.exp(g * (d[:, None] - mu) ** 2),  # no envelope
-           lambda d, mu, g, rc: torch.exp(g * (d[:, None] - mu) ** 2)  # envelope without the mask
-           * (0.5 * (torch.cos(math.pi * d / rc) + 1))[:, None],
-           lambda d, mu, g, rc: torch.exp(-g * (d[:, None] - mu) ** 2)  # the sign of gamma
-           * cosine_cutoff(d, rc)[:, None]])
+    hints=[
+        "`dist[:, None] - mu` is the (E, K) table of differences.",
+        "The envelope is zero for d >= r_c: use torch.where, not only the cosine.",
+    ],
+    wrong=[
+        lambda d, mu, g, rc: torch.exp(g * (d[:, None] - mu) ** 2),  # no envelope
+        lambda d, mu, g, rc: (
+            torch.exp(g * (d[:, None] - mu) ** 2)  # envelope without the mask
+            * (0.5 * (torch.cos(math.pi * d / rc) + 1))[:, None]
+        ),
+        lambda d, mu, g, rc: (
+            torch.exp(-g * (d[:, None] - mu) ** 2)  # the sign of gamma
+            * cosine_cutoff(d, rc)[:, None]
+        ),
+    ],
+)
 
 # %% ../../nbs/06_flashschnet/90_exercises.ipynb #e06b0011
 def _cf_inputs(n, f, e, g, dtype=torch.float32, rc=3.0):
@@ -64,13 +83,22 @@ def _cf_cases():
     g = torch.Generator().manual_seed(0)
     lone = _cf_inputs(4, 3, 5, g)
     lone[2][1] = torch.tensor([0, 1, 2, 0, 1])  # bead 3 receives nothing
-    return [(torch.randn(3, 2, generator=g), torch.zeros(0, 2), torch.zeros(2, 0, dtype=torch.long),
-             torch.zeros(0), 3.0),
-            _cf_inputs(1, 4, 3, g), lone, _cf_inputs(6, 5, 17, g, torch.float64)]
+    return [
+        (
+            torch.randn(3, 2, generator=g),
+            torch.zeros(0, 2),
+            torch.zeros(2, 0, dtype=torch.long),
+            torch.zeros(0),
+            3.0,
+        ),
+        _cf_inputs(1, 4, 3, g),
+        lone,
+        _cf_inputs(6, 5, 17, g, torch.float64),
+    ]
 
 
 def _cf_draw(rng):
-    g = torch.Generator().manual_seed(int(rng.integers(0, 2 ** 31)))
+    g = torch.Generator().manual_seed(int(rng.integers(0, 2**31)))
     n, f, e = int(rng.integers(1, 30)), int(rng.integers(1, 20)), int(rng.integers(0, 80))
     return _cf_inputs(n, f, e, g)
 
@@ -80,16 +108,25 @@ def _cf_scatter_to_source(x, w, ei, d, rc):
 
 
 register_exercise(
-    "06.2", "The plain CFConv: sum over edges into i of x[src] * W_e * C(d_e).",
-    reference=cfconv_reference, cases=_cf_cases(), draw=_cf_draw,
+    "06.2",
+    "The plain CFConv: sum over edges into i of x[src] * W_e * C(d_e).",
+    reference=cfconv_reference,
+    cases=_cf_cases(),
+    draw=_cf_draw,
     # float32 sums of up to ~10 products of unit normals: a few ulps of values of order 1-10
     tolerance=dict(rtol=1e-5, atol=1e-5),
-    hints=["`x[edge_index[0]]` gathers the source features of every edge.",
-           "`torch.zeros_like(x).index_add_(0, edge_index[1], msg)` sums messages into targets."],
-    wrong=[_cf_scatter_to_source,  # messages flow the wrong way
-           lambda x, w, ei, d, rc: torch.zeros_like(x).index_add_(0, ei[1], x[ei[0]] * w),  # no C
-           lambda x, w, ei, d, rc: torch.zeros_like(x).index_add_(  # the cosine without its mask
-               0, ei[1], x[ei[0]] * w * (0.5 * (torch.cos(torch.pi * d / rc) + 1))[:, None])])
+    hints=[
+        "`x[edge_index[0]]` gathers the source features of every edge.",
+        "`torch.zeros_like(x).index_add_(0, edge_index[1], msg)` sums messages into targets.",
+    ],
+    wrong=[
+        _cf_scatter_to_source,  # messages flow the wrong way
+        lambda x, w, ei, d, rc: torch.zeros_like(x).index_add_(0, ei[1], x[ei[0]] * w),  # no C
+        lambda x, w, ei, d, rc: torch.zeros_like(x).index_add_(  # the cosine without its mask
+            0, ei[1], x[ei[0]] * w * (0.5 * (torch.cos(torch.pi * d / rc) + 1))[:, None]
+        ),
+    ],
+)
 
 # %% ../../nbs/06_flashschnet/90_exercises.ipynb #e06b0015
 def _saved_mb(filters: int, path: str = "+16-bit", seed: int = 0) -> float:
@@ -101,12 +138,18 @@ def _saved_mb(filters: int, path: str = "+16-bit", seed: int = 0) -> float:
 
 
 register_exercise(
-    "06.3", "MB saved for backward by the +16-bit path at ci sizes with 64 filters, seed 0.",
+    "06.3",
+    "MB saved for backward by the +16-bit path at ci sizes with 64 filters, seed 0.",
     value=lambda: _saved_mb(64),
     # a byte count: deterministic; the tolerance only absorbs rounding of the answer to 3 digits
     tolerance=dict(rel=0.005),
-    hints=["Copy the ci preset, set cfg['filters'] = 64, build the system and model for seed 0.",
-           "saved_bytes(_forward_with_grad(m, z, pos, batch), exclude=list(m.parameters()))"],
-    wrong=[0.561756,  # the 32-filter value of the experiment
-           2 * 0.561756],  # exactly double
-    time_limit_s=60.0)
+    hints=[
+        "Copy the ci preset, set cfg['filters'] = 64, build the system and model for seed 0.",
+        "saved_bytes(_forward_with_grad(m, z, pos, batch), exclude=list(m.parameters()))",
+    ],
+    wrong=[
+        0.561756,  # the 32-filter value of the experiment
+        2 * 0.561756,  # exactly double
+    ],
+    time_limit_s=60.0,
+)

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from scipy.stats import ks_2samp
 
-from ..core import get_device, sizes
+from ..core import sizes
 from .memory import force_call_cost
 from .model import SchNet, frozen_parameters
 from ..md.chain import ChainPrior, bead_chain, bond_lengths, radius_of_gyration
@@ -24,35 +24,107 @@ __all__ = ['CONFIG', 'PATHS', 'OBSERVABLES', 'make_system', 'make_model', 'saved
            'ks_distances', 'integrated_autocorrelation', 'time_force_call', 'ladder_benchmark']
 
 # %% ../../nbs/06_flashschnet/07_experiments.ipynb #035ea883
+_CI = dict(
+    n_beads=40,
+    n_replicas=2,
+    hidden=32,
+    filters=32,
+    gaussians=16,
+    interactions=2,
+    cutoff=12.0,
+    weight_gain=3.0,
+    fold_steps=300,
+    n_seeds=5,
+    md_beads=10,
+    md_replicas=4,
+    md_burn=200,
+    md_steps=1000,
+    md_every=2,
+    null_pairs=5,
+    timing_calls=5,
+    ladder_replicas=[1],
+    ladder_steps=20,
+    timing_repeats=2,
+)
+_COLAB = dict(  # the paper's 269 beads and widths; only what differs from ci
+    _CI,
+    n_beads=269,
+    n_replicas=4,
+    hidden=128,
+    filters=128,
+    gaussians=50,
+    interactions=3,
+    fold_steps=1000,
+    md_beads=40,
+    md_burn=1000,
+    md_steps=5000,
+    md_every=5,
+    timing_calls=20,
+    ladder_replicas=[1, 16, 64],
+    ladder_steps=200,
+    timing_repeats=5,
+)
+
+# %% ../../nbs/06_flashschnet/07_experiments.ipynb #9a4cfee4
+_FULL = dict(
+    _COLAB,
+    n_replicas=16,
+    fold_steps=2000,
+    n_seeds=10,
+    md_beads=269,
+    md_replicas=8,
+    md_burn=2000,
+    md_steps=20000,
+    md_every=10,
+    timing_calls=50,
+    ladder_replicas=[1, 16, 64, 128],
+    ladder_steps=1000,
+    timing_repeats=10,
+)
 CONFIG = sizes(
-    ci=dict(n_beads=40, n_replicas=2, hidden=32, filters=32, gaussians=16, interactions=2,
-            cutoff=12.0, weight_gain=3.0, fold_steps=300, n_seeds=5, md_beads=10, md_replicas=4,
-            md_burn=200, md_steps=1000, md_every=2, null_pairs=5, timing_calls=5,
-            ladder_replicas=[1], ladder_steps=20, timing_repeats=2),
-    colab=dict(n_beads=269, n_replicas=4, hidden=128, filters=128, gaussians=50, interactions=3,
-               cutoff=12.0, weight_gain=3.0, fold_steps=1000, n_seeds=5, md_beads=40,
-               md_replicas=4, md_burn=1000, md_steps=5000, md_every=5, null_pairs=5,
-               timing_calls=20, ladder_replicas=[1, 16, 64], ladder_steps=200, timing_repeats=5),
-    full=dict(n_beads=269, n_replicas=16, hidden=128, filters=128, gaussians=50, interactions=3,
-              cutoff=12.0, weight_gain=3.0, fold_steps=2000, n_seeds=10, md_beads=269,
-              md_replicas=8, md_burn=2000, md_steps=20000, md_every=10, null_pairs=5,
-              timing_calls=50, ladder_replicas=[1, 16, 64, 128], ladder_steps=1000,
-              timing_repeats=10),
-    size_keys=["n_beads", "n_replicas", "hidden", "filters", "gaussians", "interactions",
-               "fold_steps", "n_seeds", "md_beads", "md_replicas", "md_burn", "md_steps",
-               "timing_calls", "ladder_steps", "timing_repeats"])
+    ci=_CI,
+    colab=_COLAB,
+    full=_FULL,
+    size_keys=[
+        "n_beads",
+        "n_replicas",
+        "hidden",
+        "filters",
+        "gaussians",
+        "interactions",
+        "fold_steps",
+        "n_seeds",
+        "md_beads",
+        "md_replicas",
+        "md_burn",
+        "md_steps",
+        "timing_calls",
+        "ladder_steps",
+        "timing_repeats",
+    ],
+)
 
+# %% ../../nbs/06_flashschnet/07_experiments.ipynb #c02214e8
 PATHS = {  # name -> (flash techniques, 16-bit weights): the ablation ladder
-    "plain": ((), False), "+radial basis": (("rbf",), False),
-    "+message passing": (("rbf", "message"), False), "+CSR": (("rbf", "message", "csr"), False),
-    "+16-bit": (("rbf", "message", "csr"), True)}
+    "plain": ((), False),
+    "+radial basis": (("rbf",), False),
+    "+message passing": (("rbf", "message"), False),
+    "+CSR": (("rbf", "message", "csr"), False),
+    "+16-bit": (("rbf", "message", "csr"), True),
+}
 
 
-def make_system(cfg, seed: int, n_replicas: int | None = None, dtype=torch.float32,
-                n_beads: int | None = None):
+def make_system(
+    cfg, seed: int, n_replicas: int | None = None, dtype=torch.float32, n_beads: int | None = None
+):
     "The folded bead chain of the experiment: (z, pos, batch) (Chapter 06, *Experiments*)."
-    return bead_chain(n_beads or cfg.n_beads, n_replicas or cfg.n_replicas, seed=seed,
-                      fold_steps=cfg.fold_steps, dtype=dtype)
+    return bead_chain(
+        n_beads or cfg.n_beads,
+        n_replicas or cfg.n_replicas,
+        seed=seed,
+        fold_steps=cfg.fold_steps,
+        dtype=dtype,
+    )
 
 
 def make_model(cfg, seed: int, path: str = "+CSR", backend: str = "auto", prior=None) -> SchNet:
@@ -60,8 +132,18 @@ def make_model(cfg, seed: int, path: str = "+CSR", backend: str = "auto", prior=
     flash, w16 = PATHS[path]
     with torch.random.fork_rng(devices=[]):  # weights from `seed`; the global RNG is left alone
         torch.manual_seed(seed)
-        model = SchNet(cfg.hidden, cfg.filters, cfg.interactions, cfg.gaussians, cutoff=cfg.cutoff,
-                       max_z=21, flash=flash, weights_16bit=w16, backend=backend, prior=prior)
+        model = SchNet(
+            cfg.hidden,
+            cfg.filters,
+            cfg.interactions,
+            cfg.gaussians,
+            cutoff=cfg.cutoff,
+            max_z=21,
+            flash=flash,
+            weights_16bit=w16,
+            backend=backend,
+            prior=prior,
+        )
     with torch.no_grad():  # larger random weights: network forces comparable with the priors'
         for m in model.modules():
             if isinstance(m, torch.nn.Linear):
@@ -71,6 +153,7 @@ def make_model(cfg, seed: int, path: str = "+CSR", backend: str = "auto", prior=
 # %% ../../nbs/06_flashschnet/07_experiments.ipynb #b7d1e2a0
 class _Held:
     "What the pack hook hands autograd: alive exactly as long as the graph keeps the tensor."
+
     def __init__(self, t):
         self.t = t
 
@@ -79,6 +162,7 @@ def saved_bytes(forward, exclude=()) -> int:
     "Bytes of distinct storages that the graph built by `forward()` keeps for its backward."
     import gc
     import weakref
+
     skip = {t.untyped_storage().data_ptr() for t in exclude}
     held = []
 
@@ -86,6 +170,7 @@ def saved_bytes(forward, exclude=()) -> int:
         h = _Held(t)
         held.append(weakref.ref(h))
         return h
+
     with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(pack, lambda h: h.t):
         out = forward()  # keep the output, and with it the graph, alive while counting
         gc.collect()  # a saved output refers to itself through its grad_fn: free dropped cycles
@@ -101,10 +186,12 @@ def saved_bytes(forward, exclude=()) -> int:
 
 
 def _forward_with_grad(model, z, pos, batch):
-    "The energy of `model` with a differentiable `pos` and frozen parameters (a force call's graph)."
+    "Energy of `model` with a differentiable `pos` and frozen parameters (a force call's graph)."
+
     def run():
         with frozen_parameters(model):
             return model(z, pos.detach().requires_grad_(True), batch)
+
     return run
 
 
@@ -116,22 +203,31 @@ def smoke_step(cfg) -> None:
     assert energy.shape == (cfg.n_replicas,) and bool(torch.isfinite(forces).all())
 
 # %% ../../nbs/06_flashschnet/07_experiments.ipynb #e75fd92f
-def force_agreement(cfg, seed: int, z, pos, batch, dtype=torch.float64, backend: str = "auto") -> dict:
+def force_agreement(
+    cfg, seed: int, z, pos, batch, dtype=torch.float64, backend: str = "auto"
+) -> dict:
     "Max |energy| and |force| differences of each ladder rung from the plain model."
     prior = ChainPrior()
-    models = {name: make_model(cfg, seed, name, backend=backend, prior=prior).to(dtype) for name in PATHS}
+    models = {
+        name: make_model(cfg, seed, name, backend=backend, prior=prior).to(dtype) for name in PATHS
+    }
     e_ref, f_ref = models["plain"].energy_and_forces(z, pos.to(dtype), batch)
     out = {}
     for name, m in models.items():
         e, f = m.energy_and_forces(z, pos.to(dtype), batch)
-        out[name] = dict(energy=float((e - e_ref).abs().max()), force=float((f - f_ref).abs().max()),
-                         force_rel=float((f - f_ref).norm() / f_ref.norm()))
+        out[name] = dict(
+            energy=float((e - e_ref).abs().max()),
+            force=float((f - f_ref).abs().max()),
+            force_rel=float((f - f_ref).norm() / f_ref.norm()),
+        )
     m = models["+CSR"]
     m.cutoff_grad = False
     e, f = m.energy_and_forces(z, pos.to(dtype), batch)
-    out["+CSR, cutoff term dropped"] = dict(energy=float((e - e_ref).abs().max()),
-                                            force=float((f - f_ref).abs().max()),
-                                            force_rel=float((f - f_ref).norm() / f_ref.norm()))
+    out["+CSR, cutoff term dropped"] = dict(
+        energy=float((e - e_ref).abs().max()),
+        force=float((f - f_ref).abs().max()),
+        force_rel=float((f - f_ref).norm() / f_ref.norm()),
+    )
     return out
 
 # %% ../../nbs/06_flashschnet/07_experiments.ipynb #f1a2b3c5
@@ -141,12 +237,16 @@ def force_rounding(cfg, seed: int, z, pos, batch, backend: str = "auto") -> dict
     forces = {}
     for path in ("plain", "+CSR"):
         for dtype in (f64, f32):
-            m = make_model(cfg, seed, path, backend=backend, prior=ChainPrior()).to(pos.device, dtype)
+            m = make_model(cfg, seed, path, backend=backend, prior=ChainPrior()).to(
+                pos.device, dtype
+            )
             forces[path, dtype] = m.energy_and_forces(z, pos.to(dtype), batch)[1].double()
     gap = float((forces["+CSR", f64] - forces["plain", f64]).abs().max())
     # each path's float64 error ~ its float32 error scaled by 2^-53 / 2^-24 = 2^-29
     err32 = sum(float((forces[p, f32] - forces[p, f64]).abs().max()) for p in ("plain", "+CSR"))
-    return dict(gap=gap, bound=err32 * 2.0 ** -29, force_scale=float(forces["plain", f64].abs().max()))
+    return dict(
+        gap=gap, bound=err32 * 2.0**-29, force_scale=float(forces["plain", f64].abs().max())
+    )
 
 # %% ../../nbs/06_flashschnet/07_experiments.ipynb #a29c433e
 def pyg_schnet(cfg, seed: int):
@@ -156,9 +256,16 @@ def pyg_schnet(cfg, seed: int):
     def graph(pos, batch):
         ei = radius_graph(pos.detach(), cfg.cutoff, batch)
         return ei, (pos[ei[1]] - pos[ei[0]]).norm(dim=-1)
+
     torch.manual_seed(seed)
-    return PygSchNet(hidden_channels=cfg.hidden, num_filters=cfg.filters, num_interactions=cfg.interactions,
-                     num_gaussians=cfg.gaussians, cutoff=cfg.cutoff, interaction_graph=graph)
+    return PygSchNet(
+        hidden_channels=cfg.hidden,
+        num_filters=cfg.filters,
+        num_interactions=cfg.interactions,
+        num_gaussians=cfg.gaussians,
+        cutoff=cfg.cutoff,
+        interaction_graph=graph,
+    )
 
 
 def pyg_energy_and_forces(model, z, pos, batch):
@@ -169,54 +276,88 @@ def pyg_energy_and_forces(model, z, pos, batch):
         (g,) = torch.autograd.grad(e.sum(), p)
     return e.detach(), -g
 
-
-def memory_table(cfg, seed: int, z, pos, batch, backend: str = "auto", with_pyg: bool = True) -> dict:
+# %% ../../nbs/06_flashschnet/07_experiments.ipynb #0a5f67ba
+def memory_table(
+    cfg, seed: int, z, pos, batch, backend: str = "auto", with_pyg: bool = True
+) -> dict:
     "Measured saved bytes per force call of each rung and of PyG's SchNet, and the modelled bytes."
     n, e = pos.shape[0], radius_graph(pos, cfg.cutoff, batch).shape[1]
     out = {}
     for name, (flash, w16) in PATHS.items():
         m = make_model(cfg, seed, name, backend=backend).to(pos.device)
         measured = saved_bytes(_forward_with_grad(m, z, pos, batch), exclude=list(m.parameters()))
-        model = force_call_cost(n, e, cfg.filters, cfg.gaussians, cfg.interactions, rbf="rbf" in flash,
-                                message="message" in flash, csr="csr" in flash, weights_16bit=w16,
-                                hidden_channels=cfg.hidden)
+        model = force_call_cost(
+            n,
+            e,
+            cfg.filters,
+            cfg.gaussians,
+            cfg.interactions,
+            rbf="rbf" in flash,
+            message="message" in flash,
+            csr="csr" in flash,
+            weights_16bit=w16,
+            hidden_channels=cfg.hidden,
+        )
         out[name] = dict(measured=measured, model=model.saved_bytes, atomics=model.float_atomics)
     if not with_pyg:
         return out
     pyg = pyg_schnet(cfg, seed).to(pos.device)
-    out["PyG SchNet"] = dict(measured=saved_bytes(_forward_with_grad(pyg, z, pos, batch),
-                                                  exclude=list(pyg.parameters())),
-                             model=float("nan"), atomics=float("nan"))
+    out["PyG SchNet"] = dict(
+        measured=saved_bytes(
+            _forward_with_grad(pyg, z, pos, batch), exclude=list(pyg.parameters())
+        ),
+        model=float("nan"),
+        atomics=float("nan"),
+    )
     return out
 
 # %% ../../nbs/06_flashschnet/07_experiments.ipynb #1d23a1e1
-def md_samples(cfg, seed: int, path: str, z, pos, batch, noise_seed: int,
-               backend: str = "auto") -> dict:
+def md_samples(
+    cfg, seed: int, path: str, z, pos, batch, noise_seed: int, backend: str = "auto"
+) -> dict:
     "R_g (T, G) and bond lengths (T, G (n-1)) of a BAOAB run, every md_every steps after md_burn."
     model = make_model(cfg, seed, path, backend=backend, prior=ChainPrior()).to(pos.device)
-    md = BAOAB(lambda p: model.energy_and_forces(z, p, batch), masses=12.0, dt=0.004, friction=1.0,
-               kT=kT_at(300.0), generator=torch.Generator().manual_seed(noise_seed))
+    md = BAOAB(
+        lambda p: model.energy_and_forces(z, p, batch),
+        masses=12.0,
+        dt=0.004,
+        friction=1.0,
+        kT=kT_at(300.0),
+        generator=torch.Generator().manual_seed(noise_seed),
+    )
     rg, bonds = [], []
 
     def record(t, s):
         if t > cfg.md_burn and (t - cfg.md_burn) % cfg.md_every == 0:
             rg.append(radius_of_gyration(s.pos, batch).cpu())
             bonds.append(bond_lengths(s.pos, batch).cpu())
+
     t0 = time.perf_counter()
     md.run(pos, cfg.md_burn + cfg.md_steps, callback=record)
     wall = time.perf_counter() - t0
     steps = cfg.md_burn + cfg.md_steps
-    return dict(rg=torch.stack(rg).double().numpy(), bonds=torch.stack(bonds).double().numpy(),
-                wall_s=wall, steps_mol_per_s=steps * int(batch.max() + 1) / wall)
+    return dict(
+        rg=torch.stack(rg).double().numpy(),
+        bonds=torch.stack(bonds).double().numpy(),
+        wall_s=wall,
+        steps_mol_per_s=steps * int(batch.max() + 1) / wall,
+    )
 
 
 def split_groups(samples: dict, n_groups: int, replicas: int, n_beads: int) -> list:
     "Cut a batched run of `n_groups * replicas` chains into `n_groups` independent samples."
     if samples["rg"].shape[1] != n_groups * replicas:
-        raise ValueError(f"samples hold {samples['rg'].shape[1]} replicas, not {n_groups} x {replicas}")
+        raise ValueError(
+            f"samples hold {samples['rg'].shape[1]} replicas, not {n_groups} x {replicas}"
+        )
     per = replicas * (n_beads - 1)  # bonds of one group
-    return [dict(rg=samples["rg"][:, g * replicas:(g + 1) * replicas],
-                 bonds=samples["bonds"][:, g * per:(g + 1) * per]) for g in range(n_groups)]
+    return [
+        dict(
+            rg=samples["rg"][:, g * replicas : (g + 1) * replicas],
+            bonds=samples["bonds"][:, g * per : (g + 1) * per],
+        )
+        for g in range(n_groups)
+    ]
 
 # %% ../../nbs/06_flashschnet/07_experiments.ipynb #f1a2b3c9
 OBSERVABLES = {"rg": "radius of gyration (A)", "bonds": "bond length (A)"}
@@ -283,8 +424,13 @@ def ladder_benchmark(cfg, seed: int, device, backend: str = "auto") -> list:
         z, pos, batch = z.to(device), pos.to(device), batch.to(device)
         for name in PATHS:
             model = make_model(cfg, seed, name, backend=backend, prior=ChainPrior()).to(device)
-            md = BAOAB(lambda p: model.energy_and_forces(z, p, batch), dt=0.004, friction=1.0,
-                       kT=kT_at(300.0), generator=torch.Generator().manual_seed(seed))
+            md = BAOAB(
+                lambda p: model.energy_and_forces(z, p, batch),
+                dt=0.004,
+                friction=1.0,
+                kT=kT_at(300.0),
+                generator=torch.Generator().manual_seed(seed),
+            )
             if device.type == "cuda":
                 torch.cuda.synchronize()
                 torch.cuda.reset_peak_memory_stats()
@@ -294,7 +440,17 @@ def ladder_benchmark(cfg, seed: int, device, backend: str = "auto") -> list:
                 s = md.step(s)
             rates, s = _timed_rates(md, s, cfg.ladder_steps - half, cfg.timing_repeats, b, device)
             rate = float(np.median(rates))
-            peak = torch.cuda.max_memory_allocated() / 1e6 if device.type == "cuda" else float("nan")
-            rows.append(dict(replicas=b, path=name, rates=rates, timesteps_mol_per_s=rate,
-                             ns_per_day=rate * 4e-6 * 86400, peak_mb=peak))
+            peak = (
+                torch.cuda.max_memory_allocated() / 1e6 if device.type == "cuda" else float("nan")
+            )
+            rows.append(
+                dict(
+                    replicas=b,
+                    path=name,
+                    rates=rates,
+                    timesteps_mol_per_s=rate,
+                    ns_per_day=rate * 4e-6 * 86400,
+                    peak_mb=peak,
+                )
+            )
     return rows

@@ -9,8 +9,13 @@ import math
 
 import torch
 
-from ..core import (HAS_TRITON, check_tensor, register_benchmark, register_kernel,
-                             resolve_backend)
+from icml26_lit.core import (
+    HAS_TRITON,
+    check_tensor,
+    register_benchmark,
+    register_kernel,
+    resolve_backend,
+)
 from ..md.graph import build_csr_pair
 
 if HAS_TRITON:
@@ -28,28 +33,40 @@ FLOAT_DTYPES = (torch.float32, torch.float64)
 
 def cosine_cutoff(d: torch.Tensor, cutoff: float) -> torch.Tensor:
     "C(d) = (cos(pi d / r_c) + 1) / 2 for d < r_c, else 0 (Chapter 06, *Shared pieces*)."
-    return torch.where(d < cutoff, 0.5 * (torch.cos(d * (math.pi / cutoff)) + 1), torch.zeros_like(d))
+    return torch.where(
+        d < cutoff, 0.5 * (torch.cos(d * (math.pi / cutoff)) + 1), torch.zeros_like(d)
+    )
 
 
 def cosine_cutoff_grad(d: torch.Tensor, cutoff: float) -> torch.Tensor:
     "C'(d) = -pi / (2 r_c) sin(pi d / r_c) for d < r_c, else 0 (Chapter 06, *Shared pieces*)."
-    return torch.where(d < cutoff, -0.5 * (math.pi / cutoff) * torch.sin(d * (math.pi / cutoff)),
-                       torch.zeros_like(d))
+    return torch.where(
+        d < cutoff,
+        -0.5 * (math.pi / cutoff) * torch.sin(d * (math.pi / cutoff)),
+        torch.zeros_like(d),
+    )
 
-
+# %% ../../nbs/06_flashschnet/05_kernels.ipynb #ef2f80f1
 def _np2(n: int) -> int:
     return 1 << max(0, (int(n) - 1).bit_length())
 
 
 def _check_cutoff(cutoff) -> float:
-    if isinstance(cutoff, bool) or not isinstance(cutoff, (int, float)) or not cutoff > 0 \
-            or not math.isfinite(cutoff):
+    if (
+        isinstance(cutoff, bool)
+        or not isinstance(cutoff, (int, float))
+        or not cutoff > 0
+        or not math.isfinite(cutoff)
+    ):
         raise ValueError(f"cutoff must be a positive finite number, got {cutoff!r}")
     return float(cutoff)
 
 
 def _check_edges(edge_index, num_nodes: int) -> torch.Tensor:
-    if not isinstance(edge_index, torch.Tensor) or edge_index.dtype not in (torch.int32, torch.int64):
+    if not isinstance(edge_index, torch.Tensor) or edge_index.dtype not in (
+        torch.int32,
+        torch.int64,
+    ):
         raise TypeError("edge_index must be an integer torch.Tensor of shape (2, E)")
     if edge_index.dim() != 2 or edge_index.shape[0] != 2:
         raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
@@ -65,8 +82,12 @@ def _check_csr(csr, edge_index, num_nodes):
     if not isinstance(csr, (tuple, list)) or len(csr) != 4:
         raise ValueError("csr must be (dst_ptr, dst_perm, src_ptr, src_perm) from build_csr_pair")
     e = edge_index.shape[1]
-    if csr[0].shape != (num_nodes + 1,) or csr[1].shape != (e,) or csr[2].shape != (num_nodes + 1,) \
-            or csr[3].shape != (e,):
+    if (
+        csr[0].shape != (num_nodes + 1,)
+        or csr[1].shape != (e,)
+        or csr[2].shape != (num_nodes + 1,)
+        or csr[3].shape != (e,)
+    ):
         raise ValueError("csr does not match edge_index (rebuild it with build_csr_pair)")
     return tuple(c.contiguous() for c in csr)
 
@@ -75,13 +96,14 @@ def _params(dtype, device, gamma: float, cutoff: float) -> torch.Tensor:
     return torch.tensor([gamma, cutoff, math.pi / cutoff], dtype=dtype, device=device)
 
 # %% ../../nbs/06_flashschnet/05_kernels.ipynb #1c942dd6
-def radial_basis_reference(pos: torch.Tensor,  # (N, 3) positions
-                           edge_index: torch.Tensor,  # (2, E) source, target
-                           mu: torch.Tensor,  # (K,) Gaussian centres
-                           gamma: float,  # negative width parameter
-                           cutoff: float,  # r_c
-                           ) -> tuple[torch.Tensor, torch.Tensor]:
-    "Plain PyTorch distances (E,) and enveloped Gaussians (E, K) (Chapter 06, *Flash radial basis*)."
+def radial_basis_reference(
+    pos: torch.Tensor,  # (N, 3) positions
+    edge_index: torch.Tensor,  # (2, E) source, target
+    mu: torch.Tensor,  # (K,) Gaussian centres
+    gamma: float,  # negative width parameter
+    cutoff: float,  # r_c
+) -> tuple[torch.Tensor, torch.Tensor]:
+    "Plain distances (E,) and enveloped Gaussians (E, K) (Chapter 06, *Flash radial basis*)."
     # bytes: E*3 gathered and written, then E*K written and read ~4 times (diff, square, exp, *C)
     vec = pos[edge_index[1]] - pos[edge_index[0]]
     dist = vec.norm(dim=-1)
@@ -115,7 +137,9 @@ def _rbf_bwd_edge_torch(pos, src, dst, mu, par, g_phi, g_dist):
     diff = dist[:, None] - mu
     ex = torch.exp(gamma * diff * diff)
     g = g_dist + (g_phi * ex * (2 * gamma * diff * c[:, None] + dc[:, None])).sum(-1)
-    inv = torch.where(dist > 0, 1 / torch.where(dist > 0, dist, torch.ones_like(dist)), torch.zeros_like(dist))
+    inv = torch.where(
+        dist > 0, 1 / torch.where(dist > 0, dist, torch.ones_like(dist)), torch.zeros_like(dist)
+    )
     return vec * (g * inv)[:, None]
 
 
@@ -127,6 +151,7 @@ def _node_vec3_torch(gvec, src, dst, csr, n):
 
 # %% ../../nbs/06_flashschnet/05_kernels.ipynb #455e34cb
 if HAS_TRITON:
+
     @triton.jit
     def _cosine_cutoff(d, rc, pi_rc):
         # C(d) = (cos(pi d / r_c) + 1) / 2 and C'(d) inside the cutoff, 0 outside
@@ -139,18 +164,36 @@ if HAS_TRITON:
         # r_ij = pos_i - pos_j for a block of edges j -> i, its length d, the cutoff C(d) and C'(d)
         j = tl.load(src_ptr + offs, mask=me, other=0)
         i = tl.load(dst_ptr + offs, mask=me, other=0)
-        dx = tl.load(pos_ptr + i * 3, mask=me, other=0.0) - tl.load(pos_ptr + j * 3, mask=me, other=0.0)
-        dy = (tl.load(pos_ptr + i * 3 + 1, mask=me, other=0.0)
-              - tl.load(pos_ptr + j * 3 + 1, mask=me, other=0.0))
-        dz = (tl.load(pos_ptr + i * 3 + 2, mask=me, other=0.0)
-              - tl.load(pos_ptr + j * 3 + 2, mask=me, other=0.0))
+        dx = tl.load(pos_ptr + i * 3, mask=me, other=0.0) - tl.load(
+            pos_ptr + j * 3, mask=me, other=0.0
+        )
+        dy = tl.load(pos_ptr + i * 3 + 1, mask=me, other=0.0) - tl.load(
+            pos_ptr + j * 3 + 1, mask=me, other=0.0
+        )
+        dz = tl.load(pos_ptr + i * 3 + 2, mask=me, other=0.0) - tl.load(
+            pos_ptr + j * 3 + 2, mask=me, other=0.0
+        )
         d = tl.sqrt(dx * dx + dy * dy + dz * dz)
         c, dc = _cosine_cutoff(d, tl.load(par_ptr + 1), tl.load(par_ptr + 2))
         return dx, dy, dz, d, c, dc, tl.load(par_ptr)
 
+# %% ../../nbs/06_flashschnet/05_kernels.ipynb #f7b8cdc6
+if HAS_TRITON:
+
     @triton.jit
-    def _rbf_fwd_kernel(pos_ptr, src_ptr, dst_ptr, mu_ptr, par_ptr, dist_ptr, phi_ptr, E, K,
-                        BLOCK_E: tl.constexpr, BLOCK_K: tl.constexpr):
+    def _rbf_fwd_kernel(
+        pos_ptr,
+        src_ptr,
+        dst_ptr,
+        mu_ptr,
+        par_ptr,
+        dist_ptr,
+        phi_ptr,
+        E,
+        K,
+        BLOCK_E: tl.constexpr,
+        BLOCK_K: tl.constexpr,
+    ):
         offs = tl.program_id(0) * BLOCK_E + tl.arange(0, BLOCK_E)
         me = offs < E
         dx, dy, dz, d, c, dc, gamma = _edge_geometry(pos_ptr, src_ptr, dst_ptr, par_ptr, offs, me)
@@ -163,9 +206,24 @@ if HAS_TRITON:
             phi = tl.exp(gamma * diff * diff) * c[:, None]  # phi_ek = exp(gamma (d - mu)^2) C(d)
             tl.store(phi_ptr + offs[:, None] * K + k[None, :], phi, mask=me[:, None] & mk[None, :])
 
+# %% ../../nbs/06_flashschnet/05_kernels.ipynb #64672b23
+if HAS_TRITON:
+
     @triton.jit
-    def _rbf_bwd_edge_kernel(pos_ptr, src_ptr, dst_ptr, mu_ptr, par_ptr, gphi_ptr, gdist_ptr,
-                             gvec_ptr, E, K, BLOCK_E: tl.constexpr, BLOCK_K: tl.constexpr):
+    def _rbf_bwd_edge_kernel(
+        pos_ptr,
+        src_ptr,
+        dst_ptr,
+        mu_ptr,
+        par_ptr,
+        gphi_ptr,
+        gdist_ptr,
+        gvec_ptr,
+        E,
+        K,
+        BLOCK_E: tl.constexpr,
+        BLOCK_K: tl.constexpr,
+    ):
         offs = tl.program_id(0) * BLOCK_E + tl.arange(0, BLOCK_E)
         me = offs < E
         dx, dy, dz, d, c, dc, gamma = _edge_geometry(pos_ptr, src_ptr, dst_ptr, par_ptr, offs, me)
@@ -185,9 +243,13 @@ if HAS_TRITON:
         tl.store(gvec_ptr + offs * 3 + 1, g * dy * inv, mask=me)
         tl.store(gvec_ptr + offs * 3 + 2, g * dz * inv, mask=me)
 
+# %% ../../nbs/06_flashschnet/05_kernels.ipynb #d85d1b9f
+if HAS_TRITON:
+
     @triton.jit
-    def _node_vec3_kernel(gvec_ptr, dptr_ptr, dperm_ptr, sptr_ptr, sperm_ptr, out_ptr,
-                          BLOCK_E: tl.constexpr):
+    def _node_vec3_kernel(
+        gvec_ptr, dptr_ptr, dperm_ptr, sptr_ptr, sperm_ptr, out_ptr, BLOCK_E: tl.constexpr
+    ):
         node = tl.program_id(0)
         col = tl.arange(0, 4)
         mc = col < 3
@@ -197,13 +259,17 @@ if HAS_TRITON:
             k = s + tl.arange(0, BLOCK_E)
             mk = k < end
             e = tl.load(dperm_ptr + k, mask=mk, other=0)
-            acc += tl.load(gvec_ptr + e[:, None] * 3 + col[None, :], mask=mk[:, None] & mc[None, :], other=0.0)
+            acc += tl.load(
+                gvec_ptr + e[:, None] * 3 + col[None, :], mask=mk[:, None] & mc[None, :], other=0.0
+            )
         start, end = tl.load(sptr_ptr + node), tl.load(sptr_ptr + node + 1)
         for s in range(start, end, BLOCK_E):  # edges leaving node: - g u
             k = s + tl.arange(0, BLOCK_E)
             mk = k < end
             e = tl.load(sperm_ptr + k, mask=mk, other=0)
-            acc -= tl.load(gvec_ptr + e[:, None] * 3 + col[None, :], mask=mk[:, None] & mc[None, :], other=0.0)
+            acc -= tl.load(
+                gvec_ptr + e[:, None] * 3 + col[None, :], mask=mk[:, None] & mc[None, :], other=0.0
+            )
         tl.store(out_ptr + node * 3 + col, tl.sum(acc, axis=0), mask=mc)
 
 # %% ../../nbs/06_flashschnet/05_kernels.ipynb #33407b52
@@ -218,28 +284,43 @@ def _rbf_fwd(pos, src, dst, mu, par, backend):
     dist = pos.new_empty(e)
     phi = pos.new_empty(e, k)
     if e:
-        _rbf_fwd_kernel[(triton.cdiv(e, _BLOCK_E),)](pos, src, dst, mu, par, dist, phi, e, k,
-                                                     BLOCK_E=_BLOCK_E, BLOCK_K=min(64, _np2(k)))
+        _rbf_fwd_kernel[(triton.cdiv(e, _BLOCK_E),)](
+            pos, src, dst, mu, par, dist, phi, e, k, BLOCK_E=_BLOCK_E, BLOCK_K=min(64, _np2(k))
+        )
     return dist, phi
 
 
 def _rbf_bwd(pos, src, dst, mu, par, csr, g_phi, g_dist, backend):
     n = pos.shape[0]
     if backend == "torch":
-        return _node_vec3_torch(_rbf_bwd_edge_torch(pos, src, dst, mu, par, g_phi, g_dist), src, dst, csr, n)
+        return _node_vec3_torch(
+            _rbf_bwd_edge_torch(pos, src, dst, mu, par, g_phi, g_dist), src, dst, csr, n
+        )
     e, k = src.numel(), mu.numel()
     gvec = pos.new_empty(e, 3)
     out = pos.new_zeros(n, 3)
     if e:
-        _rbf_bwd_edge_kernel[(triton.cdiv(e, _BLOCK_E),)](pos, src, dst, mu, par, g_phi, g_dist, gvec,
-                                                          e, k, BLOCK_E=_BLOCK_E, BLOCK_K=min(64, _np2(k)))
+        _rbf_bwd_edge_kernel[(triton.cdiv(e, _BLOCK_E),)](
+            pos,
+            src,
+            dst,
+            mu,
+            par,
+            g_phi,
+            g_dist,
+            gvec,
+            e,
+            k,
+            BLOCK_E=_BLOCK_E,
+            BLOCK_K=min(64, _np2(k)),
+        )
     if n and e:
         _node_vec3_kernel[(n,)](gvec, *csr, out, BLOCK_E=_BLOCK_SEG)
     return out
 
-
+# %% ../../nbs/06_flashschnet/05_kernels.ipynb #644e3c03
 class RadialBasisFunction(torch.autograd.Function):
-    "Fused distance + Gaussians + envelope; backward recomputes them (Chapter 06, *Flash radial basis*)."
+    "Fused distance, Gaussians, envelope; backward recomputes (Chapter 06, *Flash radial basis*)."
 
     @staticmethod
     def forward(ctx, pos, edge_index, mu, par, csr, backend):
@@ -255,18 +336,21 @@ class RadialBasisFunction(torch.autograd.Function):
         e = edge_index.shape[1]
         g_dist = pos.new_zeros(e) if g_dist is None else g_dist.contiguous()
         g_phi = pos.new_zeros(e, mu.numel()) if g_phi is None else g_phi.contiguous()
-        grad = _rbf_bwd(pos, edge_index[0], edge_index[1], mu, par, tuple(csr), g_phi, g_dist, ctx.backend)
+        grad = _rbf_bwd(
+            pos, edge_index[0], edge_index[1], mu, par, tuple(csr), g_phi, g_dist, ctx.backend
+        )
         return grad, None, None, None, None, None
 
 
-def flash_radial_basis(pos: torch.Tensor,  # (N, 3) positions
-                       edge_index: torch.Tensor,  # (2, E) source, target
-                       mu: torch.Tensor,  # (K,) Gaussian centres
-                       gamma: float,  # negative width parameter
-                       cutoff: float,  # r_c
-                       csr: tuple | None = None,  # build_csr_pair(edge_index, N), built if None
-                       backend: str = "auto",  # "auto" | "triton" | "torch" (the CPU twin)
-                       ) -> tuple[torch.Tensor, torch.Tensor]:
+def flash_radial_basis(
+    pos: torch.Tensor,  # (N, 3) positions
+    edge_index: torch.Tensor,  # (2, E) source, target
+    mu: torch.Tensor,  # (K,) Gaussian centres
+    gamma: float,  # negative width parameter
+    cutoff: float,  # r_c
+    csr: tuple | None = None,  # build_csr_pair(edge_index, N), built if None
+    backend: str = "auto",  # "auto" | "triton" | "torch" (the CPU twin)
+) -> tuple[torch.Tensor, torch.Tensor]:
     "Distances (E,) and enveloped Gaussians (E, K) in one pass (Chapter 06, *Flash radial basis*)."
     pos = check_tensor(pos, "pos", shape=(None, 3), dtypes=FLOAT_DTYPES)
     cutoff = _check_cutoff(cutoff)
@@ -280,26 +364,55 @@ def flash_radial_basis(pos: torch.Tensor,  # (N, 3) positions
     return RadialBasisFunction.apply(pos, edge_index, mu, par, csr, backend)
 
 # %% ../../nbs/06_flashschnet/05_kernels.ipynb #0151a578
-_SIG_RBF_FWD = {"pos_ptr": "*fp32", "src_ptr": "*i64", "dst_ptr": "*i64", "mu_ptr": "*fp32",
-                "par_ptr": "*fp32", "dist_ptr": "*fp32", "phi_ptr": "*fp32", "E": "i32", "K": "i32",
-                "BLOCK_E": "constexpr", "BLOCK_K": "constexpr"}
-_SIG_RBF_BWD = {"pos_ptr": "*fp32", "src_ptr": "*i64", "dst_ptr": "*i64", "mu_ptr": "*fp32",
-                "par_ptr": "*fp32", "gphi_ptr": "*fp32", "gdist_ptr": "*fp32", "gvec_ptr": "*fp32",
-                "E": "i32", "K": "i32", "BLOCK_E": "constexpr", "BLOCK_K": "constexpr"}
-_SIG_NODE_VEC3 = {"gvec_ptr": "*fp32", "dptr_ptr": "*i64", "dperm_ptr": "*i64", "sptr_ptr": "*i64",
-                  "sperm_ptr": "*i64", "out_ptr": "*fp32", "BLOCK_E": "constexpr"}
+_SIG_RBF_FWD = {
+    "pos_ptr": "*fp32",
+    "src_ptr": "*i64",
+    "dst_ptr": "*i64",
+    "mu_ptr": "*fp32",
+    "par_ptr": "*fp32",
+    "dist_ptr": "*fp32",
+    "phi_ptr": "*fp32",
+    "E": "i32",
+    "K": "i32",
+    "BLOCK_E": "constexpr",
+    "BLOCK_K": "constexpr",
+}
+_SIG_RBF_BWD = {
+    "pos_ptr": "*fp32",
+    "src_ptr": "*i64",
+    "dst_ptr": "*i64",
+    "mu_ptr": "*fp32",
+    "par_ptr": "*fp32",
+    "gphi_ptr": "*fp32",
+    "gdist_ptr": "*fp32",
+    "gvec_ptr": "*fp32",
+    "E": "i32",
+    "K": "i32",
+    "BLOCK_E": "constexpr",
+    "BLOCK_K": "constexpr",
+}
+_SIG_NODE_VEC3 = {
+    "gvec_ptr": "*fp32",
+    "dptr_ptr": "*i64",
+    "dperm_ptr": "*i64",
+    "sptr_ptr": "*i64",
+    "sperm_ptr": "*i64",
+    "out_ptr": "*fp32",
+    "BLOCK_E": "constexpr",
+}
 if HAS_TRITON:
     register_kernel("06", _rbf_fwd_kernel, _SIG_RBF_FWD, {"BLOCK_E": 64, "BLOCK_K": 64})
     register_kernel("06", _rbf_bwd_edge_kernel, _SIG_RBF_BWD, {"BLOCK_E": 64, "BLOCK_K": 64})
     register_kernel("06", _node_vec3_kernel, _SIG_NODE_VEC3, {"BLOCK_E": 16})
 
 # %% ../../nbs/06_flashschnet/05_kernels.ipynb #3472b029
-def cfconv_reference(x: torch.Tensor,  # (N, F) source features
-                     filter: torch.Tensor,  # (E, F) filter W_e
-                     edge_index: torch.Tensor,  # (2, E) source, target
-                     dist: torch.Tensor,  # (E,) edge lengths
-                     cutoff: float,  # r_c
-                     ) -> torch.Tensor:
+def cfconv_reference(
+    x: torch.Tensor,  # (N, F) source features
+    filter: torch.Tensor,  # (E, F) filter W_e
+    edge_index: torch.Tensor,  # (2, E) source, target
+    dist: torch.Tensor,  # (E,) edge lengths
+    cutoff: float,  # r_c
+) -> torch.Tensor:
     "Plain PyTorch CFConv: index_add of x[src] * W * C(d) (Chapter 06, *Flash message passing*)."
     # bytes: x[src] (E*F) written + read, W*C (E*F) written + read, message (E*F) written + read,
     # then E*F atomic read-modify-writes into the output on a GPU
@@ -324,9 +437,21 @@ def _edge_bwd_torch(x, g, w, dist, par, src, dst, cutoff_grad):
 
 # %% ../../nbs/06_flashschnet/05_kernels.ipynb #7c16feac
 if HAS_TRITON:
+
     @triton.jit
-    def _cfconv_coo_kernel(x_ptr, w_ptr, dist_ptr, par_ptr, gather_ptr, scatter_ptr, out_ptr, E, F,
-                           BLOCK_E: tl.constexpr, BLOCK_F: tl.constexpr):
+    def _cfconv_coo_kernel(
+        x_ptr,
+        w_ptr,
+        dist_ptr,
+        par_ptr,
+        gather_ptr,
+        scatter_ptr,
+        out_ptr,
+        E,
+        F,
+        BLOCK_E: tl.constexpr,
+        BLOCK_F: tl.constexpr,
+    ):
         offs = tl.program_id(0) * BLOCK_E + tl.arange(0, BLOCK_E)
         me = offs < E
         j = tl.load(gather_ptr + offs, mask=me, other=0)
@@ -340,9 +465,23 @@ if HAS_TRITON:
             wv = tl.load(w_ptr + offs[:, None] * F + f[None, :], mask=m, other=0.0).to(xv.dtype)
             tl.atomic_add(out_ptr + i[:, None] * F + f[None, :], xv * wv * c[:, None], mask=m)
 
+# %% ../../nbs/06_flashschnet/05_kernels.ipynb #f23b038d
+if HAS_TRITON:
+
     @triton.jit
-    def _cfconv_csr_kernel(x_ptr, w_ptr, dist_ptr, par_ptr, gather_ptr, ptr_ptr, perm_ptr, out_ptr, F,
-                           BLOCK_E: tl.constexpr, BLOCK_F: tl.constexpr):
+    def _cfconv_csr_kernel(
+        x_ptr,
+        w_ptr,
+        dist_ptr,
+        par_ptr,
+        gather_ptr,
+        ptr_ptr,
+        perm_ptr,
+        out_ptr,
+        F,
+        BLOCK_E: tl.constexpr,
+        BLOCK_F: tl.constexpr,
+    ):
         node = tl.program_id(0)
         start, end = tl.load(ptr_ptr + node), tl.load(ptr_ptr + node + 1)
         rc, pi_rc = tl.load(par_ptr + 1), tl.load(par_ptr + 2)
@@ -363,9 +502,25 @@ if HAS_TRITON:
                 acc += tl.sum(xv * wv * c[:, None], axis=0)  # registers only, no atomics
             tl.store(out_ptr + node * F + f, acc, mask=mf)  # one store per node
 
+# %% ../../nbs/06_flashschnet/05_kernels.ipynb #218c18ea
+if HAS_TRITON:
+
     @triton.jit
-    def _cfconv_edge_bwd_kernel(x_ptr, g_ptr, w_ptr, dist_ptr, par_ptr, src_ptr, dst_ptr, gw_ptr,
-                                gd_ptr, E, F, BLOCK_E: tl.constexpr, BLOCK_F: tl.constexpr):
+    def _cfconv_edge_bwd_kernel(
+        x_ptr,
+        g_ptr,
+        w_ptr,
+        dist_ptr,
+        par_ptr,
+        src_ptr,
+        dst_ptr,
+        gw_ptr,
+        gd_ptr,
+        E,
+        F,
+        BLOCK_E: tl.constexpr,
+        BLOCK_F: tl.constexpr,
+    ):
         offs = tl.program_id(0) * BLOCK_E + tl.arange(0, BLOCK_E)
         me = offs < E
         j = tl.load(src_ptr + offs, mask=me, other=0)
@@ -376,8 +531,9 @@ if HAS_TRITON:
         for f0 in range(0, F, BLOCK_F):
             f = f0 + tl.arange(0, BLOCK_F)
             m = me[:, None] & (f < F)[None, :]
-            t = tl.load(x_ptr + j[:, None] * F + f[None, :], mask=m, other=0.0) * \
-                tl.load(g_ptr + i[:, None] * F + f[None, :], mask=m, other=0.0)
+            t = tl.load(x_ptr + j[:, None] * F + f[None, :], mask=m, other=0.0) * tl.load(
+                g_ptr + i[:, None] * F + f[None, :], mask=m, other=0.0
+            )
             wv = tl.load(w_ptr + offs[:, None] * F + f[None, :], mask=m, other=0.0).to(t.dtype)
             tl.store(gw_ptr + offs[:, None] * F + f[None, :], t * c[:, None], mask=m)  # grad of W_e
             acc += tl.sum(t * wv, axis=1)
@@ -398,11 +554,23 @@ def _cfconv_forward(x, w, dist, par, src, dst, csr, mode, backend):
     if e == 0 or n == 0 or f == 0:
         return out
     if mode == "csr":
-        _cfconv_csr_kernel[(n,)](x, w, dist, par, src, dst_ptr, dst_perm, out, f,
-                                 BLOCK_E=_BLOCK_SEG, BLOCK_F=min(64, _np2(f)))
+        _cfconv_csr_kernel[(n,)](
+            x,
+            w,
+            dist,
+            par,
+            src,
+            dst_ptr,
+            dst_perm,
+            out,
+            f,
+            BLOCK_E=_BLOCK_SEG,
+            BLOCK_F=min(64, _np2(f)),
+        )
     else:
-        _cfconv_coo_kernel[(triton.cdiv(e, _BLOCK_E),)](x, w, dist, par, src, dst, out, e, f,
-                                                        BLOCK_E=_BLOCK_E, BLOCK_F=min(64, _np2(f)))
+        _cfconv_coo_kernel[(triton.cdiv(e, _BLOCK_E),)](
+            x, w, dist, par, src, dst, out, e, f, BLOCK_E=_BLOCK_E, BLOCK_F=min(64, _np2(f))
+        )
     return out
 
 
@@ -411,7 +579,7 @@ def _cfconv_grad_x(g, w, dist, par, src, dst, csr, mode, backend):
     flipped = (csr[2], csr[3], csr[0], csr[1])  # source-CSR plays the target-CSR's part
     return _cfconv_forward(g, w, dist, par, dst, src, flipped, mode, backend)
 
-
+# %% ../../nbs/06_flashschnet/05_kernels.ipynb #d0dc7f3c
 def _cfconv_edge_bwd(x, g, w, dist, par, src, dst, cutoff_grad, backend):
     if backend == "torch":
         return _edge_bwd_torch(x, g, w, dist, par, src, dst, cutoff_grad)
@@ -419,9 +587,21 @@ def _cfconv_edge_bwd(x, g, w, dist, par, src, dst, cutoff_grad, backend):
     grad_w = torch.empty(e, f, dtype=w.dtype, device=x.device)
     grad_d = x.new_zeros(e)
     if e and f:
-        _cfconv_edge_bwd_kernel[(triton.cdiv(e, _BLOCK_E),)](x, g, w, dist, par, src, dst, grad_w,
-                                                             grad_d, e, f, BLOCK_E=_BLOCK_E,
-                                                             BLOCK_F=min(64, _np2(f)))
+        _cfconv_edge_bwd_kernel[(triton.cdiv(e, _BLOCK_E),)](
+            x,
+            g,
+            w,
+            dist,
+            par,
+            src,
+            dst,
+            grad_w,
+            grad_d,
+            e,
+            f,
+            BLOCK_E=_BLOCK_E,
+            BLOCK_F=min(64, _np2(f)),
+        )
     return grad_w, (grad_d if cutoff_grad else None)
 
 
@@ -445,24 +625,29 @@ class CFConvFunction(torch.autograd.Function):
         if ctx.needs_input_grad[0]:
             grad_x = _cfconv_grad_x(g, w, dist, par, src, dst, tuple(csr), ctx.mode, ctx.backend)
         if ctx.needs_input_grad[1] or ctx.needs_input_grad[2]:
-            grad_w, grad_d = _cfconv_edge_bwd(x, g, w, dist, par, src, dst, ctx.cutoff_grad, ctx.backend)
+            grad_w, grad_d = _cfconv_edge_bwd(
+                x, g, w, dist, par, src, dst, ctx.cutoff_grad, ctx.backend
+            )
         return grad_x, grad_w, grad_d, None, None, None, None, None, None
 
-
-def cfconv(x: torch.Tensor,  # (N, F) source features
-           filter: torch.Tensor,  # (E, F) filter W_e (float32/64, or float16 from linear16)
-           edge_index: torch.Tensor,  # (2, E) source, target
-           dist: torch.Tensor,  # (E,) edge lengths
-           cutoff: float,  # r_c of the cosine envelope
-           mode: str = "csr",  # "csr": no float atomics; "coo": one atomic add per edge and feature
-           csr: tuple | None = None,  # build_csr_pair(edge_index, N), built if None
-           backend: str = "auto",  # "auto" | "triton" | "torch" (the CPU twin)
-           cutoff_grad: bool = True,  # keep the cutoff-derivative force term (False only to study its loss)
-           ) -> torch.Tensor:
-    "sum over edges into i of x[src] * W * C(d), with a full backward (Chapter 06, *Flash message passing*)."
+# %% ../../nbs/06_flashschnet/05_kernels.ipynb #3416de77
+def cfconv(
+    x: torch.Tensor,  # (N, F) source features
+    filter: torch.Tensor,  # (E, F) filter W_e (float32/64, or float16 from linear16)
+    edge_index: torch.Tensor,  # (2, E) source, target
+    dist: torch.Tensor,  # (E,) edge lengths
+    cutoff: float,  # r_c of the cosine envelope
+    mode: str = "csr",  # "csr": no float atomics; "coo": one atomic add per edge and feature
+    csr: tuple | None = None,  # build_csr_pair(edge_index, N), built if None
+    backend: str = "auto",  # "auto" | "triton" | "torch" (the CPU twin)
+    cutoff_grad: bool = True,  # keep the cutoff-derivative force term (False: to study its loss)
+) -> torch.Tensor:
+    "CFConv: sum over edges into i of x[src] * W * C(d) (Chapter 06, *Flash message passing*)."
     x = check_tensor(x, "x", ndim=2, dtypes=FLOAT_DTYPES)
     n, f = x.shape
-    filter = check_tensor(filter, "filter", ndim=2, dtypes=FLOAT_DTYPES + (torch.float16, torch.bfloat16))
+    filter = check_tensor(
+        filter, "filter", ndim=2, dtypes=FLOAT_DTYPES + (torch.float16, torch.bfloat16)
+    )
     edge_index = _check_edges(edge_index, n)
     e = edge_index.shape[1]
     if filter.shape != (e, f):
@@ -471,7 +656,9 @@ def cfconv(x: torch.Tensor,  # (N, F) source features
     if dist.dtype != x.dtype:
         raise TypeError(f"dist must have the dtype of x ({x.dtype}), got {dist.dtype}")
     if filter.is_floating_point() and filter.dtype in FLOAT_DTYPES and filter.dtype != x.dtype:
-        raise TypeError(f"filter must have the dtype of x ({x.dtype}) or a 16-bit dtype, got {filter.dtype}")
+        raise TypeError(
+            f"filter must have the dtype of x ({x.dtype}) or a 16-bit dtype, got {filter.dtype}"
+        )
     cutoff = _check_cutoff(cutoff)
     if mode not in ("csr", "coo"):
         raise ValueError(f"mode must be 'csr' or 'coo', got {mode!r}")
@@ -481,36 +668,91 @@ def cfconv(x: torch.Tensor,  # (N, F) source features
     return CFConvFunction.apply(x, filter, dist, edge_index, par, csr, mode, backend, cutoff_grad)
 
 # %% ../../nbs/06_flashschnet/05_kernels.ipynb #05535fdd
-_SIG_COO = {"x_ptr": "*fp32", "w_ptr": "*fp32", "dist_ptr": "*fp32", "par_ptr": "*fp32",
-            "gather_ptr": "*i64", "scatter_ptr": "*i64", "out_ptr": "*fp32", "E": "i32", "F": "i32",
-            "BLOCK_E": "constexpr", "BLOCK_F": "constexpr"}
-_SIG_CSR = {"x_ptr": "*fp32", "w_ptr": "*fp16", "dist_ptr": "*fp32", "par_ptr": "*fp32",
-            "gather_ptr": "*i64", "ptr_ptr": "*i64", "perm_ptr": "*i64", "out_ptr": "*fp32", "F": "i32",
-            "BLOCK_E": "constexpr", "BLOCK_F": "constexpr"}
-_SIG_EDGE_BWD = {"x_ptr": "*fp32", "g_ptr": "*fp32", "w_ptr": "*fp16", "dist_ptr": "*fp32",
-                 "par_ptr": "*fp32", "src_ptr": "*i64", "dst_ptr": "*i64", "gw_ptr": "*fp16",
-                 "gd_ptr": "*fp32", "E": "i32", "F": "i32", "BLOCK_E": "constexpr", "BLOCK_F": "constexpr"}
+_SIG_COO = {
+    "x_ptr": "*fp32",
+    "w_ptr": "*fp32",
+    "dist_ptr": "*fp32",
+    "par_ptr": "*fp32",
+    "gather_ptr": "*i64",
+    "scatter_ptr": "*i64",
+    "out_ptr": "*fp32",
+    "E": "i32",
+    "F": "i32",
+    "BLOCK_E": "constexpr",
+    "BLOCK_F": "constexpr",
+}
+_SIG_CSR = {
+    "x_ptr": "*fp32",
+    "w_ptr": "*fp16",
+    "dist_ptr": "*fp32",
+    "par_ptr": "*fp32",
+    "gather_ptr": "*i64",
+    "ptr_ptr": "*i64",
+    "perm_ptr": "*i64",
+    "out_ptr": "*fp32",
+    "F": "i32",
+    "BLOCK_E": "constexpr",
+    "BLOCK_F": "constexpr",
+}
 if HAS_TRITON:
     register_kernel("06", _cfconv_coo_kernel, _SIG_COO, {"BLOCK_E": 64, "BLOCK_F": 64})
     register_kernel("06", _cfconv_csr_kernel, _SIG_CSR, {"BLOCK_E": 16, "BLOCK_F": 64})
-    register_kernel("06", _cfconv_csr_kernel, dict(_SIG_CSR, w_ptr="*fp32"), {"BLOCK_E": 16, "BLOCK_F": 64},
-                    name="_cfconv_csr_kernel_fp32")
-    register_kernel("06", _cfconv_csr_kernel, {k: v.replace("fp32", "fp64").replace("fp16", "fp64")
-                                               for k, v in _SIG_CSR.items()}, {"BLOCK_E": 16, "BLOCK_F": 64},
-                    name="_cfconv_csr_kernel_fp64")
+    register_kernel(
+        "06",
+        _cfconv_csr_kernel,
+        dict(_SIG_CSR, w_ptr="*fp32"),
+        {"BLOCK_E": 16, "BLOCK_F": 64},
+        name="_cfconv_csr_kernel_fp32",
+    )
+    register_kernel(
+        "06",
+        _cfconv_csr_kernel,
+        {k: v.replace("fp32", "fp64").replace("fp16", "fp64") for k, v in _SIG_CSR.items()},
+        {"BLOCK_E": 16, "BLOCK_F": 64},
+        name="_cfconv_csr_kernel_fp64",
+    )
+
+# %% ../../nbs/06_flashschnet/05_kernels.ipynb #ed028ce3
+_SIG_EDGE_BWD = {
+    "x_ptr": "*fp32",
+    "g_ptr": "*fp32",
+    "w_ptr": "*fp16",
+    "dist_ptr": "*fp32",
+    "par_ptr": "*fp32",
+    "src_ptr": "*i64",
+    "dst_ptr": "*i64",
+    "gw_ptr": "*fp16",
+    "gd_ptr": "*fp32",
+    "E": "i32",
+    "F": "i32",
+    "BLOCK_E": "constexpr",
+    "BLOCK_F": "constexpr",
+}
+if HAS_TRITON:
     # the edge backward in each dtype the model runs it: 16-bit filter (+16-bit), float32 filter
     # (the default path) and float64 (the equivalence checks)
     register_kernel("06", _cfconv_edge_bwd_kernel, _SIG_EDGE_BWD, {"BLOCK_E": 64, "BLOCK_F": 64})
-    register_kernel("06", _cfconv_edge_bwd_kernel, dict(_SIG_EDGE_BWD, w_ptr="*fp32", gw_ptr="*fp32"),
-                    {"BLOCK_E": 64, "BLOCK_F": 64}, name="_cfconv_edge_bwd_kernel_fp32")
-    register_kernel("06", _cfconv_edge_bwd_kernel, {k: v.replace("fp32", "fp64").replace("fp16", "fp64")
-                                                    for k, v in _SIG_EDGE_BWD.items()},
-                    {"BLOCK_E": 64, "BLOCK_F": 64}, name="_cfconv_edge_bwd_kernel_fp64")
+    register_kernel(
+        "06",
+        _cfconv_edge_bwd_kernel,
+        dict(_SIG_EDGE_BWD, w_ptr="*fp32", gw_ptr="*fp32"),
+        {"BLOCK_E": 64, "BLOCK_F": 64},
+        name="_cfconv_edge_bwd_kernel_fp32",
+    )
+    register_kernel(
+        "06",
+        _cfconv_edge_bwd_kernel,
+        {k: v.replace("fp32", "fp64").replace("fp16", "fp64") for k, v in _SIG_EDGE_BWD.items()},
+        {"BLOCK_E": 64, "BLOCK_F": 64},
+        name="_cfconv_edge_bwd_kernel_fp64",
+    )
 
 # %% ../../nbs/06_flashschnet/05_kernels.ipynb #8f741ed2
 def linear_reference(x, weight, bias=None, tanh=False):
     "Plain float Linear (+ tanh) (Chapter 06, *16-bit filter weights*)."
-    y = torch.nn.functional.linear(x, weight.to(x.dtype), None if bias is None else bias.to(x.dtype))
+    y = torch.nn.functional.linear(
+        x, weight.to(x.dtype), None if bias is None else bias.to(x.dtype)
+    )
     return torch.tanh(y) if tanh else y
 
 
@@ -523,30 +765,51 @@ def _linear16_torch(x, w16, b16, tanh, out_dtype):
         y = torch.tanh(y)
     return y.to(out_dtype)
 
-
+# %% ../../nbs/06_flashschnet/05_kernels.ipynb #047c075c
 if HAS_TRITON:
+
     @triton.jit
-    def _linear16_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, K, HAS_BIAS: tl.constexpr,
-                         TANH: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                         BLOCK_K: tl.constexpr):
+    def _linear16_kernel(
+        x_ptr,
+        w_ptr,
+        b_ptr,
+        y_ptr,
+        M,
+        N,
+        K,
+        HAS_BIAS: tl.constexpr,
+        TANH: tl.constexpr,
+        BLOCK_M: tl.constexpr,
+        BLOCK_N: tl.constexpr,
+        BLOCK_K: tl.constexpr,
+    ):
         rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
         rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for k0 in range(0, K, BLOCK_K):
             rk = k0 + tl.arange(0, BLOCK_K)
-            a = tl.load(x_ptr + rm[:, None] * K + rk[None, :], mask=(rm < M)[:, None] & (rk < K)[None, :],
-                        other=0.0).to(tl.float16)
-            b = tl.load(w_ptr + rn[None, :] * K + rk[:, None], mask=(rn < N)[None, :] & (rk < K)[:, None],
-                        other=0.0)  # W^T tile (BLOCK_K, BLOCK_N), float16
+            a = tl.load(
+                x_ptr + rm[:, None] * K + rk[None, :],
+                mask=(rm < M)[:, None] & (rk < K)[None, :],
+                other=0.0,
+            ).to(tl.float16)
+            # W^T tile (BLOCK_K, BLOCK_N), float16
+            b = tl.load(
+                w_ptr + rn[None, :] * K + rk[:, None],
+                mask=(rn < N)[None, :] & (rk < K)[:, None],
+                other=0.0,
+            )
             acc += tl.dot(a, b, out_dtype=tl.float32)  # fp16 x fp16 -> fp32 accumulate
         if HAS_BIAS:
             acc += tl.load(b_ptr + rn, mask=rn < N, other=0.0).to(tl.float32)[None, :]
         if TANH:
             t = tl.exp(-2.0 * tl.abs(acc))  # tanh from exp (no libdevice)
             acc = tl.where(acc >= 0, (1.0 - t) / (1.0 + t), (t - 1.0) / (1.0 + t))
-        tl.store(y_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm < M)[:, None] & (rn < N)[None, :])
+        tl.store(
+            y_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm < M)[:, None] & (rn < N)[None, :]
+        )
 
-
+# %% ../../nbs/06_flashschnet/05_kernels.ipynb #bd8206cb
 def _linear16_forward(x, w16, b16, tanh, out_dtype, backend):
     if backend == "torch":
         return _linear16_torch(x, w16, b16, tanh, out_dtype)
@@ -556,13 +819,24 @@ def _linear16_forward(x, w16, b16, tanh, out_dtype, backend):
     if m and n:
         bm, bn, bk = 64, max(16, min(64, _np2(n))), max(16, min(64, _np2(k)))
         _linear16_kernel[(triton.cdiv(m, bm), triton.cdiv(n, bn))](
-            x, w16, w16 if b16 is None else b16, y, m, n, k, HAS_BIAS=b16 is not None, TANH=tanh,
-            BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk)
+            x,
+            w16,
+            w16 if b16 is None else b16,
+            y,
+            m,
+            n,
+            k,
+            HAS_BIAS=b16 is not None,
+            TANH=tanh,
+            BLOCK_M=bm,
+            BLOCK_N=bn,
+            BLOCK_K=bk,
+        )
     return y
 
 
 class Linear16Function(torch.autograd.Function):
-    "act(x W^T + b) with 16-bit weights and float32 accumulation (Chapter 06, *16-bit filter weights*)."
+    "act(x W^T + b), 16-bit weights, float32 accumulation (Chapter 06, *16-bit filter weights*)."
 
     @staticmethod
     def forward(ctx, x, w16, b16, tanh, out_dtype, backend):
@@ -583,35 +857,54 @@ class Linear16Function(torch.autograd.Function):
         grad_b = g.sum(0).to(w16.dtype) if ctx.needs_input_grad[2] else None
         return grad_x, grad_w, grad_b, None, None, None
 
-
-def linear16(x: torch.Tensor,  # (M, K) input (float32, or float16 from a previous linear16)
-             weight: torch.Tensor,  # (N, K) weights, stored in float16
-             bias: torch.Tensor | None = None,  # (N,) float16
-             tanh: bool = False,  # fuse a tanh
-             out_dtype: torch.dtype = torch.float16,  # dtype of the output
-             backend: str = "auto",  # "auto" | "triton" | "torch" (the CPU twin)
-             ) -> torch.Tensor:
+# %% ../../nbs/06_flashschnet/05_kernels.ipynb #91c84459
+def linear16(
+    x: torch.Tensor,  # (M, K) input (float32, or float16 from a previous linear16)
+    weight: torch.Tensor,  # (N, K) weights, stored in float16
+    bias: torch.Tensor | None = None,  # (N,) float16
+    tanh: bool = False,  # fuse a tanh
+    out_dtype: torch.dtype = torch.float16,  # dtype of the output
+    backend: str = "auto",  # "auto" | "triton" | "torch" (the CPU twin)
+) -> torch.Tensor:
     "16-bit-weight Linear (+ tanh) with float32 accumulation (Chapter 06, *16-bit filter weights*)."
     x = check_tensor(x, "x", ndim=2, dtypes=(torch.float16, torch.float32))
     weight = check_tensor(weight, "weight", ndim=2, dtypes=(torch.float16,), finite=False)
     if weight.shape[1] != x.shape[1]:
         raise ValueError(f"weight must have shape (N, {x.shape[1]}), got {tuple(weight.shape)}")
     if bias is not None:
-        bias = check_tensor(bias, "bias", shape=(weight.shape[0],), dtypes=(torch.float16,), finite=False)
+        bias = check_tensor(
+            bias, "bias", shape=(weight.shape[0],), dtypes=(torch.float16,), finite=False
+        )
     if out_dtype not in (torch.float16, torch.float32):
         raise TypeError(f"out_dtype must be float16 or float32, got {out_dtype}")
     backend = resolve_backend(backend, x)
     return Linear16Function.apply(x, weight, bias, bool(tanh), out_dtype, backend)
 
 # %% ../../nbs/06_flashschnet/05_kernels.ipynb #3707b107
-_SIG_LIN16 = {"x_ptr": "*fp32", "w_ptr": "*fp16", "b_ptr": "*fp16", "y_ptr": "*fp16", "M": "i32", "N": "i32",
-              "K": "i32", "HAS_BIAS": "constexpr", "TANH": "constexpr", "BLOCK_M": "constexpr",
-              "BLOCK_N": "constexpr", "BLOCK_K": "constexpr"}
+_SIG_LIN16 = {
+    "x_ptr": "*fp32",
+    "w_ptr": "*fp16",
+    "b_ptr": "*fp16",
+    "y_ptr": "*fp16",
+    "M": "i32",
+    "N": "i32",
+    "K": "i32",
+    "HAS_BIAS": "constexpr",
+    "TANH": "constexpr",
+    "BLOCK_M": "constexpr",
+    "BLOCK_N": "constexpr",
+    "BLOCK_K": "constexpr",
+}
 _CX_LIN16 = {"HAS_BIAS": True, "TANH": True, "BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64}
 if HAS_TRITON:
     register_kernel("06", _linear16_kernel, _SIG_LIN16, _CX_LIN16)
-    register_kernel("06", _linear16_kernel, dict(_SIG_LIN16, x_ptr="*fp16", y_ptr="*fp16"),
-                    dict(_CX_LIN16, HAS_BIAS=False, TANH=False), name="_linear16_kernel_fp16in")
+    register_kernel(
+        "06",
+        _linear16_kernel,
+        dict(_SIG_LIN16, x_ptr="*fp16", y_ptr="*fp16"),
+        dict(_CX_LIN16, HAS_BIAS=False, TANH=False),
+        name="_linear16_kernel_fp16in",
+    )
 
 # %% ../../nbs/06_flashschnet/05_kernels.ipynb #9d5b0462
 def _bench_graph(device, n=4300, per_node=55, f=128, k=50, seed=0):
@@ -629,50 +922,80 @@ def _bench_graph(device, n=4300, per_node=55, f=128, k=50, seed=0):
 
 def _bench_cfconv(device):
     ei, pos, dist, x, w, csr = _bench_graph(device)
-    return {"torch": lambda: cfconv_reference(x, w, ei, dist, 10.0),
-            "triton": lambda: cfconv(x, w, ei, dist, 10.0, csr=csr, backend="triton"),
-            "triton_coo": lambda: cfconv(x, w, ei, dist, 10.0, mode="coo", csr=csr, backend="triton"),
-            "triton_fp16_filter": lambda: cfconv(x, w.half(), ei, dist, 10.0, csr=csr, backend="triton")}
+    return {
+        "torch": lambda: cfconv_reference(x, w, ei, dist, 10.0),
+        "triton": lambda: cfconv(x, w, ei, dist, 10.0, csr=csr, backend="triton"),
+        "triton_coo": lambda: cfconv(x, w, ei, dist, 10.0, mode="coo", csr=csr, backend="triton"),
+        "triton_fp16_filter": lambda: cfconv(
+            x, w.half(), ei, dist, 10.0, csr=csr, backend="triton"
+        ),
+    }
 
 
 def _bench_rbf(device):
     ei, pos, dist, x, w, csr = _bench_graph(device)
     mu = torch.linspace(0, 10.0, 50, device=device)
     gamma = -0.5 / float(mu[1] - mu[0]) ** 2
-    return {"torch": lambda: radial_basis_reference(pos, ei, mu, gamma, 10.0),
-            "triton": lambda: flash_radial_basis(pos, ei, mu, gamma, 10.0, csr=csr, backend="triton")}
+    return {
+        "torch": lambda: radial_basis_reference(pos, ei, mu, gamma, 10.0),
+        "triton": lambda: flash_radial_basis(pos, ei, mu, gamma, 10.0, csr=csr, backend="triton"),
+    }
 
-
+# %% ../../nbs/06_flashschnet/05_kernels.ipynb #b7496785
 _N, _E, _F, _K = 4300, 4300 * 55, 128, 50
 if HAS_TRITON:
-    register_benchmark("06", "cfconv_csr_forward", _bench_cfconv, lambda: dict(
-        bytes=_E * _F * 4 + _E * _F * 4 + _E * 20 + _N * _F * 4, flops=3 * _E * _F,
-        note="flash CSR: filter E*F read, x[src] E*F gathered (upper bound), dist+index 20 B/edge, "
-             "N*F written; the reference moves ~8 E*F floats plus E*F atomics"))
-    register_benchmark("06", "flash_radial_basis_forward", _bench_rbf, lambda: dict(
-        bytes=_E * (6 * 4 + 16) + _E * 4 + _E * _K * 4, flops=_E * (_K * 6 + 12),
-        note="two position gathers and indices per edge, dist and phi written once"))
+    register_benchmark(
+        "06",
+        "cfconv_csr_forward",
+        _bench_cfconv,
+        lambda: dict(
+            bytes=_E * _F * 4 + _E * _F * 4 + _E * 20 + _N * _F * 4,
+            flops=3 * _E * _F,
+            note="flash CSR: filter E*F read, x[src] E*F gathered (upper bound), "
+            "dist+index 20 B/edge, N*F written; the reference moves ~8 E*F floats plus E*F atomics",
+        ),
+    )
+    register_benchmark(
+        "06",
+        "flash_radial_basis_forward",
+        _bench_rbf,
+        lambda: dict(
+            bytes=_E * (6 * 4 + 16) + _E * 4 + _E * _K * 4,
+            flops=_E * (_K * 6 + 12),
+            note="two position gathers and indices per edge, dist and phi written once",
+        ),
+    )
 
-
+# %% ../../nbs/06_flashschnet/05_kernels.ipynb #c5964940
 def _bench_force_call(device, n_beads=269, n_replicas=64, seed=0):
     "Plain vs flash (+16-bit) SchNet force call on the paper's size (imports kept lazy: no cycle)."
     from icml26_lit.flashschnet.model import SchNet
     from icml26_lit.md.chain import bead_chain
+
     z, pos, batch = bead_chain(n_beads, n_replicas, seed=seed, fold_steps=200)
     z, pos, batch = z.to(device), pos.to(device), batch.to(device)
     torch.manual_seed(seed)
     flash = SchNet(cutoff=12.0, weights_16bit=True).to(device)
     plain = SchNet(cutoff=12.0, flash=()).to(device)
     plain.load_state_dict(flash.state_dict())
-    return {"torch": lambda: plain.energy_and_forces(z, pos, batch),
-            "triton": lambda: flash.energy_and_forces(z, pos, batch)}
+    return {
+        "torch": lambda: plain.energy_and_forces(z, pos, batch),
+        "triton": lambda: flash.energy_and_forces(z, pos, batch),
+    }
 
 
 def _bytes_force_call(n_beads=269 * 64, per_bead=55):
     from icml26_lit.flashschnet.memory import force_call_cost
-    c = force_call_cost(n_beads, n_beads * per_bead, rbf=True, message=True, csr=True, weights_16bit=True)
-    return dict(bytes=c.bytes, flops=0, note="modelled flash force call (forward + backward), "
-                "269 beads x 64 replicas, 55 neighbours per bead; edges assumed, not counted")
+
+    c = force_call_cost(
+        n_beads, n_beads * per_bead, rbf=True, message=True, csr=True, weights_16bit=True
+    )
+    return dict(
+        bytes=c.bytes,
+        flops=0,
+        note="modelled flash force call (forward + backward), "
+        "269 beads x 64 replicas, 55 neighbours per bead; edges assumed, not counted",
+    )
 
 
 if HAS_TRITON:

@@ -17,6 +17,7 @@ STAGES = ("radial basis", "filter MLP", "message", "aggregation")
 @dataclass
 class ForceCallCost:
     "Modelled cost of one force call (Chapter 06, *One force call*)."
+
     bytes_by_stage: dict  # stage -> bytes moved, forward + backward
     float_atomics: int  # float atomic read-modify-writes
     saved_bytes: int  # bytes autograd keeps between forward and backward
@@ -26,20 +27,26 @@ class ForceCallCost:
         return int(sum(self.bytes_by_stage.values()))
 
 
-def force_call_cost(n_beads: int,  # N, all replicas together
-                    n_edges: int,  # E
-                    num_filters: int = 128,  # F
-                    num_gaussians: int = 50,  # K
-                    num_interactions: int = 3,  # L
-                    rbf: bool = False,  # flash radial basis
-                    message: bool = False,  # fused message passing (atomics)
-                    csr: bool = False,  # CSR aggregation (no float atomics)
-                    weights_16bit: bool = False,  # 16-bit filters
-                    hidden_channels: int | None = None,  # h (defaults to F)
-                    ) -> ForceCallCost:
-    "Modelled HBM bytes, float atomics and saved bytes of a force call (Chapter 06, *One force call*)."
-    for name, v in (("n_beads", n_beads), ("n_edges", n_edges), ("num_filters", num_filters),
-                    ("num_gaussians", num_gaussians), ("num_interactions", num_interactions)):
+def force_call_cost(
+    n_beads: int,  # N, all replicas together
+    n_edges: int,  # E
+    num_filters: int = 128,  # F
+    num_gaussians: int = 50,  # K
+    num_interactions: int = 3,  # L
+    rbf: bool = False,  # flash radial basis
+    message: bool = False,  # fused message passing (atomics)
+    csr: bool = False,  # CSR aggregation (no float atomics)
+    weights_16bit: bool = False,  # 16-bit filters
+    hidden_channels: int | None = None,  # h (defaults to F)
+) -> ForceCallCost:
+    "Modelled HBM bytes, float atomics, saved bytes of a force call (Chapter 06, *One force call*)."
+    for name, v in (
+        ("n_beads", n_beads),
+        ("n_edges", n_edges),
+        ("num_filters", num_filters),
+        ("num_gaussians", num_gaussians),
+        ("num_interactions", num_interactions),
+    ):
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise ValueError(f"{name} must be a non-negative integer, got {v!r}")
     N, E, F, K, L = n_beads, n_edges, num_filters, num_gaussians, num_interactions
@@ -68,8 +75,10 @@ def force_call_cost(n_beads: int,  # N, all replicas together
 BANDWIDTH_GBPS = {"H200": 4800.0, "RTX PRO 6000": 1792.0, "Colab T4": 320.0}
 
 
-def predicted_step(cost: ForceCallCost, n_replicas: int, bandwidth_gbps: float, dt_fs: float = 4.0) -> dict:
-    "Memory-bound step time (ms), throughput and ns/day (Chapter 06, *From bytes to MD throughput*)."
+def predicted_step(
+    cost: ForceCallCost, n_replicas: int, bandwidth_gbps: float, dt_fs: float = 4.0
+) -> dict:
+    "Memory-bound step time (ms), throughput, ns/day (Chapter 06, *From bytes to MD throughput*)."
     if not bandwidth_gbps > 0 or n_replicas < 1:
         raise ValueError("bandwidth_gbps must be positive and n_replicas >= 1")
     t = cost.bytes / (bandwidth_gbps * 1e9)

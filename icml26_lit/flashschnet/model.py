@@ -14,8 +14,14 @@ from torch import nn
 
 from ..core import BACKENDS, check_tensor
 from ..md.graph import _check_batch, build_csr_pair, radius_graph
-from .kernels import (_check_edges, cfconv, cfconv_reference, flash_radial_basis,
-                                            linear16, radial_basis_reference)
+from icml26_lit.flashschnet.kernels import (
+    _check_edges,
+    cfconv,
+    cfconv_reference,
+    flash_radial_basis,
+    linear16,
+    radial_basis_reference,
+)
 
 # %% auto #0
 __all__ = ['FLASH_TECHNIQUES', 'InteractionBlock', 'SchNet', 'frozen_parameters']
@@ -35,38 +41,69 @@ class InteractionBlock(nn.Module):
         self.lin2 = nn.Linear(num_filters, hidden_channels)
         self.lin3 = nn.Linear(hidden_channels, hidden_channels)
 
+# %% ../../nbs/06_flashschnet/06_schnet.ipynb #f22eef4e
+def _check_schnet_args(
+    hidden_channels, num_filters, num_interactions, num_gaussians, cutoff, max_z, flash, backend
+) -> tuple:
+    "Validate the arguments of `SchNet`; return `flash` as a tuple (Chapter 06, *The model*)."
+    for name, v in (
+        ("hidden_channels", hidden_channels),
+        ("num_filters", num_filters),
+        ("num_interactions", num_interactions),
+        ("max_z", max_z),
+    ):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    if isinstance(num_gaussians, bool) or not isinstance(num_gaussians, int) or num_gaussians < 2:
+        raise ValueError(f"num_gaussians must be an integer >= 2, got {num_gaussians!r}")
+    if (
+        isinstance(cutoff, bool)
+        or not isinstance(cutoff, (int, float))
+        or not cutoff > 0
+        or not math.isfinite(cutoff)
+    ):
+        raise ValueError(f"cutoff must be a positive finite number, got {cutoff!r}")
+    if isinstance(flash, str):  # tuple("csr") would be ("c", "s", "r")
+        raise TypeError(
+            f"flash must be a tuple of technique names such as ({flash!r},), "
+            f"not the string {flash!r}"
+        )
+    flash = tuple(flash)
+    bad = [t for t in flash if t not in FLASH_TECHNIQUES]
+    if bad:
+        raise ValueError(f"flash has unknown techniques {bad}; choose from {FLASH_TECHNIQUES}")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    return flash
+
 # %% ../../nbs/06_flashschnet/06_schnet.ipynb #f6c593a7
 class SchNet(nn.Module):
     "CGSchNet energy model with switchable IO-aware kernels (Chapter 06, *The model*)."
 
-    def __init__(self, hidden_channels: int = 128,  # h: width of bead features
-                 num_filters: int = 128,  # F: width of the filters
-                 num_interactions: int = 3,  # L: interaction blocks
-                 num_gaussians: int = 50,  # K: radial basis functions
-                 cutoff: float = 10.0,  # r_c in angstrom
-                 max_z: int = 100,  # number of bead types
-                 flash: tuple = FLASH_TECHNIQUES,  # techniques on: subset of ("rbf", "message", "csr")
-                 weights_16bit: bool = False,  # 16-bit filter and output MLP weights (float32 only)
-                 backend: str = "auto",  # kernels: "auto" | "triton" | "torch" (CPU twin)
-                 prior: nn.Module | None = None):  # prior(pos, batch) -> (G,) added to the energy
+    def __init__(
+        self,
+        hidden_channels: int = 128,  # h: width of bead features
+        num_filters: int = 128,  # F: width of the filters
+        num_interactions: int = 3,  # L: interaction blocks
+        num_gaussians: int = 50,  # K: radial basis functions
+        cutoff: float = 10.0,  # r_c in angstrom
+        max_z: int = 100,  # number of bead types
+        flash: tuple = FLASH_TECHNIQUES,  # techniques on: subset of ("rbf", "message", "csr")
+        weights_16bit: bool = False,  # 16-bit filter and output MLP weights (float32 only)
+        backend: str = "auto",  # kernels: "auto" | "triton" | "torch" (CPU twin)
+        prior: nn.Module | None = None,  # prior(pos, batch) -> (G,) added to the energy
+    ):
         super().__init__()
-        for name, v in (("hidden_channels", hidden_channels), ("num_filters", num_filters),
-                        ("num_interactions", num_interactions), ("max_z", max_z)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        if isinstance(num_gaussians, bool) or not isinstance(num_gaussians, int) or num_gaussians < 2:
-            raise ValueError(f"num_gaussians must be an integer >= 2, got {num_gaussians!r}")
-        if isinstance(cutoff, bool) or not isinstance(cutoff, (int, float)) or not cutoff > 0 or not math.isfinite(cutoff):
-            raise ValueError(f"cutoff must be a positive finite number, got {cutoff!r}")
-        if isinstance(flash, str):  # tuple("csr") would be ("c", "s", "r")
-            raise TypeError(f"flash must be a tuple of technique names such as ({flash!r},), "
-                            f"not the string {flash!r}")
-        flash = tuple(flash)
-        bad = [t for t in flash if t not in FLASH_TECHNIQUES]
-        if bad:
-            raise ValueError(f"flash has unknown techniques {bad}; choose from {FLASH_TECHNIQUES}")
-        if backend not in BACKENDS:
-            raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+        flash = _check_schnet_args(
+            hidden_channels,
+            num_filters,
+            num_interactions,
+            num_gaussians,
+            cutoff,
+            max_z,
+            flash,
+            backend,
+        )
         self.flash, self.weights_16bit, self.backend = flash, bool(weights_16bit), backend
         self.cutoff, self.max_z, self.prior = float(cutoff), max_z, prior
         self.cutoff_grad = True  # False reproduces a force term lost by the official fused path
@@ -74,7 +111,9 @@ class SchNet(nn.Module):
         self.register_buffer("mu", torch.linspace(0.0, self.cutoff, num_gaussians))
         self.gamma = -0.5 / (self.cutoff / (num_gaussians - 1)) ** 2  # gamma = -1 / (2 dmu^2)
         self.interactions = nn.ModuleList(
-            InteractionBlock(hidden_channels, num_gaussians, num_filters) for _ in range(num_interactions))
+            InteractionBlock(hidden_channels, num_gaussians, num_filters)
+            for _ in range(num_interactions)
+        )
         self.out1 = nn.Linear(hidden_channels, max(1, hidden_channels // 2))
         self.out2 = nn.Linear(max(1, hidden_channels // 2), 1)
 
@@ -90,7 +129,11 @@ def _inputs(self: SchNet, z, pos, batch, edge_index):
     n = pos.shape[0]
     if n == 0:
         raise ValueError("pos must hold at least one bead")
-    if not isinstance(z, torch.Tensor) or z.dtype not in (torch.int32, torch.int64) or z.shape != (n,):
+    if (
+        not isinstance(z, torch.Tensor)
+        or z.dtype not in (torch.int32, torch.int64)
+        or z.shape != (n,)
+    ):
         raise ValueError(f"z must be an integer tensor of shape ({n},) matching pos")
     if int(z.min()) < 0 or int(z.max()) >= self.max_z:
         raise ValueError(f"z must hold bead types in [0, {self.max_z})")
@@ -102,45 +145,84 @@ def _inputs(self: SchNet, z, pos, batch, edge_index):
         raise ValueError("edge_index joins beads of different replicas (see batch)")
     return z.long(), pos, batch, edge_index
 
+# %% ../../nbs/06_flashschnet/06_schnet.ipynb #32661c83
+@patch
+def _filter(self: SchNet, blk, phi: torch.Tensor, use16: bool) -> torch.Tensor:
+    "The filters W_e = W_b tanh(W_a phi_e + b_a) of one block, (E, F); 16-bit if `use16`."
+    if use16:
+        hid = linear16(
+            phi,
+            blk.filter1.weight.half(),
+            blk.filter1.bias.half(),
+            tanh=True,
+            backend=self.backend,
+        )
+        return linear16(hid, blk.filter2.weight.half(), backend=self.backend)  # (E, F) float16
+    return blk.filter2(torch.tanh(blk.filter1(phi)))
+
+
+@patch
+def _readout(self: SchNet, h: torch.Tensor, use16: bool) -> torch.Tensor:
+    "Energy of each bead (N, 1) from the output MLP; 16-bit weights if `use16`."
+    if use16:
+        a = linear16(
+            h,
+            self.out1.weight.half(),
+            self.out1.bias.half(),
+            tanh=True,
+            out_dtype=torch.float32,
+            backend=self.backend,
+        )
+        return linear16(
+            a,
+            self.out2.weight.half(),
+            self.out2.bias.half(),
+            out_dtype=torch.float32,
+            backend=self.backend,
+        )
+    return self.out2(torch.tanh(self.out1(h)))
+
 # %% ../../nbs/06_flashschnet/06_schnet.ipynb #e64d0d54
 @patch
-def forward(self: SchNet, z: torch.Tensor,  # (N,) bead types
-            pos: torch.Tensor,  # (N, 3) positions, angstrom
-            batch: torch.Tensor | None = None,  # (N,) sorted replica index
-            edge_index: torch.Tensor | None = None,  # (2, E); the radius graph if None
-            ) -> torch.Tensor:
+def forward(
+    self: SchNet,
+    z: torch.Tensor,  # (N,) bead types
+    pos: torch.Tensor,  # (N, 3) positions, angstrom
+    batch: torch.Tensor | None = None,  # (N,) sorted replica index
+    edge_index: torch.Tensor | None = None,  # (2, E); the radius graph if None
+) -> torch.Tensor:
     "Energy of each replica (G,) in kcal/mol."
     z, pos, batch, ei = self._inputs(z, pos, batch, edge_index)
     n, mode = pos.shape[0], self.message_mode
-    csr = build_csr_pair(ei, n) if (self.flash and ei.numel()) else None  # once, shared by all blocks
+    # once, shared by all blocks
+    csr = build_csr_pair(ei, n) if (self.flash and ei.numel()) else None
     if "rbf" in self.flash and ei.numel():
-        dist, phi = flash_radial_basis(pos, ei, self.mu.to(pos.dtype), self.gamma, self.cutoff,
-                                       csr=csr, backend=self.backend)
+        dist, phi = flash_radial_basis(
+            pos, ei, self.mu.to(pos.dtype), self.gamma, self.cutoff, csr=csr, backend=self.backend
+        )
     else:
         dist, phi = radial_basis_reference(pos, ei, self.mu.to(pos.dtype), self.gamma, self.cutoff)
     use16 = self.weights_16bit and pos.dtype == torch.float32  # ignored in float64
     h = self.embedding(z).to(pos.dtype)
     for blk in self.interactions:
         x = blk.lin1(h)
-        if use16:
-            hid = linear16(phi, blk.filter1.weight.half(), blk.filter1.bias.half(), tanh=True,
-                           backend=self.backend)
-            w = linear16(hid, blk.filter2.weight.half(), backend=self.backend)  # (E, F) float16
-        else:
-            w = blk.filter2(torch.tanh(blk.filter1(phi)))
+        w = self._filter(blk, phi, use16)  # (E, F)
         if mode is not None and ei.numel():
-            m = cfconv(x, w, ei, dist, self.cutoff, mode=mode, csr=csr, backend=self.backend,
-                       cutoff_grad=self.cutoff_grad)
+            m = cfconv(
+                x,
+                w,
+                ei,
+                dist,
+                self.cutoff,
+                mode=mode,
+                csr=csr,
+                backend=self.backend,
+                cutoff_grad=self.cutoff_grad,
+            )
         else:
             m = cfconv_reference(x, w, ei, dist, self.cutoff)
         h = h + blk.lin3(torch.tanh(blk.lin2(m)))
-    if use16:
-        a = linear16(h, self.out1.weight.half(), self.out1.bias.half(), tanh=True,
-                     out_dtype=torch.float32, backend=self.backend)
-        e_bead = linear16(a, self.out2.weight.half(), self.out2.bias.half(),
-                          out_dtype=torch.float32, backend=self.backend)
-    else:
-        e_bead = self.out2(torch.tanh(self.out1(h)))
+    e_bead = self._readout(h, use16)  # (N, 1)
     n_graphs = int(batch.max()) + 1
     energy = e_bead.new_zeros(n_graphs).index_add(0, batch, e_bead[:, 0])
     if self.prior is not None:
@@ -149,8 +231,13 @@ def forward(self: SchNet, z: torch.Tensor,  # (N,) bead types
 
 # %% ../../nbs/06_flashschnet/06_schnet.ipynb #5261ea06
 @patch
-def energy_and_forces(self: SchNet, z: torch.Tensor, pos: torch.Tensor, batch: torch.Tensor | None = None,
-                      edge_index: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def energy_and_forces(
+    self: SchNet,
+    z: torch.Tensor,
+    pos: torch.Tensor,
+    batch: torch.Tensor | None = None,
+    edge_index: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
     "Energies (G,) and forces (N, 3) = -dE/dpos; pos needs no requires_grad (Chapter 06, *Forces*)."
     z, pos, batch, edge_index = self._inputs(z, pos, batch, edge_index)  # before requires_grad_
     with torch.enable_grad(), frozen_parameters(self):
@@ -162,7 +249,7 @@ def energy_and_forces(self: SchNet, z: torch.Tensor, pos: torch.Tensor, batch: t
 
 @contextlib.contextmanager
 def frozen_parameters(module: nn.Module):
-    "Parameters stop requiring grad inside the block, so nothing is saved only for weight gradients."
+    "Parameters stop requiring grad in the block: nothing is saved only for weight gradients."
     flags = [(p, p.requires_grad) for p in module.parameters()]
     try:
         for p, _ in flags:

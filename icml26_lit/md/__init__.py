@@ -10,6 +10,17 @@ from .graph import radius_graph, build_csr, build_csr_pair
 from .langevin import KCAL_PER_MOL, BOLTZMANN, kT_at, LangevinState, BAOAB
 from .chain import ChainPrior, radius_of_gyration, bond_lengths, bead_chain
 
-__all__ = ["radius_graph", "build_csr", "build_csr_pair", "KCAL_PER_MOL", "BOLTZMANN", "kT_at",
-           "LangevinState", "BAOAB", "ChainPrior", "radius_of_gyration", "bond_lengths",
-           "bead_chain"]
+__all__ = [
+    "radius_graph",
+    "build_csr",
+    "build_csr_pair",
+    "KCAL_PER_MOL",
+    "BOLTZMANN",
+    "kT_at",
+    "LangevinState",
+    "BAOAB",
+    "ChainPrior",
+    "radius_of_gyration",
+    "bond_lengths",
+    "bead_chain",
+]

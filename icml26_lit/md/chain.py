@@ -5,8 +5,6 @@
 # %% ../../nbs/06_flashschnet/04_md_chain.ipynb #1307dc6f
 from __future__ import annotations
 
-import math
-
 import torch
 
 from ..core import check_tensor
@@ -20,22 +18,34 @@ __all__ = ['ChainPrior', 'radius_of_gyration', 'bond_lengths', 'bead_chain']
 class ChainPrior(torch.nn.Module):
     "Bond, repulsion and Go-like attraction energies of bead chains (Chapter 06, *The priors*)."
 
-    def __init__(self, bond_length: float = 3.8,  # b0, angstrom
-                 bond_k: float = 50.0,  # k_b, kcal/mol/A^2
-                 repulsion: float = 1.0,  # epsilon_r, kcal/mol
-                 repulsion_sigma: float = 4.0,  # sigma_r, angstrom
-                 attraction: float = 0.0,  # epsilon_a, kcal/mol (0: no attraction)
-                 attraction_r: float = 6.0,  # r_a, angstrom
-                 attraction_width: float = 1.5,  # w, angstrom
-                 pair_cutoff: float = 12.0):  # non-bonded pairs beyond this are ignored
+    def __init__(
+        self,
+        bond_length: float = 3.8,  # b0, angstrom
+        bond_k: float = 50.0,  # k_b, kcal/mol/A^2
+        repulsion: float = 1.0,  # epsilon_r, kcal/mol
+        repulsion_sigma: float = 4.0,  # sigma_r, angstrom
+        attraction: float = 0.0,  # epsilon_a, kcal/mol (0: no attraction)
+        attraction_r: float = 6.0,  # r_a, angstrom
+        attraction_width: float = 1.5,  # w, angstrom
+        pair_cutoff: float = 12.0,  # non-bonded pairs beyond this are ignored
+    ):
         super().__init__()
-        for name, v in (("bond_length", bond_length), ("bond_k", bond_k),
-                        ("repulsion_sigma", repulsion_sigma), ("pair_cutoff", pair_cutoff),
-                        ("attraction_width", attraction_width)):
+        for name, v in (
+            ("bond_length", bond_length),
+            ("bond_k", bond_k),
+            ("repulsion_sigma", repulsion_sigma),
+            ("pair_cutoff", pair_cutoff),
+            ("attraction_width", attraction_width),
+        ):
             if not isinstance(v, (int, float)) or not v > 0:
                 raise ValueError(f"{name} must be positive, got {v!r}")
         self.b0, self.kb, self.eps_r, self.sigma_r = bond_length, bond_k, repulsion, repulsion_sigma
-        self.eps_a, self.r_a, self.w, self.pair_cutoff = attraction, attraction_r, attraction_width, pair_cutoff
+        self.eps_a, self.r_a, self.w, self.pair_cutoff = (
+            attraction,
+            attraction_r,
+            attraction_width,
+            pair_cutoff,
+        )
 
     def forward(self, pos: torch.Tensor, batch: torch.Tensor | None = None) -> torch.Tensor:
         "Prior energy per replica (G,) of chains stored bead after bead."
@@ -53,7 +63,7 @@ class ChainPrior(torch.nn.Module):
         e = self.eps_r * (self.sigma_r / d) ** 6
         if self.eps_a:
             far = (dst - src >= 3).to(pos.dtype)
-            e = e - far * self.eps_a * torch.exp(-(d - self.r_a) ** 2 / (2 * self.w ** 2))
+            e = e - far * self.eps_a * torch.exp(-((d - self.r_a) ** 2) / (2 * self.w**2))
         return energy.index_add(0, batch[dst], e)
 
     def energy_and_forces(self, pos, batch=None):
@@ -84,16 +94,21 @@ def bond_lengths(pos: torch.Tensor, batch: torch.Tensor | None = None) -> torch.
     return (pos[bonded + 1] - pos[bonded]).norm(dim=-1)
 
 # %% ../../nbs/06_flashschnet/04_md_chain.ipynb #6c6eba73
-def bead_chain(n_beads: int,  # beads per chain
-               n_replicas: int = 1,  # copies stacked into one batch
-               seed: int = 0,  # everything is drawn from this seed
-               fold_steps: int = 300,  # Langevin steps of folding (0: the raw random walk)
-               noise: float = 0.1,  # angstrom, Gaussian noise added to each replica
-               bond_length: float = 3.8,  # angstrom
-               dtype: torch.dtype = torch.float32,
-               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def bead_chain(
+    n_beads: int,  # beads per chain
+    n_replicas: int = 1,  # copies stacked into one batch
+    seed: int = 0,  # everything is drawn from this seed
+    fold_steps: int = 300,  # Langevin steps of folding (0: the raw random walk)
+    noise: float = 0.1,  # angstrom, Gaussian noise added to each replica
+    bond_length: float = 3.8,  # angstrom
+    dtype: torch.dtype = torch.float32,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     "Compact bead chains: `(z (N,), pos (N, 3), batch (N,))` (Chapter 06, *Making compact chains*)."
-    for name, v, low in (("n_beads", n_beads, 2), ("n_replicas", n_replicas, 1), ("fold_steps", fold_steps, 0)):
+    for name, v, low in (
+        ("n_beads", n_beads, 2),
+        ("n_replicas", n_replicas, 1),
+        ("fold_steps", fold_steps, 0),
+    ):
         if isinstance(v, bool) or not isinstance(v, int) or v < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -111,11 +126,19 @@ def bead_chain(n_beads: int,  # beads per chain
         pos[i] = cand
     if fold_steps:
         prior = ChainPrior(bond_length=bond_length, attraction=1.5)
-        md = BAOAB(lambda p: prior.energy_and_forces(p), masses=12.0, dt=0.01, friction=5.0,
-                   kT=0.6, generator=g)
+        md = BAOAB(
+            lambda p: prior.energy_and_forces(p),
+            masses=12.0,
+            dt=0.01,
+            friction=5.0,
+            kT=0.6,
+            generator=g,
+        )
         pos = md.run(pos, fold_steps).pos
     pos = pos - pos.mean(0)
     z = torch.randint(1, 21, (n_beads,), generator=g).repeat(n_replicas)
-    pos = pos.repeat(n_replicas, 1) + noise * torch.randn(n_replicas * n_beads, 3, generator=g, dtype=torch.float64)
+    pos = pos.repeat(n_replicas, 1) + noise * torch.randn(
+        n_replicas * n_beads, 3, generator=g, dtype=torch.float64
+    )
     batch = torch.arange(n_replicas).repeat_interleave(n_beads)
     return z, pos.to(dtype), batch

@@ -22,22 +22,29 @@ def _check_batch(batch, n: int, device) -> torch.Tensor:
         raise ValueError(f"batch must have shape ({n},) to match pos, got {tuple(batch.shape)}")
     batch = batch.to(torch.long)
     if n and (bool((batch[1:] < batch[:-1]).any()) or int(batch[0]) < 0):
-        raise ValueError("batch must be non-negative and sorted (replicas stored one after another)")
+        raise ValueError(
+            "batch must be non-negative and sorted (replicas stored one after another)"
+        )
     if n and (int(batch[0]) != 0 or bool((batch[1:] - batch[:-1] > 1).any())):
         # a missing replica number would be an empty replica: its energy 0, its R_g 0/0
         raise ValueError("batch must number the replicas 0, 1, ..., G-1 without gaps")
     return batch
 
-
-def radius_graph(pos: torch.Tensor,  # (N, 3) positions
-                 r: float,  # cutoff radius: pairs closer than r are joined
-                 batch: torch.Tensor | None = None,  # (N,) sorted replica index of each bead
-                 loop: bool = False,  # include self-loops (i -> i)
-                 chunk: int = 1 << 24,  # distances computed per chunk (memory bound)
-                 ) -> torch.Tensor:
-    "All pairs closer than `r` within each replica, as `edge_index` (2, E) (Chapter 06, *The radius graph*)."
-    pos = check_tensor(pos, "pos", shape=(None, 3), dtypes=(torch.float16, torch.bfloat16,
-                                                            torch.float32, torch.float64))
+# %% ../../nbs/06_flashschnet/02_md_graph.ipynb #cee3d58f
+def radius_graph(
+    pos: torch.Tensor,  # (N, 3) positions
+    r: float,  # cutoff radius: pairs closer than r are joined
+    batch: torch.Tensor | None = None,  # (N,) sorted replica index of each bead
+    loop: bool = False,  # include self-loops (i -> i)
+    chunk: int = 1 << 24,  # distances computed per chunk (memory bound)
+) -> torch.Tensor:
+    "Pairs closer than `r` in each replica as `edge_index` (2, E) (Chapter 06, *The radius graph*)."
+    pos = check_tensor(
+        pos,
+        "pos",
+        shape=(None, 3),
+        dtypes=(torch.float16, torch.bfloat16, torch.float32, torch.float64),
+    )
     if not isinstance(r, (int, float)) or isinstance(r, bool) or not r > 0 or r == float("inf"):
         raise ValueError(f"r must be a positive finite number, got {r!r}")
     n = pos.shape[0]
@@ -73,11 +80,16 @@ def radius_graph(pos: torch.Tensor,  # (N, 3) positions
     return edge_index
 
 # %% ../../nbs/06_flashschnet/02_md_graph.ipynb #b63ba73c
-def build_csr(dst: torch.Tensor,  # (E,) node index of each edge (targets, or sources)
-              num_nodes: int,  # N
-              ) -> tuple[torch.Tensor, torch.Tensor]:
+def build_csr(
+    dst: torch.Tensor,  # (E,) node index of each edge (targets, or sources)
+    num_nodes: int,  # N
+) -> tuple[torch.Tensor, torch.Tensor]:
     "Deterministic CSR `(ptr (N+1,), perm (E,))` grouping edges by `dst` (Chapter 06, *CSR*)."
-    if not isinstance(dst, torch.Tensor) or dst.dtype not in (torch.int32, torch.int64) or dst.dim() != 1:
+    if (
+        not isinstance(dst, torch.Tensor)
+        or dst.dtype not in (torch.int32, torch.int64)
+        or dst.dim() != 1
+    ):
         raise TypeError("dst must be a 1-D integer torch.Tensor")
     if isinstance(num_nodes, bool) or not isinstance(num_nodes, int) or num_nodes < 0:
         raise ValueError(f"num_nodes must be a non-negative integer, got {num_nodes!r}")
@@ -91,10 +103,15 @@ def build_csr(dst: torch.Tensor,  # (E,) node index of each edge (targets, or so
     return ptr, perm
 
 
-def build_csr_pair(edge_index: torch.Tensor,  # (2, E) source, target
-                   num_nodes: int,  # N
-                   ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    "Target-CSR and source-CSR `(dst_ptr, dst_perm, src_ptr, src_perm)` of a graph (Chapter 06, *CSR*)."
-    if not isinstance(edge_index, torch.Tensor) or edge_index.dim() != 2 or edge_index.shape[0] != 2:
+def build_csr_pair(
+    edge_index: torch.Tensor,  # (2, E) source, target
+    num_nodes: int,  # N
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    "Target and source CSR `(dst_ptr, dst_perm, src_ptr, src_perm)` of a graph (Chapter 06, *CSR*)."
+    if (
+        not isinstance(edge_index, torch.Tensor)
+        or edge_index.dim() != 2
+        or edge_index.shape[0] != 2
+    ):
         raise ValueError("edge_index must have shape (2, E)")
     return (*build_csr(edge_index[1], num_nodes), *build_csr(edge_index[0], num_nodes))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from fastcore.basics import patch
@@ -32,6 +32,7 @@ def kT_at(temperature: float) -> float:
 @dataclass
 class LangevinState:
     "Positions, velocities, forces and energy of a Langevin run (Chapter 06, *BAOAB*)."
+
     pos: torch.Tensor  # (N, 3) angstrom
     vel: torch.Tensor  # (N, 3) angstrom / ps
     forces: torch.Tensor  # (N, 3) kcal / mol / angstrom
@@ -41,18 +42,25 @@ class LangevinState:
 class BAOAB:
     "BAOAB Langevin integrator for `force_fn(pos) -> (energy, forces)` (Chapter 06, *BAOAB*)."
 
-    def __init__(self, force_fn: Callable,  # pos (N, 3) -> (energy (G,), forces (N, 3))
-                 masses: torch.Tensor | float = 12.0,  # amu, scalar or (N,)
-                 dt: float = 0.004,  # time step, ps
-                 friction: float = 1.0,  # gamma, 1/ps
-                 kT: float = 0.596,  # thermal energy, kcal/mol
-                 generator: torch.Generator | None = None):  # source of the noise
+    def __init__(
+        self,
+        force_fn: Callable,  # pos (N, 3) -> (energy (G,), forces (N, 3))
+        masses: torch.Tensor | float = 12.0,  # amu, scalar or (N,)
+        dt: float = 0.004,  # time step, ps
+        friction: float = 1.0,  # gamma, 1/ps
+        kT: float = 0.596,  # thermal energy, kcal/mol
+        generator: torch.Generator | None = None,  # source of the noise
+    ):
         if not callable(force_fn):
             raise TypeError("force_fn must be callable")
         for name, v in (("dt", dt), ("kT", kT)):
             if not isinstance(v, (int, float)) or not v > 0 or not math.isfinite(v):
                 raise ValueError(f"{name} must be a positive finite number, got {v!r}")
-        if not isinstance(friction, (int, float)) or not friction >= 0 or not math.isfinite(friction):
+        if (
+            not isinstance(friction, (int, float))
+            or not friction >= 0
+            or not math.isfinite(friction)
+        ):
             raise ValueError(f"friction must be a non-negative finite number, got {friction!r}")
         if isinstance(masses, torch.Tensor):
             masses = check_tensor(masses, "masses", ndim=1)
@@ -85,6 +93,7 @@ def init(self: BAOAB, pos: torch.Tensor, vel: torch.Tensor | None = None) -> Lan
     energy, forces = self.force_fn(pos)
     return LangevinState(pos, vel, forces, energy)
 
+
 @patch
 def step(self: BAOAB, s: LangevinState) -> LangevinState:
     "One B A O A B step (one force evaluation)."
@@ -103,8 +112,14 @@ def step(self: BAOAB, s: LangevinState) -> LangevinState:
 
 # %% ../../nbs/06_flashschnet/03_md_langevin.ipynb #670254e2
 @patch
-def run(self: BAOAB, pos: torch.Tensor, n_steps: int, every: int = 1,
-        callback: Callable | None = None, vel: torch.Tensor | None = None) -> LangevinState:
+def run(
+    self: BAOAB,
+    pos: torch.Tensor,
+    n_steps: int,
+    every: int = 1,
+    callback: Callable | None = None,
+    vel: torch.Tensor | None = None,
+) -> LangevinState:
     "Run `n_steps`; call `callback(step, state)` every `every` steps; return the last state."
     if isinstance(n_steps, bool) or not isinstance(n_steps, int) or n_steps < 0:
         raise ValueError(f"n_steps must be a non-negative integer, got {n_steps!r}")

@@ -1,15 +1,25 @@
 """The experiment's building blocks on tiny sizes: memory measurement vs model, smoke step."""
+
 import pytest
 import torch
 
 from icml26_lit.core import Config
-from icml26_lit.flashschnet.experiments import CONFIG, memory_table, smoke_step, saved_bytes
+from icml26_lit.flashschnet.experiments import CONFIG, memory_table, saved_bytes, smoke_step
 from icml26_lit.flashschnet.memory import force_call_cost, predicted_step
 
 
 def _tiny():
     cfg = Config(CONFIG.get("ci"))
-    cfg.update(n_beads=16, n_replicas=2, fold_steps=30, hidden=16, filters=16, gaussians=16, interactions=2, cutoff=9.0)
+    cfg.update(
+        n_beads=16,
+        n_replicas=2,
+        fold_steps=30,
+        hidden=16,
+        filters=16,
+        gaussians=16,
+        interactions=2,
+        cutoff=9.0,
+    )
     return cfg
 
 
@@ -20,6 +30,7 @@ def test_smoke_step_all_scales():
 
 def test_saved_memory_measured_matches_model_and_ladder_order():
     from icml26_lit.md.chain import bead_chain
+
     cfg = _tiny()
     z, pos, batch = bead_chain(cfg.n_beads, cfg.n_replicas, seed=1, fold_steps=30)
     mem = memory_table(cfg, 0, z, pos, batch, with_pyg=False)
@@ -55,24 +66,30 @@ def test_memory_model_closed_forms():
 
 def test_ladder_benchmark_runs_on_cpu():
     from icml26_lit.flashschnet.experiments import PATHS, ladder_benchmark
+
     cfg = _tiny()
     cfg.update(n_beads=8, fold_steps=0, ladder_replicas=[2], ladder_steps=2)
     cfg.update(ladder_steps=6, timing_repeats=3)
     rows = ladder_benchmark(cfg, 0, torch.device("cpu"), backend="torch")
-    assert [r["path"] for r in rows] == list(PATHS) and all(r["timesteps_mol_per_s"] > 0 for r in rows)
+    assert [r["path"] for r in rows] == list(PATHS) and all(
+        r["timesteps_mol_per_s"] > 0 for r in rows
+    )
     assert all(len(r["rates"]) == 3 and min(r["rates"]) > 0 for r in rows)  # repeated timings
 
 
 def test_registered_benchmarks_have_models():
-    from icml26_lit.core import BENCHMARKS
     import icml26_lit.flashschnet.kernels  # noqa: F401
+    from icml26_lit.core import BENCHMARKS
+
     ours = [b for k, b in BENCHMARKS.items() if k.startswith("06.")]
     assert len(ours) == 3 and all(b.bytes_model()["bytes"] > 0 for b in ours)
 
 
 def test_integrated_autocorrelation_of_ar1_and_white_noise():
     import numpy as np
+
     from icml26_lit.flashschnet.experiments import integrated_autocorrelation
+
     g = np.random.default_rng(1)
     for phi in (0.5, 0.8):  # tau = (1 + phi) / (1 - phi) = 3 and 9
         x = np.zeros((20000, 4))
@@ -91,7 +108,9 @@ def test_integrated_autocorrelation_of_ar1_and_white_noise():
 def test_ks_distances_and_groups():
     import numpy as np
     from scipy.stats import ks_2samp
+
     from icml26_lit.flashschnet.experiments import ks_distances, split_groups
+
     g = np.random.default_rng(2)
     a = dict(rg=g.normal(size=(50, 2)), bonds=g.normal(size=(50, 6)))
     b = dict(rg=g.normal(1.0, size=(50, 2)), bonds=g.normal(size=(50, 6)))
@@ -108,11 +127,13 @@ def test_ks_distances_and_groups():
 
 def test_force_rounding_bound_and_no_reseed():
     from icml26_lit.flashschnet.experiments import force_rounding, make_model, make_system
+
     cfg = _tiny()
     z, pos, batch = make_system(cfg, 4)
     state = torch.random.get_rng_state()
     r = force_rounding(cfg, 4, z, pos, batch)
-    assert torch.equal(torch.random.get_rng_state(), state)  # make_model leaves the global RNG alone
+    # make_model leaves the global RNG alone
+    assert torch.equal(torch.random.get_rng_state(), state)
     # the bound sits at float64 rounding of the forces: far below float32's, above zero
     assert 0 < r["bound"] < 1e-10 * r["force_scale"]
     assert r["gap"] <= r["bound"]

@@ -1,4 +1,5 @@
 """SchNet plain vs flash: forces, invariances, bad input, the Triton path end to end."""
+
 import pytest
 import torch
 
@@ -21,7 +22,9 @@ def chain():
     return bead_chain(14, 2, seed=3, fold_steps=40, dtype=torch.float64)
 
 
-@pytest.mark.parametrize("flash", [("rbf",), ("rbf", "message"), ("rbf", "message", "csr"), ("csr",)])
+@pytest.mark.parametrize(
+    "flash", [("rbf",), ("rbf", "message"), ("rbf", "message", "csr"), ("csr",)]
+)
 def test_flash_forces_equal_plain_in_float64(chain, fresh_seed, flash):
     z, pos, batch = chain
     f_model, p_model = _pair(fresh_seed % 1000)
@@ -59,7 +62,9 @@ def test_invariances(chain, fresh_seed):
     e, f = model.energy_and_forces(z, pos, batch)
     g = torch.Generator().manual_seed(fresh_seed)
     ei = radius_graph(pos, 8.0, batch)
-    _, f_perm = model.energy_and_forces(z, pos, batch, edge_index=ei[:, torch.randperm(ei.shape[1], generator=g)])
+    _, f_perm = model.energy_and_forces(
+        z, pos, batch, edge_index=ei[:, torch.randperm(ei.shape[1], generator=g)]
+    )
     torch.testing.assert_close(f_perm, f, rtol=1e-10, atol=1e-12)
     q, _ = torch.linalg.qr(torch.randn(3, 3, dtype=torch.float64, generator=g))
     shift = torch.randn(3, dtype=torch.float64, generator=g) * 10
@@ -72,7 +77,9 @@ def test_invariances(chain, fresh_seed):
 def test_16bit_ignored_in_float64_and_small_in_float32(chain):
     z, pos, batch = chain
     m16, plain = _pair(2, weights_16bit=True)
-    torch.testing.assert_close(m16.energy_and_forces(z, pos, batch)[1], plain.energy_and_forces(z, pos, batch)[1])
+    torch.testing.assert_close(
+        m16.energy_and_forces(z, pos, batch)[1], plain.energy_and_forces(z, pos, batch)[1]
+    )
     m16, plain = m16.float(), plain.float()
     _, f16 = m16.energy_and_forces(z, pos.float(), batch)
     _, f32 = plain.energy_and_forces(z, pos.float(), batch)

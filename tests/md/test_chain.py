@@ -1,4 +1,5 @@
 """Tests of icml26_lit.md.chain: priors, observables, chain generator."""
+
 import math
 
 import pytest
@@ -35,8 +36,12 @@ def test_prior_closed_forms():
 def test_observables():
     pos = torch.tensor([[0.0, 0, 0], [2.0, 0, 0], [0.0, 0, 0], [0.0, 6.0, 0]], dtype=torch.float64)
     batch = torch.tensor([0, 0, 1, 1])
-    torch.testing.assert_close(radius_of_gyration(pos, batch), torch.tensor([1.0, 3.0], dtype=torch.float64))
-    torch.testing.assert_close(bond_lengths(pos, batch), torch.tensor([2.0, 6.0], dtype=torch.float64))
+    torch.testing.assert_close(
+        radius_of_gyration(pos, batch), torch.tensor([1.0, 3.0], dtype=torch.float64)
+    )
+    torch.testing.assert_close(
+        bond_lengths(pos, batch), torch.tensor([2.0, 6.0], dtype=torch.float64)
+    )
 
 
 def test_bead_chain_is_compact_and_seeded():

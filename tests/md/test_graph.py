@@ -1,4 +1,5 @@
 """Tests of icml26_lit.md.graph: exact radius graph, deterministic CSR."""
+
 import pytest
 import torch
 
@@ -7,8 +8,12 @@ from icml26_lit.md.graph import build_csr, build_csr_pair, radius_graph
 
 def _brute(pos, r, batch, loop=False):
     n = pos.shape[0]
-    return [(j, i) for i in range(n) for j in range(n)
-            if (loop or i != j) and batch[i] == batch[j] and float((pos[i] - pos[j]).norm()) < r]
+    return [
+        (j, i)
+        for i in range(n)
+        for j in range(n)
+        if (loop or i != j) and batch[i] == batch[j] and float((pos[i] - pos[j]).norm()) < r
+    ]
 
 
 @pytest.mark.parametrize("loop", [False, True])
@@ -51,7 +56,7 @@ def test_build_csr_segments_and_stability(fresh_seed):
     ptr, perm = build_csr(dst, 10)
     assert ptr[0] == 0 and ptr[-1] == 57 and ptr[5] == ptr[4]
     for i in range(10):
-        seg = perm[ptr[i]:ptr[i + 1]]
+        seg = perm[ptr[i] : ptr[i + 1]]
         assert bool((dst[seg] == i).all())
         assert torch.equal(seg, torch.sort(seg).values)  # stable: original order within a node
     ptr2, perm2 = build_csr(dst, 10)

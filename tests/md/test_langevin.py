@@ -1,4 +1,5 @@
 """Tests of icml26_lit.md.langevin: BAOAB against closed forms."""
+
 import math
 
 import pytest
@@ -17,7 +18,7 @@ def test_velocity_verlet_limit_conserves_energy(fresh_seed):
     g = torch.Generator().manual_seed(fresh_seed)
     md = BAOAB(harmonic, masses=12.0, dt=0.001, friction=0.0, generator=g)
     s = md.init(torch.randn(32, 3, dtype=torch.float64, generator=g))
-    total = lambda s: float(s.energy.sum() + 0.5 * 12.0 * (s.vel ** 2).sum() / KCAL_PER_MOL)
+    total = lambda s: float(s.energy.sum() + 0.5 * 12.0 * (s.vel**2).sum() / KCAL_PER_MOL)
     e0 = total(s)
     for _ in range(300):
         s = md.step(s)
@@ -29,7 +30,11 @@ def test_harmonic_period():
     md = BAOAB(harmonic, masses=12.0, dt=0.0005, friction=0.0)
     omega = math.sqrt(K * KCAL_PER_MOL / 12.0)
     n = round(2 * math.pi / omega / 0.0005)
-    s = md.run(torch.tensor([[1.0, 0.0, 0.0]], dtype=torch.float64), n, vel=torch.zeros(1, 3, dtype=torch.float64))
+    s = md.run(
+        torch.tensor([[1.0, 0.0, 0.0]], dtype=torch.float64),
+        n,
+        vel=torch.zeros(1, 3, dtype=torch.float64),
+    )
     assert abs(float(s.pos[0, 0]) - 1.0) < 5e-3
 
 
@@ -40,7 +45,7 @@ def test_baoab_samples_boltzmann_positions(fresh_seed):
     for t in range(200):
         s = md.step(s)
         if t >= 60:
-            acc.append(float((K * s.pos ** 2).mean()))
+            acc.append(float((K * s.pos**2).mean()))
     assert abs(sum(acc) / len(acc) - 0.6) < 0.025
 
 
