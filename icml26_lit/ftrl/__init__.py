@@ -6,25 +6,79 @@
 __all__ = []
 
 # %% ../../nbs/12_ftrl/00_overview.ipynb #b4e39214
-from .regret import (dynamic_regret, path_length, discounted_regret,
-                                    reduction_terms, discount_grid, optimal_discount,
-                                    check_discount, check_streams, check_betas)
-from .linear import (DiscountedVAW, DiscountEnsemble, sherman_morrison,
-                                    dvaw_predictions, ewa_mixture, drifting_comparator,
-                                    drifting_linear_stream, linear_pseudo_regret)
-from .logistic import (DiscountedONS, dons_probabilities, project_ball_Anorm,
-                                      drifting_logistic_stream, logistic_pseudo_regret,
-                                      ons_curvature)
+from icml26_lit.ftrl.regret import (
+    dynamic_regret,
+    path_length,
+    discounted_regret,
+    reduction_terms,
+    discount_grid,
+    optimal_discount,
+    check_discount,
+    check_streams,
+    check_betas,
+)
+from icml26_lit.ftrl.linear import (
+    DiscountedVAW,
+    DiscountEnsemble,
+    sherman_morrison,
+    dvaw_predictions,
+    ewa_mixture,
+    drifting_comparator,
+    drifting_linear_stream,
+    linear_pseudo_regret,
+)
+from icml26_lit.ftrl.logistic import (
+    DiscountedONS,
+    dons_probabilities,
+    project_ball_Anorm,
+    drifting_logistic_stream,
+    logistic_pseudo_regret,
+    ons_curvature,
+)
 from .kernels import o2nc_adam_step, o2nc_adam_reference
-from . import _solutions  # registers the exercises
-from .adam import (FTRLAdam, O2NCAdam, adam_ftrl_step, adam_ratio_bound,
-                                  adam_ratio_trace, adversarial_gradients, memory_order)
+from . import _solutions  # noqa: F401  (registers the exercises)
+from icml26_lit.ftrl.adam import (
+    FTRLAdam,
+    O2NCAdam,
+    adam_ftrl_step,
+    adam_ratio_bound,
+    adam_ratio_trace,
+    adversarial_gradients,
+    memory_order,
+)
 
-__all__ = ["dynamic_regret", "path_length", "discounted_regret", "reduction_terms",
-           "discount_grid", "optimal_discount", "check_discount", "check_streams", "check_betas",
-           "DiscountedVAW", "DiscountEnsemble", "sherman_morrison", "dvaw_predictions",
-           "ewa_mixture", "drifting_comparator", "drifting_linear_stream",
-           "linear_pseudo_regret", "DiscountedONS", "dons_probabilities", "project_ball_Anorm",
-           "drifting_logistic_stream", "logistic_pseudo_regret", "ons_curvature",
-           "o2nc_adam_step", "o2nc_adam_reference", "FTRLAdam", "O2NCAdam", "adam_ftrl_step",
-           "adam_ratio_bound", "adam_ratio_trace", "adversarial_gradients", "memory_order"]
+# %% ../../nbs/12_ftrl/00_overview.ipynb #4cf6de80
+__all__ = [
+    "dynamic_regret",
+    "path_length",
+    "discounted_regret",
+    "reduction_terms",
+    "discount_grid",
+    "optimal_discount",
+    "check_discount",
+    "check_streams",
+    "check_betas",
+    "DiscountedVAW",
+    "DiscountEnsemble",
+    "sherman_morrison",
+    "dvaw_predictions",
+    "ewa_mixture",
+    "drifting_comparator",
+    "drifting_linear_stream",
+    "linear_pseudo_regret",
+    "DiscountedONS",
+    "dons_probabilities",
+    "project_ball_Anorm",
+    "drifting_logistic_stream",
+    "logistic_pseudo_regret",
+    "ons_curvature",
+    "o2nc_adam_step",
+    "o2nc_adam_reference",
+    "FTRLAdam",
+    "O2NCAdam",
+    "adam_ftrl_step",
+    "adam_ratio_bound",
+    "adam_ratio_trace",
+    "adversarial_gradients",
+    "memory_order",
+]

@@ -23,15 +23,22 @@ def _ratio_draw(rng):
 
 
 register_exercise(
-    "12.1", "The clip-free bound (1 - b1) / sqrt((1 - b2)(1 - b1^2 / b2)) on |m_t| / sqrt(v_t).",
-    reference=adam_ratio_bound, cases=[(0.9, 0.999), (0.0, 0.75), (0.5, 0.9), (0.94, 0.9)],
+    "12.1",
+    "The clip-free bound (1 - b1) / sqrt((1 - b2)(1 - b1^2 / b2)) on |m_t| / sqrt(v_t).",
+    reference=adam_ratio_bound,
+    cases=[(0.9, 0.999), (0.0, 0.75), (0.5, 0.9), (0.94, 0.9)],
     draw=_ratio_draw,
     tolerance=dict(rtol=1e-12, atol=0.0),  # a handful of float64 operations: ~1e-16 relative
-    hints=["Cauchy-Schwarz splits beta1^(t-s) as (beta1/sqrt(beta2))^(t-s) sqrt(beta2)^(t-s).",
-           "The leftover geometric series is sum_k (beta1^2/beta2)^k = 1/(1 - beta1^2/beta2)."],
-    wrong=[lambda b1, b2: (1 - b1) / math.sqrt((1 - b2) * (1 - b1 / b2)),  # b1 instead of b1^2
-           lambda b1, b2: (1 - b1) / math.sqrt(1 - b2),  # the geometric factor dropped
-           lambda b1, b2: (1 - b1) / ((1 - b2) * (1 - b1 ** 2 / b2))])  # no square root
+    hints=[
+        "Cauchy-Schwarz splits beta1^(t-s) as (beta1/sqrt(beta2))^(t-s) sqrt(beta2)^(t-s).",
+        "The leftover geometric series is sum_k (beta1^2/beta2)^k = 1/(1 - beta1^2/beta2).",
+    ],
+    wrong=[
+        lambda b1, b2: (1 - b1) / math.sqrt((1 - b2) * (1 - b1 / b2)),  # b1 instead of b1^2
+        lambda b1, b2: (1 - b1) / math.sqrt(1 - b2),  # the geometric factor dropped
+        lambda b1, b2: (1 - b1) / ((1 - b2) * (1 - b1**2 / b2)),  # no square root
+    ],
+)
 
 # %% ../../nbs/12_ftrl/90_exercises.ipynb #ccc6e935
 def _regret_draw(rng):
@@ -48,18 +55,27 @@ def _regret_wrong_late(a, b, lam):  # discounts the newest round too
 
 
 register_exercise(
-    "12.2", "The discounted regret R_t = sum_{s <= t} lambda^(t-s) (f_s(x_s) - f_s(u)), t = 1..T.",
+    "12.2",
+    "The discounted regret R_t = sum_{s <= t} lambda^(t-s) (f_s(x_s) - f_s(u)), t = 1..T.",
     reference=discounted_regret,
-    cases=[(np.zeros(0), np.zeros(0), 0.5), (np.array([1.0]), np.array([0.25]), 1.0),
-           (np.array([1.0, 2.0, 3.0]), np.zeros(3), 0.5)],
+    cases=[
+        (np.zeros(0), np.zeros(0), 0.5),
+        (np.array([1.0]), np.array([0.25]), 1.0),
+        (np.array([1.0, 2.0, 3.0]), np.zeros(3), 0.5),
+    ],
     draw=_regret_draw,
     # T <= 40 float64 multiply-adds: the error grows like T * 1e-16
     tolerance=dict(rtol=1e-12, atol=1e-12),
-    hints=["R_t = lambda R_{t-1} + (f_t(x_t) - f_t(u)), starting from R_0 = 0.",
-           "np.empty(T) holds the answer; fill it in one loop over t."],
-    wrong=[_regret_wrong_late,
-           lambda a, b, lam: np.cumsum(np.asarray(a) - np.asarray(b)),  # no discount at all
-           lambda a, b, lam: (np.asarray(a) - np.asarray(b)).astype(np.float32)])  # float32
+    hints=[
+        "R_t = lambda R_{t-1} + (f_t(x_t) - f_t(u)), starting from R_0 = 0.",
+        "np.empty(T) holds the answer; fill it in one loop over t.",
+    ],
+    wrong=[
+        _regret_wrong_late,
+        lambda a, b, lam: np.cumsum(np.asarray(a) - np.asarray(b)),  # no discount at all
+        lambda a, b, lam: (np.asarray(a) - np.asarray(b)).astype(np.float32),  # float32
+    ],
+)
 
 # %% ../../nbs/12_ftrl/90_exercises.ipynb #a157bb58
 def _regret_eta_half() -> float:
@@ -70,10 +86,12 @@ def _regret_eta_half() -> float:
 
 
 register_exercise(
-    "12.3", "Total dynamic pseudo-regret of the VAW ensemble with EWA eta = 1/2 on one stream.",
+    "12.3",
+    "Total dynamic pseudo-regret of the VAW ensemble with EWA eta = 1/2 on one stream.",
     value=_regret_eta_half,
     # float64 throughout; BLAS summation order may change the last digits only
     tolerance=dict(rel=1e-3),
     hints=["Only eta changes: everything else is the call chain given in the statement."],
     wrong=[24.42, 98.34],  # the eta = 1/8 ensemble; static VAW (gamma = 1)
-    time_limit_s=30.0)
+    time_limit_s=30.0,
+)

@@ -11,46 +11,54 @@ import math
 import torch
 
 from .regret import check_betas
-from .kernels import o2nc_adam_reference, o2nc_adam_step
+from .kernels import o2nc_adam_step
 
 # %% auto #0
 __all__ = ['ftrl_objective', 'adam_ftrl_step', 'FTRLAdam', 'adam_ratio_bound', 'adam_ratio_trace', 'adversarial_gradients',
            'memory_order', 'O2NCAdam']
 
 # %% ../../nbs/12_ftrl/04_adam.ipynb #5a2d3c9c
-def ftrl_objective(delta: torch.Tensor,  # candidate update, same shape as one gradient
-                   grads: torch.Tensor,  # (t, ...) gradient history g_1..g_t
-                   lr: float, betas=(0.9, 0.999), eps: float = 1e-8,
-                   bias_correction: bool = True) -> torch.Tensor:
+def ftrl_objective(
+    delta: torch.Tensor,  # candidate update, same shape as one gradient
+    grads: torch.Tensor,  # (t, ...) gradient history g_1..g_t
+    lr: float,
+    betas=(0.9, 0.999),
+    eps: float = 1e-8,
+    bias_correction: bool = True,
+) -> torch.Tensor:
     "<a_t, Delta> + sum_i (sqrt(v_hat_i) + eps) Delta_i^2 / (2 lr) (Chapter 12)."
     b1, b2 = check_betas(betas)
     t = grads.shape[0]
     k = torch.arange(t - 1, -1, -1, dtype=grads.dtype, device=grads.device)  # t - s
-    w1 = (1 - b1) * b1 ** k  # beta1-discounted weights of the linear losses
-    w2 = (1 - b2) * b2 ** k  # beta2-discounted weights of the squared gradients
+    w1 = (1 - b1) * b1**k  # beta1-discounted weights of the linear losses
+    w2 = (1 - b2) * b2**k  # beta2-discounted weights of the squared gradients
     if bias_correction:
-        w1, w2 = w1 / (1 - b1 ** t), w2 / (1 - b2 ** t)
+        w1, w2 = w1 / (1 - b1**t), w2 / (1 - b2**t)
     shape = (t,) + (1,) * (grads.dim() - 1)
     a = (w1.view(shape) * grads).sum(0)
-    scale = ((w2.view(shape) * grads ** 2).sum(0).sqrt() + eps) / lr
-    return (a * delta).sum() + 0.5 * (scale * delta ** 2).sum()
+    scale = ((w2.view(shape) * grads**2).sum(0).sqrt() + eps) / lr
+    return (a * delta).sum() + 0.5 * (scale * delta**2).sum()
 
 
-def adam_ftrl_step(grads: torch.Tensor,  # (t, ...) gradient history g_1..g_t
-                   lr: float, betas=(0.9, 0.999), eps: float = 1e-8,
-                   bias_correction: bool = True) -> torch.Tensor:
+def adam_ftrl_step(
+    grads: torch.Tensor,  # (t, ...) gradient history g_1..g_t
+    lr: float,
+    betas=(0.9, 0.999),
+    eps: float = 1e-8,
+    bias_correction: bool = True,
+) -> torch.Tensor:
     "The FTRL argmin Delta_{t+1} = -lr a_t / (sqrt(v_hat_t) + eps) (Chapter 12)."
     b1, b2 = check_betas(betas)
     t = grads.shape[0]
     if t < 1:
         raise ValueError("grads must hold at least one gradient")
     k = torch.arange(t - 1, -1, -1, dtype=grads.dtype, device=grads.device)
-    w1, w2 = (1 - b1) * b1 ** k, (1 - b2) * b2 ** k
+    w1, w2 = (1 - b1) * b1**k, (1 - b2) * b2**k
     if bias_correction:
-        w1, w2 = w1 / (1 - b1 ** t), w2 / (1 - b2 ** t)
+        w1, w2 = w1 / (1 - b1**t), w2 / (1 - b2**t)
     shape = (t,) + (1,) * (grads.dim() - 1)
     a = (w1.view(shape) * grads).sum(0)
-    curvature = ((w2.view(shape) * grads ** 2).sum(0).sqrt() + eps) / lr
+    curvature = ((w2.view(shape) * grads**2).sum(0).sqrt() + eps) / lr
     # argmin_D a D + curvature D^2 / 2  =  -a / curvature, coordinate by coordinate
     return -a / curvature
 
@@ -84,14 +92,19 @@ def adam_ratio_bound(beta1: float, beta2: float) -> float:
     "sup |m_t|/sqrt(v_t) over all gradient sequences, finite iff beta1 < sqrt(beta2) (Chapter 12)."
     b1, b2 = check_betas((beta1, beta2))
     if b2 == 0.0 or b1 * b1 >= b2:
-        raise ValueError(f"no finite bound on |m|/sqrt(v): beta1={b1} >= "
-                         f"sqrt(beta2)={math.sqrt(b2):.6g}"
-                         " (the ratio can grow without limit)")
+        raise ValueError(
+            f"no finite bound on |m|/sqrt(v): beta1={b1} >= "
+            f"sqrt(beta2)={math.sqrt(b2):.6g}"
+            " (the ratio can grow without limit)"
+        )
     return (1 - b1) / math.sqrt((1 - b2) * (1 - b1 * b1 / b2))
 
 
-def adam_ratio_trace(grads: torch.Tensor,  # (T, ...) gradient sequence
-                     beta1: float, beta2: float) -> torch.Tensor:
+def adam_ratio_trace(
+    grads: torch.Tensor,  # (T, ...) gradient sequence
+    beta1: float,
+    beta2: float,
+) -> torch.Tensor:
     "|m_t| / sqrt(v_t) for t = 1..T, no bias correction, eps = 0 (0 where v_t = 0) (Chapter 12)."
     b1, b2 = check_betas((beta1, beta2))
     m = torch.zeros_like(grads[0])
@@ -104,8 +117,7 @@ def adam_ratio_trace(grads: torch.Tensor,  # (T, ...) gradient sequence
     return torch.stack(out)
 
 
-def adversarial_gradients(beta1: float, beta2: float, T: int,
-                          dtype=torch.float64) -> torch.Tensor:
+def adversarial_gradients(beta1: float, beta2: float, T: int, dtype=torch.float64) -> torch.Tensor:
     "The sequence g_s = (beta1/beta2)^(T-s) that attains the bound at t = T (Chapter 12)."
     b1, b2 = check_betas((beta1, beta2))
     if b2 == 0.0:
@@ -138,39 +150,63 @@ def _update_param(p: torch.Tensor, st: dict, group: dict, s: float, backend: str
     if not st:
         _init_state(st, p)
     st["step"] += 1
-    wt = 1.0 / st["step"] if group["ema"] is None else (
-        1.0 if st["step"] == 1 else 1.0 - group["ema"])
+    wt = (
+        1.0 / st["step"]
+        if group["ema"] is None
+        else (1.0 if st["step"] == 1 else 1.0 - group["ema"])
+    )
     b1, b2 = group["betas"]
-    o2nc_adam_step(p.data.permute(st["order"]), p.grad.permute(st["order"]), st["x"], st["m"],
-                   st["v"], st["avg"], s=s, lr=group["lr"], beta1=b1, beta2=b2,
-                   clip=group["clip"], avg_weight=wt, backend=backend)
+    o2nc_adam_step(
+        p.data.permute(st["order"]),
+        p.grad.permute(st["order"]),
+        st["x"],
+        st["m"],
+        st["v"],
+        st["avg"],
+        s=s,
+        lr=group["lr"],
+        beta1=b1,
+        beta2=b2,
+        clip=group["clip"],
+        avg_weight=wt,
+        backend=backend,
+    )
 
 
 def _max_ratio(st: dict, so_far: float) -> float:
     "max(so_far, max |m|/sqrt(v)); NaN once either is NaN."
-    r = torch.where(st["v"] == 0, torch.zeros_like(st["m"]),
-                    st["m"].abs() / st["v"].clamp_min(1e-38).sqrt())
+    r = torch.where(
+        st["v"] == 0, torch.zeros_like(st["m"]), st["m"].abs() / st["v"].clamp_min(1e-38).sqrt()
+    )
     val = float(r.max()) if r.numel() else 0.0  # torch.max keeps NaN
     return val if math.isnan(val) or math.isnan(so_far) else max(so_far, val)
+
+# %% ../../nbs/12_ftrl/04_adam.ipynb #f9b45ca4
+def _check_o2nc_hparams(lr: float, clip: float | None, ema: float | None) -> None:
+    "Reject a non-positive lr or clip, and an EMA factor outside [0, 1) (for `O2NCAdam`)."
+    if not lr > 0:
+        raise ValueError(f"lr must be positive, got {lr}")
+    if clip is not None and not clip > 0:
+        raise ValueError(f"clip must be positive or None, got {clip}")
+    if ema is not None and not 0.0 <= ema < 1.0:
+        raise ValueError(f"ema must lie in [0, 1) or be None, got {ema}")
 
 # %% ../../nbs/12_ftrl/04_adam.ipynb #caa63ad6
 class O2NCAdam(torch.optim.Optimizer):
     "Adam inside online-to-nonconvex conversion, clipped or clip-free (Chapter 12, *O2NC-Adam*)."
 
-    def __init__(self, params, lr: float = 1e-3,  # alpha, the scale of each update
-                 betas=(0.9, 0.999),  # (beta1, beta2), each in [0, 1)
-                 clip: float | None = None,  # D: clip m/sqrt(v) to [-D, D]; None = clip-free
-                 generator: torch.Generator | None = None,  # source of the scalars s_t
-                 ema: float | None = None,  # None: uniform average of w_t; else EMA factor
-                 backend: str = "auto",  # "auto", "triton" or "torch" for the fused step
-                 track_ratio: bool = False,  # record max |m|/sqrt(v) (NaN once it is NaN)
-                 ):
-        if not lr > 0:
-            raise ValueError(f"lr must be positive, got {lr}")
-        if clip is not None and not clip > 0:
-            raise ValueError(f"clip must be positive or None, got {clip}")
-        if ema is not None and not 0.0 <= ema < 1.0:
-            raise ValueError(f"ema must lie in [0, 1) or be None, got {ema}")
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,  # alpha, the scale of each update
+        betas=(0.9, 0.999),  # (beta1, beta2), each in [0, 1)
+        clip: float | None = None,  # D: clip m/sqrt(v) to [-D, D]; None = clip-free
+        generator: torch.Generator | None = None,  # source of the scalars s_t
+        ema: float | None = None,  # None: uniform average of w_t; else EMA factor
+        backend: str = "auto",  # "auto", "triton" or "torch" for the fused step
+        track_ratio: bool = False,  # record max |m|/sqrt(v) (NaN once it is NaN)
+    ):
+        _check_o2nc_hparams(lr, clip, ema)
         super().__init__(params, dict(lr=lr, betas=check_betas(betas), clip=clip, ema=ema))
         self.generator = generator if generator is not None else torch.Generator().manual_seed(0)
         self.backend, self.track_ratio = backend, track_ratio

@@ -13,11 +13,15 @@ import numpy as np
 import torch
 
 from ..core import Config, sizes
-from .adam import O2NCAdam, adam_ratio_bound
-from .linear import (drifting_comparator, dvaw_predictions, ewa_mixture,
-                                    linear_pseudo_regret, unit_features)
-from .logistic import (dons_probabilities, logistic_pseudo_regret, ons_curvature,
-                                      _sigmoid)
+from .adam import O2NCAdam
+from icml26_lit.ftrl.linear import (
+    drifting_comparator,
+    dvaw_predictions,
+    ewa_mixture,
+    linear_pseudo_regret,
+    unit_features,
+)
+from .logistic import dons_probabilities, logistic_pseudo_regret, _sigmoid
 from .regret import discount_grid, optimal_discount
 
 # %% auto #0
@@ -25,27 +29,91 @@ __all__ = ['CONFIG', 'stream_batch', 'prefix_totals', 'loglog_slope', 'river_pre
            'run_linear', 'run_logistic', 'l1_regression_task', 'goldstein_proxy', 'run_adam_one', 'smoke_step']
 
 # %% ../../nbs/12_ftrl/06_experiments.ipynb #d32eb574
-_COMMON = dict(noise=0.1, river_lr=0.1, ewa_eta=0.125, eta_sweep=[0.03125, 0.5], log_path_coef=1.0,
-               log_radius=3.0, log_domain=6.0, log_curvature=1.0, adam_lr=3e-3, adam_clip=1.0,
-               n_probe=32, probe_radius=0.01, smoke_T=64)
+_COMMON = dict(
+    noise=0.1,
+    river_lr=0.1,
+    ewa_eta=0.125,
+    eta_sweep=[0.03125, 0.5],
+    log_path_coef=1.0,
+    log_radius=3.0,
+    log_domain=6.0,
+    log_curvature=1.0,
+    adam_lr=3e-3,
+    adam_clip=1.0,
+    n_probe=32,
+    probe_radius=0.01,
+    smoke_T=64,
+)
 _BETAS = [[0.9, 0.999], [0.9, 0.99], [0.5, 0.9], [0.99, 0.9], [0.95, 0.8]]
+
+# %% ../../nbs/12_ftrl/06_experiments.ipynb #7c818d82
 CONFIG = sizes(
-    ci=dict(_COMMON, d=10, T_max=16000, n_T=5, n_seeds=3, path_coef=0.3,
-            P_sweep=[4.0, 8.0, 16.0, 32.0], ridge_every=25, log_T_max=16000, log_n_T=5,
-            adam_steps=400, adam_batch=32, adam_hidden=32, adam_ema=0.99, betas=_BETAS),
-    colab=dict(_COMMON, d=100, T_max=100000, n_T=6, n_seeds=5, path_coef=0.3,
-               P_sweep=[4.0, 8.0, 16.0, 32.0, 64.0], ridge_every=100, log_T_max=32000, log_n_T=5,
-               adam_steps=2000, adam_batch=64, adam_hidden=64, adam_ema=0.99,
-               betas=_BETAS + [[0.0, 0.99]]),
-    full=dict(_COMMON, d=100, T_max=1000000, n_T=8, n_seeds=20, path_coef=0.3,
-              P_sweep=[4.0, 8.0, 16.0, 32.0, 64.0, 128.0], ridge_every=1000, log_T_max=128000,
-              log_n_T=6, adam_steps=10000, adam_batch=64, adam_hidden=128, adam_ema=0.999,
-              n_probe=64, betas=_BETAS + [[0.0, 0.99]]),
+    ci=dict(
+        _COMMON,
+        d=10,
+        T_max=16000,
+        n_T=5,
+        n_seeds=3,
+        path_coef=0.3,
+        P_sweep=[4.0, 8.0, 16.0, 32.0],
+        ridge_every=25,
+        log_T_max=16000,
+        log_n_T=5,
+        adam_steps=400,
+        adam_batch=32,
+        adam_hidden=32,
+        adam_ema=0.99,
+        betas=_BETAS,
+    ),
+    colab=dict(
+        _COMMON,
+        d=100,
+        T_max=100000,
+        n_T=6,
+        n_seeds=5,
+        path_coef=0.3,
+        P_sweep=[4.0, 8.0, 16.0, 32.0, 64.0],
+        ridge_every=100,
+        log_T_max=32000,
+        log_n_T=5,
+        adam_steps=2000,
+        adam_batch=64,
+        adam_hidden=64,
+        adam_ema=0.99,
+        betas=_BETAS + [[0.0, 0.99]],
+    ),
+    full=dict(
+        _COMMON,
+        d=100,
+        T_max=1000000,
+        n_T=8,
+        n_seeds=20,
+        path_coef=0.3,
+        P_sweep=[4.0, 8.0, 16.0, 32.0, 64.0, 128.0],
+        ridge_every=1000,
+        log_T_max=128000,
+        log_n_T=6,
+        adam_steps=10000,
+        adam_batch=64,
+        adam_hidden=128,
+        adam_ema=0.999,
+        n_probe=64,
+        betas=_BETAS + [[0.0, 0.99]],
+    ),
 )
 
 # %% ../../nbs/12_ftrl/06_experiments.ipynb #5f9e2890
-def stream_batch(T_list, paths, n_seeds: int, d: int, T_len: int, noise: float = 0.1,
-                 logistic: bool = False, radius: float = 1.0, seed: int = 0):
+def stream_batch(
+    T_list,
+    paths,
+    n_seeds: int,
+    d: int,
+    T_len: int,
+    noise: float = 0.1,
+    logistic: bool = False,
+    radius: float = 1.0,
+    seed: int = 0,
+):
     "Streams (B, T_len, d) scored on their first T_j rounds with path P_j (Chapter 12)."
     X, Y, U, meta = [], [], [], []
     for i, (T, P) in enumerate(zip(T_list, paths)):
@@ -55,14 +123,22 @@ def stream_batch(T_list, paths, n_seeds: int, d: int, T_len: int, noise: float =
             u = drifting_comparator(T_len, d, speed, "rotate", radius, rng)
             x = unit_features(T_len, d, rng)
             z = (x * u).sum(1)
-            y = (np.where(rng.random(T_len) < _sigmoid(z), 1.0, -1.0) if logistic
-                 else z + noise * rng.normal(size=T_len))
-            X.append(x); Y.append(y); U.append(u); meta.append((T, P, s))
+            y = (
+                np.where(rng.random(T_len) < _sigmoid(z), 1.0, -1.0)
+                if logistic
+                else z + noise * rng.normal(size=T_len)
+            )
+            X.append(x)
+            Y.append(y)
+            U.append(u)
+            meta.append((T, P, s))
     return np.stack(X), np.stack(Y), np.stack(U), meta
 
 
-def prefix_totals(per_round: np.ndarray,  # (B, ..., T_len) per-round regret
-                  meta) -> np.ndarray:
+def prefix_totals(
+    per_round: np.ndarray,  # (B, ..., T_len) per-round regret
+    meta,
+) -> np.ndarray:
     "Sum of per-round regret over each stream's own first T_j rounds: (B, ...)."
     return np.stack([per_round[b, ..., :T].sum(-1) for b, (T, _, _) in enumerate(meta)])
 
@@ -76,6 +152,7 @@ def loglog_slope(x, y) -> float:
 def river_predictions(X: np.ndarray, Y: np.ndarray, lr: float = 0.1) -> np.ndarray:
     "One-pass predictions of river's LinearRegression with SGD (online gradient descent)."
     from river import linear_model, optim
+
     model = linear_model.LinearRegression(optimizer=optim.SGD(lr), intercept_lr=0.0)
     out = np.empty(len(Y))
     for t in range(len(Y)):
@@ -85,10 +162,12 @@ def river_predictions(X: np.ndarray, Y: np.ndarray, lr: float = 0.1) -> np.ndarr
     return out
 
 
-def window_ridge_predictions(X: np.ndarray, Y: np.ndarray, window: int, refit_every: int = 25,
-                             alpha: float = 1.0) -> np.ndarray:
+def window_ridge_predictions(
+    X: np.ndarray, Y: np.ndarray, window: int, refit_every: int = 25, alpha: float = 1.0
+) -> np.ndarray:
     "Predictions of sklearn Ridge refitted every `refit_every` rounds on the last `window` rounds."
     from sklearn.linear_model import Ridge
+
     out = np.zeros(len(Y))
     coef = np.zeros(X.shape[1])
     for t in range(len(Y)):
@@ -101,7 +180,7 @@ def window_ridge_predictions(X: np.ndarray, Y: np.ndarray, window: int, refit_ev
 # %% ../../nbs/12_ftrl/06_experiments.ipynb #8c93e0b7
 def run_linear(cfg, seed: int = 0, baselines: bool = True) -> dict:
     "Regret of VAW, discounted VAW, the ensemble and the baselines on drifting streams."
-    T_list = [cfg.T_max // 2 ** j for j in range(cfg.n_T)][::-1]
+    T_list = [cfg.T_max // 2**j for j in range(cfg.n_T)][::-1]
     paths = [cfg.path_coef * math.sqrt(T) for T in T_list]
     T_sweep = cfg.T_max
     all_T = T_list + [T_sweep] * len(cfg.P_sweep)
@@ -113,37 +192,64 @@ def run_linear(cfg, seed: int = 0, baselines: bool = True) -> dict:
     mix, W = ewa_mixture(P, Y, loss="squared", eta=cfg.ewa_eta, bound=1.0)
     per_expert = linear_pseudo_regret(P, X[:, None], U[:, None])
     per_mix = linear_pseudo_regret(mix, X, U)
-    res = dict(grid=grid, meta=meta, T_list=T_list, paths=paths, P_sweep=list(cfg.P_sweep),
-               experts=prefix_totals(per_expert, meta), ensemble=prefix_totals(per_mix, meta),
-               curves=dict(experts=np.cumsum(per_expert[-1], -1), ensemble=np.cumsum(per_mix[-1])),
-               weights_last=W[-1][:, -1], seconds_ours=time.perf_counter() - t0)
+    res = dict(
+        grid=grid,
+        meta=meta,
+        T_list=T_list,
+        paths=paths,
+        P_sweep=list(cfg.P_sweep),
+        experts=prefix_totals(per_expert, meta),
+        ensemble=prefix_totals(per_mix, meta),
+        curves=dict(experts=np.cumsum(per_expert[-1], -1), ensemble=np.cumsum(per_mix[-1])),
+        weights_last=W[-1][:, -1],
+        seconds_ours=time.perf_counter() - t0,
+    )
     top = [b for b, (T, Pt, _) in enumerate(meta) if T == T_list[-1] and Pt == paths[-1]]
-    res["eta_sweep"] = {eta: linear_pseudo_regret(ewa_mixture(P[top], Y[top], eta=eta)[0], X[top],
-                                                  U[top]).sum(-1) for eta in cfg.eta_sweep}
+    res["eta_sweep"] = {
+        eta: linear_pseudo_regret(ewa_mixture(P[top], Y[top], eta=eta)[0], X[top], U[top]).sum(-1)
+        for eta in cfg.eta_sweep
+    }
     if baselines:
         t0 = time.perf_counter()
         n_ladder = len(T_list) * cfg.n_seeds
         riv, rid = [], []
         for b in range(n_ladder):
             T, Pt, _ = meta[b]
-            riv.append(linear_pseudo_regret(river_predictions(X[b, :T], Y[b, :T], cfg.river_lr),
-                                            X[b, :T], U[b, :T]).sum())
+            riv.append(
+                linear_pseudo_regret(
+                    river_predictions(X[b, :T], Y[b, :T], cfg.river_lr), X[b, :T], U[b, :T]
+                ).sum()
+            )
             window = int(math.ceil(1.0 / (1.0 - optimal_discount(T, Pt, cfg.d))))
-            rid.append(linear_pseudo_regret(window_ridge_predictions(X[b, :T], Y[b, :T], window,
-                                                                     cfg.ridge_every),
-                                            X[b, :T], U[b, :T]).sum())
-        res.update(river=np.array(riv), ridge=np.array(rid),
-                   seconds_baselines=time.perf_counter() - t0)
+            rid.append(
+                linear_pseudo_regret(
+                    window_ridge_predictions(X[b, :T], Y[b, :T], window, cfg.ridge_every),
+                    X[b, :T],
+                    U[b, :T],
+                ).sum()
+            )
+        res.update(
+            river=np.array(riv), ridge=np.array(rid), seconds_baselines=time.perf_counter() - t0
+        )
     return res
 
-
-def run_logistic(cfg, seed: int = 0, curvature: float | None = None,
-                 top_only: bool = False) -> dict:
+# %% ../../nbs/12_ftrl/06_experiments.ipynb #55f91e10
+def run_logistic(
+    cfg, seed: int = 0, curvature: float | None = None, top_only: bool = False
+) -> dict:
     "Pseudo-regret of ONS, discounted ONS and their ensemble on drifting logistic streams."
-    T_list = [cfg.log_T_max // 2 ** j for j in range(cfg.log_n_T)][::-1]
+    T_list = [cfg.log_T_max // 2**j for j in range(cfg.log_n_T)][::-1]
     paths = [cfg.log_path_coef * math.sqrt(T) for T in T_list]
-    X, Y, U, meta = stream_batch(T_list, paths, cfg.n_seeds, cfg.d, cfg.log_T_max, logistic=True,
-                                 radius=cfg.log_radius, seed=seed + 1)
+    X, Y, U, meta = stream_batch(
+        T_list,
+        paths,
+        cfg.n_seeds,
+        cfg.d,
+        cfg.log_T_max,
+        logistic=True,
+        radius=cfg.log_radius,
+        seed=seed + 1,
+    )
     grid = discount_grid(cfg.log_T_max)[1:]  # gamma = 1/2 forgets after two rounds: dropped
     if top_only:  # the longest streams only (the same draws as in the full run)
         keep = [b for b, (T, _, _) in enumerate(meta) if T == T_list[-1]]
@@ -154,9 +260,16 @@ def run_logistic(cfg, seed: int = 0, curvature: float | None = None,
     mix, _ = ewa_mixture(P, Y, loss="logistic")
     per_expert = logistic_pseudo_regret(P, X[:, None], U[:, None])
     per_mix = logistic_pseudo_regret(mix, X, U)
-    return dict(grid=grid, meta=meta, T_list=T_list, paths=paths, curvature=beta,
-                experts=prefix_totals(per_expert, meta), ensemble=prefix_totals(per_mix, meta),
-                seconds=time.perf_counter() - t0)
+    return dict(
+        grid=grid,
+        meta=meta,
+        T_list=T_list,
+        paths=paths,
+        curvature=beta,
+        experts=prefix_totals(per_expert, meta),
+        ensemble=prefix_totals(per_mix, meta),
+        seconds=time.perf_counter() - t0,
+    )
 
 # %% ../../nbs/12_ftrl/06_experiments.ipynb #76af6790
 def l1_regression_task(n: int = 512, d: int = 10, seed: int = 0):
@@ -173,8 +286,9 @@ def l1_regression_task(n: int = 512, d: int = 10, seed: int = 0):
 
 def _net(d, hidden, seed):
     torch.manual_seed(seed)
-    return torch.nn.Sequential(torch.nn.Linear(d, hidden), torch.nn.ReLU(),
-                               torch.nn.Linear(hidden, 1))
+    return torch.nn.Sequential(
+        torch.nn.Linear(d, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 1)
+    )
 
 
 def goldstein_proxy(net, X, y, radius: float, n_probe: int, generator) -> float:
@@ -184,7 +298,7 @@ def goldstein_proxy(net, X, y, radius: float, n_probe: int, generator) -> float:
     acc = torch.zeros_like(flat0)
     for _ in range(n_probe):
         u = torch.randn(flat0.shape, generator=generator)  # drawn on the CPU: same on any device
-        u = (u * radius * torch.rand((), generator=generator) ** (1 / u.numel()) / u.norm())
+        u = u * radius * torch.rand((), generator=generator) ** (1 / u.numel()) / u.norm()
         u = u.to(flat0.device)
         torch.nn.utils.vector_to_parameters(flat0 + u, params)
         net.zero_grad()
@@ -201,10 +315,16 @@ def run_adam_one(cfg, kind: str, betas, seed: int = 0, device="cpu") -> dict:
     if kind == "adam":
         opt = torch.optim.Adam(net.parameters(), lr=cfg.adam_lr, betas=tuple(betas))
     elif kind in ("o2nc_clip", "o2nc_free"):
-        opt = O2NCAdam(net.parameters(), lr=cfg.adam_lr, betas=tuple(betas),
-                       clip=cfg.adam_clip if kind == "o2nc_clip" else None, ema=cfg.adam_ema,
-                       generator=torch.Generator().manual_seed(seed),
-                       track_ratio=kind == "o2nc_free", backend="auto")  # Triton on CUDA
+        opt = O2NCAdam(
+            net.parameters(),
+            lr=cfg.adam_lr,
+            betas=tuple(betas),
+            clip=cfg.adam_clip if kind == "o2nc_clip" else None,
+            ema=cfg.adam_ema,
+            generator=torch.Generator().manual_seed(seed),
+            track_ratio=kind == "o2nc_free",
+            backend="auto",  # Triton on CUDA
+        )
     else:
         raise ValueError(f"kind must be 'adam', 'o2nc_clip' or 'o2nc_free', got {kind!r}")
     g = torch.Generator().manual_seed(1000 + seed)
@@ -217,8 +337,9 @@ def run_adam_one(cfg, kind: str, betas, seed: int = 0, device="cpu") -> dict:
     with ctx:
         with torch.no_grad():
             loss = float((net(X) - y).abs().mean())
-        prox = goldstein_proxy(net, X, y, cfg.probe_radius, cfg.n_probe,
-                               torch.Generator().manual_seed(seed))
+        prox = goldstein_proxy(
+            net, X, y, cfg.probe_radius, cfg.n_probe, torch.Generator().manual_seed(seed)
+        )
     ratio = getattr(opt, "max_ratio", float("nan"))
     finite = all(bool(torch.isfinite(p).all()) for p in net.parameters())
     return dict(loss=loss if finite else float("inf"), proxy=prox, max_ratio=ratio)
@@ -230,7 +351,9 @@ def smoke_step(cfg, device="cpu") -> None:
     P = dvaw_predictions(X, Y, discount_grid(cfg.smoke_T))
     ewa_mixture(P, Y)
     Xl, Yl, Ul, _ = stream_batch([cfg.smoke_T], [1.0], 1, cfg.d, cfg.smoke_T, logistic=True)
-    dons_probabilities(Xl[:, :8], Yl[:, :8], [0.9, 1.0], radius=cfg.log_domain,
-                       curvature=cfg.log_curvature)
-    small = dict(cfg); small.update(adam_steps=2, n_probe=2)
+    dons_probabilities(
+        Xl[:, :8], Yl[:, :8], [0.9, 1.0], radius=cfg.log_domain, curvature=cfg.log_curvature
+    )
+    small = dict(cfg)
+    small.update(adam_steps=2, n_probe=2)
     run_adam_one(Config(small), "o2nc_free", cfg.betas[0], seed=0, device=device)

@@ -7,8 +7,13 @@ from __future__ import annotations
 
 import torch
 
-from ..core import (HAS_TRITON, check_tensor, register_benchmark, register_kernel,
-                             resolve_backend)
+from icml26_lit.core import (
+    HAS_TRITON,
+    check_tensor,
+    register_benchmark,
+    register_kernel,
+    resolve_backend,
+)
 from .regret import check_betas
 
 if HAS_TRITON:
@@ -19,13 +24,21 @@ if HAS_TRITON:
 __all__ = ['BLOCK', 'BENCH_N', 'o2nc_adam_reference', 'o2nc_adam_step']
 
 # %% ../../nbs/12_ftrl/05_kernels.ipynb #15c9568b
-def o2nc_adam_reference(w: torch.Tensor,  # parameters: the point w_t where g was taken
-                        g: torch.Tensor,  # gradient g_t at w_t
-                        x: torch.Tensor,  # iterate x_{t-1} + Delta_t = x_t (fp32 state)
-                        m: torch.Tensor, v: torch.Tensor,  # moments (fp32 state)
-                        avg: torch.Tensor,  # running average of w_1..w_{t-1} (fp32 state)
-                        *, s: float, lr: float, beta1: float, beta2: float,
-                        clip: float | None, avg_weight: float):
+def o2nc_adam_reference(
+    w: torch.Tensor,  # parameters: the point w_t where g was taken
+    g: torch.Tensor,  # gradient g_t at w_t
+    x: torch.Tensor,  # iterate x_{t-1} + Delta_t = x_t (fp32 state)
+    m: torch.Tensor,
+    v: torch.Tensor,  # moments (fp32 state)
+    avg: torch.Tensor,  # running average of w_1..w_{t-1} (fp32 state)
+    *,
+    s: float,
+    lr: float,
+    beta1: float,
+    beta2: float,
+    clip: float | None,
+    avg_weight: float,
+):
     "One O2NC-Adam step in place on (w, x, m, v, avg) (Chapter 12, *A fused O2NC-Adam step*)."
     # reads w, g, x, m, v, avg and writes w, x, m, v, avg: 11 values per parameter
     gf = g.to(x.dtype)  # arithmetic in the state's dtype (fp32, or fp64 for fp64 models)
@@ -43,10 +56,25 @@ def o2nc_adam_reference(w: torch.Tensor,  # parameters: the point w_t where g wa
 
 # %% ../../nbs/12_ftrl/05_kernels.ipynb #7980e3bf
 if HAS_TRITON:
+
     @triton.jit
-    def o2nc_adam_kernel(w_ptr, g_ptr, x_ptr, m_ptr, v_ptr, avg_ptr, n,
-                         s, lr, beta1, beta2, clip, avg_weight,
-                         HAS_CLIP: tl.constexpr, BLOCK: tl.constexpr):
+    def o2nc_adam_kernel(
+        w_ptr,
+        g_ptr,
+        x_ptr,
+        m_ptr,
+        v_ptr,
+        avg_ptr,
+        n,
+        s,
+        lr,
+        beta1,
+        beta2,
+        clip,
+        avg_weight,
+        HAS_CLIP: tl.constexpr,
+        BLOCK: tl.constexpr,
+    ):
         pid = tl.program_id(0)
         offs = pid * BLOCK + tl.arange(0, BLOCK)
         mask = offs < n
@@ -73,46 +101,79 @@ if HAS_TRITON:
         tl.store(v_ptr + offs, v.to(sdt), mask=mask)
         tl.store(avg_ptr + offs, avg.to(sdt), mask=mask)
 
-# %% ../../nbs/12_ftrl/05_kernels.ipynb #d2e82c58
+# %% ../../nbs/12_ftrl/05_kernels.ipynb #a470234b
 BLOCK = 1024
 _PARAM_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 _STATE_DTYPES = (torch.float32, torch.float64)
 
 
-def o2nc_adam_step(w: torch.Tensor,  # parameters (any float dtype), updated in place
-                   g: torch.Tensor,  # gradient at w, same shape
-                   x: torch.Tensor, m: torch.Tensor, v: torch.Tensor,  # state, in place
-                   avg: torch.Tensor,  # running average, in place
-                   *, s: float, lr: float, beta1: float, beta2: float,
-                   clip: float | None = None, avg_weight: float = 1.0,
-                   backend: str = "auto"):
-    "Fused O2NC-Adam step in place on (w, x, m, v, avg) (Chapter 12, *A fused O2NC-Adam step*)."
-    check_betas((beta1, beta2))
+def _check_step_inputs(w, g, state, s, betas, clip) -> torch.Tensor:
+    "Validate the fused step's tensors (state = x, m, v, avg) and scalars; return g checked."
+    check_betas(betas)
     check_tensor(w, "w", dtypes=_PARAM_DTYPES, finite=False)  # validates only
     g = check_tensor(g, "g", dtypes=_PARAM_DTYPES, finite=False)
     if g.shape != w.shape:
         raise ValueError(f"g has shape {tuple(g.shape)} but w has {tuple(w.shape)}")
-    for name, t in (("x", x), ("m", m), ("v", v), ("avg", avg)):
+    x = state[0]
+    for name, t in zip(("x", "m", "v", "avg"), state):
         check_tensor(t, name, dtypes=_STATE_DTYPES, finite=False)
         if t.numel() != w.numel() or not t.is_contiguous():
-            raise ValueError(f"{name} must be contiguous with {w.numel()} elements like w "
-                             "(the state is the optimizer's own storage)")
+            raise ValueError(
+                f"{name} must be contiguous with {w.numel()} elements like w "
+                "(the state is the optimizer's own storage)"
+            )
         if t.dtype != x.dtype or t.device != w.device:
             raise ValueError(f"{name} must share x's dtype and w's device")
     if not 0.0 <= s <= 1.0:
         raise ValueError(f"s must lie in [0, 1], got {s}")
     if clip is not None and not clip > 0:
         raise ValueError(f"clip must be positive or None, got {clip}")
+    return g
+
+# %% ../../nbs/12_ftrl/05_kernels.ipynb #d2e82c58
+def o2nc_adam_step(
+    w: torch.Tensor,  # parameters (any float dtype), updated in place
+    g: torch.Tensor,  # gradient at w, same shape
+    x: torch.Tensor,
+    m: torch.Tensor,
+    v: torch.Tensor,  # state, in place
+    avg: torch.Tensor,  # running average, in place
+    *,
+    s: float,
+    lr: float,
+    beta1: float,
+    beta2: float,
+    clip: float | None = None,
+    avg_weight: float = 1.0,
+    backend: str = "auto",
+):
+    "Fused O2NC-Adam step in place on (w, x, m, v, avg) (Chapter 12, *A fused O2NC-Adam step*)."
+    g = _check_step_inputs(w, g, (x, m, v, avg), s, (beta1, beta2), clip)
     work = w if w.is_contiguous() else w.contiguous()  # in place through a dense copy
     if resolve_backend(backend, w, g, x) == "torch":
         flat = [t.view(-1) for t in (work, g, x, m, v, avg)]  # pair elements by position
-        o2nc_adam_reference(*flat, s=s, lr=lr, beta1=beta1, beta2=beta2, clip=clip,
-                            avg_weight=avg_weight)
+        o2nc_adam_reference(
+            *flat, s=s, lr=lr, beta1=beta1, beta2=beta2, clip=clip, avg_weight=avg_weight
+        )
     elif work.numel():
         grid = (triton.cdiv(work.numel(), BLOCK),)
-        o2nc_adam_kernel[grid](work, g, x, m, v, avg, work.numel(), float(s), float(lr),
-                               float(beta1), float(beta2), float(clip if clip is not None else 0.0),
-                               float(avg_weight), HAS_CLIP=clip is not None, BLOCK=BLOCK)
+        o2nc_adam_kernel[grid](
+            work,
+            g,
+            x,
+            m,
+            v,
+            avg,
+            work.numel(),
+            float(s),
+            float(lr),
+            float(beta1),
+            float(beta2),
+            float(clip if clip is not None else 0.0),
+            float(avg_weight),
+            HAS_CLIP=clip is not None,
+            BLOCK=BLOCK,
+        )
     if work is not w:
         w.copy_(work)
     return w, x, m, v, avg
@@ -121,20 +182,49 @@ def o2nc_adam_step(w: torch.Tensor,  # parameters (any float dtype), updated in 
 def _signature(param: str = "fp32", state: str = "fp32") -> dict:
     sig = {f"{k}_ptr": f"*{param}" for k in ("w", "g")}
     sig.update({f"{k}_ptr": f"*{state}" for k in ("x", "m", "v", "avg")})
-    sig.update(n="i32", s="fp32", lr="fp32", beta1="fp32", beta2="fp32", clip="fp32",
-               avg_weight="fp32", HAS_CLIP="constexpr", BLOCK="constexpr")
+    sig.update(
+        n="i32",
+        s="fp32",
+        lr="fp32",
+        beta1="fp32",
+        beta2="fp32",
+        clip="fp32",
+        avg_weight="fp32",
+        HAS_CLIP="constexpr",
+        BLOCK="constexpr",
+    )
     return sig
 
 
 if HAS_TRITON:
-    register_kernel("12", o2nc_adam_kernel, _signature(), {"HAS_CLIP": False, "BLOCK": BLOCK},
-                    name="o2nc_adam_kernel_clipfree")
-    register_kernel("12", o2nc_adam_kernel, _signature(), {"HAS_CLIP": True, "BLOCK": BLOCK},
-                    name="o2nc_adam_kernel_clipped")
-    register_kernel("12", o2nc_adam_kernel, _signature("fp16"), {"HAS_CLIP": True, "BLOCK": BLOCK},
-                    name="o2nc_adam_kernel_fp16_params")
-    register_kernel("12", o2nc_adam_kernel, _signature("bf16"), {"HAS_CLIP": False, "BLOCK": BLOCK},
-                    name="o2nc_adam_kernel_bf16_params")
+    register_kernel(
+        "12",
+        o2nc_adam_kernel,
+        _signature(),
+        {"HAS_CLIP": False, "BLOCK": BLOCK},
+        name="o2nc_adam_kernel_clipfree",
+    )
+    register_kernel(
+        "12",
+        o2nc_adam_kernel,
+        _signature(),
+        {"HAS_CLIP": True, "BLOCK": BLOCK},
+        name="o2nc_adam_kernel_clipped",
+    )
+    register_kernel(
+        "12",
+        o2nc_adam_kernel,
+        _signature("fp16"),
+        {"HAS_CLIP": True, "BLOCK": BLOCK},
+        name="o2nc_adam_kernel_fp16_params",
+    )
+    register_kernel(
+        "12",
+        o2nc_adam_kernel,
+        _signature("bf16"),
+        {"HAS_CLIP": False, "BLOCK": BLOCK},
+        name="o2nc_adam_kernel_bf16_params",
+    )
 
 # %% ../../nbs/12_ftrl/05_kernels.ipynb #59c0fc4d
 BENCH_N = 10_000_000
@@ -146,13 +236,18 @@ def _bench_fn(device):
     w, g, x, m, avg = mk(), mk(), mk(), mk(), mk()
     v = mk().abs()
     kw = dict(s=0.5, lr=1e-3, beta1=0.9, beta2=0.999, clip=None, avg_weight=0.01)
-    return {"torch": lambda: o2nc_adam_step(w, g, x, m, v, avg, backend="torch", **kw),
-            "triton": lambda: o2nc_adam_step(w, g, x, m, v, avg, backend="triton", **kw)}
+    return {
+        "torch": lambda: o2nc_adam_step(w, g, x, m, v, avg, backend="torch", **kw),
+        "triton": lambda: o2nc_adam_step(w, g, x, m, v, avg, backend="triton", **kw),
+    }
 
 
 def _bench_model():
-    return dict(bytes=44 * BENCH_N, flops=15 * BENCH_N,
-                note="fp32: read w, g, x, m, v, avg; write w, x, m, v, avg (11 x 4 B a parameter)")
+    return dict(
+        bytes=44 * BENCH_N,
+        flops=15 * BENCH_N,
+        note="fp32: read w, g, x, m, v, avg; write w, x, m, v, avg (11 x 4 B a parameter)",
+    )
 
 
 register_benchmark("12", "o2nc_adam_step", _bench_fn, _bench_model)

@@ -20,8 +20,9 @@ __all__ = ['sherman_morrison', 'check_finite', 'DiscountedVAW', 'dvaw_prediction
 def _check_x(x, d: int, name: str = "x") -> np.ndarray:
     x = np.asarray(x, dtype=np.float64)
     if x.shape != (d,):
-        raise ValueError(f"{name} must have shape ({d},) (the learner's feature dimension), "
-                         f"got {x.shape}")
+        raise ValueError(
+            f"{name} must have shape ({d},) (the learner's feature dimension), got {x.shape}"
+        )
     if not np.all(np.isfinite(x)):
         raise ValueError(f"{name} contains NaN or infinite values")
     return x
@@ -33,10 +34,11 @@ def _check_dim(d) -> int:
     return int(d)
 
 
-def sherman_morrison(A_inv: np.ndarray,  # (d, d) inverse of A
-                     x: np.ndarray,  # (d,) rank-one direction
-                     discount: float = 1.0,  # gamma: returns (gamma A + x x^T)^{-1}
-                     ) -> np.ndarray:
+def sherman_morrison(
+    A_inv: np.ndarray,  # (d, d) inverse of A
+    x: np.ndarray,  # (d,) rank-one direction
+    discount: float = 1.0,  # gamma: returns (gamma A + x x^T)^{-1}
+) -> np.ndarray:
     "(gamma A + x x^T)^{-1} from A^{-1} in O(d^2) (Chapter 12, *Discounted VAW*)."
     Ax = A_inv @ x
     return (A_inv - np.outer(Ax, Ax) / (discount + x @ Ax)) / discount
@@ -45,18 +47,23 @@ def sherman_morrison(A_inv: np.ndarray,  # (d, d) inverse of A
 def check_finite(a, what: str) -> None:
     "Raise a clear error when a computed quantity overflowed (Chapter 12, *Discounted VAW*)."
     if not np.all(np.isfinite(a)):
-        raise ValueError(f"{what} overflowed to a non-finite value: rescale the features x "
-                         "(and the targets y) to moderate magnitudes")
+        raise ValueError(
+            f"{what} overflowed to a non-finite value: rescale the features x "
+            "(and the targets y) to moderate magnitudes"
+        )
 
 # %% ../../nbs/12_ftrl/02_linear.ipynb #144c3e08
 class DiscountedVAW:
     "Discounted Vovk-Azoury-Warmuth forecaster in FTRL form (Chapter 12, *Discounted VAW*)."
+
     prediction = "value"  # what predict() returns: a real value (for the squared loss)
 
-    def __init__(self, d: int,  # feature dimension
-                 discount: float = 1.0,  # gamma in (0, 1]; 1 is classic VAW
-                 eps: float = 1.0,  # regulariser A_0 = eps I
-                 ):
+    def __init__(
+        self,
+        d: int,  # feature dimension
+        discount: float = 1.0,  # gamma in (0, 1]; 1 is classic VAW
+        eps: float = 1.0,  # regulariser A_0 = eps I
+    ):
         self.d = _check_dim(d)
         self.discount = check_discount(discount)
         if not eps > 0:
@@ -102,11 +109,12 @@ class DiscountedVAW:
         self.t += 1
 
 # %% ../../nbs/12_ftrl/02_linear.ipynb #257fb471
-def dvaw_predictions(X: np.ndarray,  # (B, T, d) features of B independent streams
-                     Y: np.ndarray,  # (B, T) targets
-                     discounts,  # (K,) discounts in (0, 1]
-                     eps: float = 1.0,  # A_0 = eps I
-                     ) -> np.ndarray:
+def dvaw_predictions(
+    X: np.ndarray,  # (B, T, d) features of B independent streams
+    Y: np.ndarray,  # (B, T) targets
+    discounts,  # (K,) discounts in (0, 1]
+    eps: float = 1.0,  # A_0 = eps I
+) -> np.ndarray:
     "Predictions (B, K, T) of K discounted VAW experts on B streams (Chapter 12, *Discounted VAW*)."
     X, Y, gam = check_streams(X, Y, discounts)
     B, T, d = X.shape
@@ -131,12 +139,13 @@ def _sigmoid(z):
     return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(z)))
 
 
-def ewa_mixture(expert_preds: np.ndarray,  # (..., K, T) expert predictions (values or P(y=+1))
-                Y: np.ndarray,  # (..., T) targets (real, or labels in {-1, +1})
-                loss: str = "squared",  # "squared" or "logistic"
-                eta: float | None = None,  # learning rate; default 1/(4 bound^2) or 1
-                bound: float = 1.0,  # |prediction| clip for the squared loss
-                ):
+def ewa_mixture(
+    expert_preds: np.ndarray,  # (..., K, T) expert predictions (values or P(y=+1))
+    Y: np.ndarray,  # (..., T) targets (real, or labels in {-1, +1})
+    loss: str = "squared",  # "squared" or "logistic"
+    eta: float | None = None,  # learning rate; default 1/(4 bound^2) or 1
+    bound: float = 1.0,  # |prediction| clip for the squared loss
+):
     "EWA over K experts: predictions (..., T) and weights (..., K, T) (Chapter 12)."
     P = np.asarray(expert_preds, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
@@ -146,7 +155,7 @@ def ewa_mixture(expert_preds: np.ndarray,  # (..., K, T) expert predictions (val
     if P.shape[:-2] + P.shape[-1:] != Y.shape:
         raise ValueError(f"expert_preds (..., K, T) {P.shape} does not match Y (..., T) {Y.shape}")
     if loss == "squared":
-        eta = 1.0 / (4 * bound ** 2) if eta is None else eta
+        eta = 1.0 / (4 * bound**2) if eta is None else eta
         P = np.clip(P, -bound, bound)
         L = 0.5 * (Y[..., None, :] - P) ** 2
     elif loss == "logistic":
@@ -168,29 +177,34 @@ def ewa_mixture(expert_preds: np.ndarray,  # (..., K, T) expert predictions (val
 class DiscountEnsemble:
     "Discounted experts on a grid combined by an exp-concave EWA meta-learner (Chapter 12)."
 
-    def __init__(self, experts: list,  # learners with predict(x) / update(x, y)
-                 loss: str = "squared",  # "squared" (values) or "logistic" (probabilities)
-                 eta: float | None = None,  # meta learning rate; default 1/(4 bound^2) or 1
-                 bound: float = 1.0,  # clip of expert predictions for the squared loss
-                 ):
+    def __init__(
+        self,
+        experts: list,  # learners with predict(x) / update(x, y)
+        loss: str = "squared",  # "squared" (values) or "logistic" (probabilities)
+        eta: float | None = None,  # meta learning rate; default 1/(4 bound^2) or 1
+        bound: float = 1.0,  # clip of expert predictions for the squared loss
+    ):
         if not experts:
             raise ValueError("experts must be a non-empty list of learners")
         if loss not in ("squared", "logistic"):
             raise ValueError(f"loss must be 'squared' or 'logistic', got {loss!r}")
-        want, plural = (("value", "values") if loss == "squared"
-                        else ("probability", "probabilities"))
+        want, plural = (
+            ("value", "values") if loss == "squared" else ("probability", "probabilities")
+        )
         for e in experts:  # squared loss mixes values, logistic loss mixes probabilities
             kind = getattr(e, "prediction", want)
             if kind != want:
                 fix = "logistic" if kind == "probability" else "squared"
-                raise ValueError(f"loss={loss!r} mixes {plural}, but {type(e).__name__} predicts "
-                                 f"a {kind}: use loss={fix!r} for these experts")
+                raise ValueError(
+                    f"loss={loss!r} mixes {plural}, but {type(e).__name__} predicts "
+                    f"a {kind}: use loss={fix!r} for these experts"
+                )
         dims = {getattr(e, "d", None) for e in experts}
         if len(dims) != 1:
             raise ValueError(f"experts have different feature dimensions {sorted(map(str, dims))}")
         self.experts, self.loss, self.bound = list(experts), loss, float(bound)
         self.d = dims.pop()
-        default = 1.0 / (4 * self.bound ** 2) if loss == "squared" else 1.0
+        default = 1.0 / (4 * self.bound**2) if loss == "squared" else 1.0
         self.eta = default if eta is None else eta
         if not self.eta > 0:
             raise ValueError(f"eta must be positive, got {self.eta}")
@@ -216,6 +230,7 @@ def predict(self: DiscountEnsemble, x) -> float:
     self._preds = self._expert_preds(x)
     return float(self.weights @ self._preds)
 
+
 @patch
 def update(self: DiscountEnsemble, x, y: float) -> None:
     "Charge every expert its loss, update the weights, and update every expert."
@@ -232,13 +247,14 @@ def update(self: DiscountEnsemble, x, y: float) -> None:
     self._preds = None
 
 # %% ../../nbs/12_ftrl/02_linear.ipynb #9111718f
-def drifting_comparator(T: int,  # rounds
-                        d: int,  # dimension
-                        path: float,  # target path length P_T
-                        kind: str = "rotate",  # "rotate", "walk" or "switch"
-                        radius: float = 1.0,  # ||u_t|| = radius
-                        rng: np.random.Generator | None = None,  # random source
-                        ) -> np.ndarray:
+def drifting_comparator(
+    T: int,  # rounds
+    d: int,  # dimension
+    path: float,  # target path length P_T
+    kind: str = "rotate",  # "rotate", "walk" or "switch"
+    radius: float = 1.0,  # ||u_t|| = radius
+    rng: np.random.Generator | None = None,  # random source
+) -> np.ndarray:
     "A comparator sequence (T, d) on a sphere with path length close to `path` (Chapter 12)."
     rng = np.random.default_rng() if rng is None else rng
     if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 2:
@@ -250,15 +266,18 @@ def drifting_comparator(T: int,  # rounds
     u0 *= radius / np.linalg.norm(u0)
     if kind == "rotate":
         a = u0 / radius
-        b = rng.normal(size=d); b -= (b @ a) * a; b /= np.linalg.norm(b)
+        b = rng.normal(size=d)
+        b -= (b @ a) * a
+        b /= np.linalg.norm(b)
         theta = np.arange(T) * (path / (T - 1)) / radius  # arc length / radius
         return radius * (np.cos(theta)[:, None] * a + np.sin(theta)[:, None] * b)
     if kind == "walk":
         step = path / (T - 1)
         xi = rng.normal(size=(T - 1, d))
-        U = np.empty((T, d)); U[0] = u0
+        U = np.empty((T, d))
+        U[0] = u0
         for t in range(1, T):
-            v = xi[t - 1] - (xi[t - 1] @ U[t - 1]) * U[t - 1] / radius ** 2  # tangent direction
+            v = xi[t - 1] - (xi[t - 1] @ U[t - 1]) * U[t - 1] / radius**2  # tangent direction
             nv = np.linalg.norm(v)
             v = v / nv if nv > 0 else v
             ang = step / radius  # arc length step / radius = angle
@@ -282,8 +301,15 @@ def unit_features(T: int, d: int, rng: np.random.Generator) -> np.ndarray:
     return X / np.linalg.norm(X, axis=1, keepdims=True)
 
 
-def drifting_linear_stream(T: int, d: int, path: float, kind: str = "rotate", noise: float = 0.1,
-                           radius: float = 1.0, seed: int = 0):
+def drifting_linear_stream(
+    T: int,
+    d: int,
+    path: float,
+    kind: str = "rotate",
+    noise: float = 0.1,
+    radius: float = 1.0,
+    seed: int = 0,
+):
     "Features (T, d), targets (T,), comparator (T, d) of a drifting regression stream (Chapter 12)."
     rng = np.random.default_rng(seed)
     U = drifting_comparator(T, d, path, kind, radius, rng)
@@ -292,9 +318,10 @@ def drifting_linear_stream(T: int, d: int, path: float, kind: str = "rotate", no
     return X, Y, U
 
 
-def linear_pseudo_regret(preds,  # (..., T) predictions
-                         X: np.ndarray,  # (T, d) or (..., T, d) features
-                         U: np.ndarray,  # comparator, same shape as X
-                         ) -> np.ndarray:
+def linear_pseudo_regret(
+    preds,  # (..., T) predictions
+    X: np.ndarray,  # (T, d) or (..., T, d) features
+    U: np.ndarray,  # comparator, same shape as X
+) -> np.ndarray:
     "Per-round pseudo-regret 1/2 (y_hat_t - <x_t, u_t>)^2 (Chapter 12, *Drifting streams*)."
     return 0.5 * (np.asarray(preds) - (X * U).sum(-1)) ** 2

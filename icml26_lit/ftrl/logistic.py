@@ -10,8 +10,14 @@ import math
 import numpy as np
 
 from .regret import check_discount, check_streams
-from .linear import (_check_dim, _check_x, _sigmoid, check_finite,
-                                    drifting_comparator, unit_features)
+from icml26_lit.ftrl.linear import (
+    _check_dim,
+    _check_x,
+    _sigmoid,
+    check_finite,
+    drifting_comparator,
+    unit_features,
+)
 
 # %% auto #0
 __all__ = ['ons_curvature', 'project_ball_Anorm', 'DiscountedONS', 'dons_probabilities', 'drifting_logistic_stream',
@@ -25,11 +31,12 @@ def ons_curvature(radius_x: float, radius_w: float) -> float:
     return 0.5 * min(1.0 / (4 * radius_x * radius_w), math.exp(-radius_w * radius_x))
 
 
-def project_ball_Anorm(c: np.ndarray,  # (..., d) points to project
-                       A: np.ndarray,  # (..., d, d) symmetric positive definite matrices
-                       radius: float,  # D, the ball's radius
-                       iters: int = 30,  # Newton steps on the multiplier (at most)
-                       ) -> np.ndarray:
+def project_ball_Anorm(
+    c: np.ndarray,  # (..., d) points to project
+    A: np.ndarray,  # (..., d, d) symmetric positive definite matrices
+    radius: float,  # D, the ball's radius
+    iters: int = 30,  # Newton steps on the multiplier (at most)
+) -> np.ndarray:
     "argmin_{||w|| <= D} (w - c)^T A (w - c), batched (Chapter 12, *Discounted ONS*)."
     c = np.asarray(c, dtype=np.float64)
     out = c.copy()
@@ -47,8 +54,8 @@ def project_ball_Anorm(c: np.ndarray,  # (..., d) points to project
     mu = np.zeros(len(cb))
     for _ in range(iters):
         r = lam + mu[:, None]
-        nw = np.sqrt((lz2 / r ** 2).sum(-1))
-        dphi = (lz2 / r ** 3).sum(-1) / nw ** 3
+        nw = np.sqrt((lz2 / r**2).sum(-1))
+        dphi = (lz2 / r**3).sum(-1) / nw**3
         step = (1.0 / nw - 1.0 / radius) / np.maximum(dphi, 1e-300)
         mu = mu - step
         if np.all(np.abs(step) <= 1e-12 * (1.0 + mu)):
@@ -67,14 +74,17 @@ def _check_label(y) -> float:
 
 class DiscountedONS:
     "Discounted online Newton step (FTRL on quadratic surrogates) on a ball (Chapter 12)."
+
     prediction = "probability"  # what predict() returns: P(y = +1), for the logistic loss
 
-    def __init__(self, d: int,  # feature dimension
-                 discount: float = 1.0,  # gamma in (0, 1]
-                 radius: float = 1.0,  # D: the learner stays in ||w|| <= D
-                 curvature: float | None = None,  # beta; default ons_curvature(1, D)
-                 eps: float = 1.0,  # A_0 = eps I
-                 ):
+    def __init__(
+        self,
+        d: int,  # feature dimension
+        discount: float = 1.0,  # gamma in (0, 1]
+        radius: float = 1.0,  # D: the learner stays in ||w|| <= D
+        curvature: float | None = None,  # beta; default ons_curvature(1, D)
+        eps: float = 1.0,  # A_0 = eps I
+    ):
         self.d = _check_dim(d)
         self.discount = check_discount(discount)
         if not radius > 0 or not eps > 0:
@@ -111,13 +121,14 @@ class DiscountedONS:
         self.t += 1
 
 # %% ../../nbs/12_ftrl/03_logistic.ipynb #602421dc
-def dons_probabilities(X: np.ndarray,  # (B, T, d) features
-                       Y: np.ndarray,  # (B, T) labels in {-1, +1}
-                       discounts,  # (K,) discounts in (0, 1]
-                       radius: float = 1.0,  # D
-                       curvature: float | None = None,  # beta
-                       eps: float = 1.0,  # A_0 = eps I
-                       ) -> np.ndarray:
+def dons_probabilities(
+    X: np.ndarray,  # (B, T, d) features
+    Y: np.ndarray,  # (B, T) labels in {-1, +1}
+    discounts,  # (K,) discounts in (0, 1]
+    radius: float = 1.0,  # D
+    curvature: float | None = None,  # beta
+    eps: float = 1.0,  # A_0 = eps I
+) -> np.ndarray:
     "Predicted P(y=+1) (B, K, T) of K discounted ONS experts on B streams (Chapter 12)."
     X, Y, gam = check_streams(X, Y, discounts)
     if not np.all(np.isin(Y, (-1.0, 1.0))):
@@ -143,8 +154,9 @@ def dons_probabilities(X: np.ndarray,  # (B, T, d) features
     return out
 
 
-def drifting_logistic_stream(T: int, d: int, path: float, kind: str = "rotate",
-                             radius: float = 2.0, seed: int = 0):
+def drifting_logistic_stream(
+    T: int, d: int, path: float, kind: str = "rotate", radius: float = 2.0, seed: int = 0
+):
     "Features (T, d), labels (T,), comparator (T, d) with P(y=+1) = sigmoid(<x, u_t>) (Chapter 12)."
     rng = np.random.default_rng(seed)
     U = drifting_comparator(T, d, path, kind, radius, rng)
@@ -153,10 +165,11 @@ def drifting_logistic_stream(T: int, d: int, path: float, kind: str = "rotate",
     return X, Y, U
 
 
-def logistic_pseudo_regret(probs,  # (..., T) predicted P(y_t = +1)
-                           X: np.ndarray,  # (..., T, d) features
-                           U: np.ndarray,  # (..., T, d) comparator
-                           ) -> np.ndarray:
+def logistic_pseudo_regret(
+    probs,  # (..., T) predicted P(y_t = +1)
+    X: np.ndarray,  # (..., T, d) features
+    U: np.ndarray,  # (..., T, d) comparator
+) -> np.ndarray:
     "Per-round pseudo-regret KL(p_t || q_t), p_t = sigmoid(<x_t, u_t>) (Chapter 12)."
     p = np.clip(_sigmoid((X * U).sum(-1)), 1e-12, 1 - 1e-12)
     q = np.clip(np.asarray(probs, dtype=np.float64), 1e-12, 1 - 1e-12)

@@ -44,10 +44,11 @@ def check_streams(X, Y, discounts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return X, Y, np.array([check_discount(g) for g in np.atleast_1d(discounts)])
 
 
-def dynamic_regret(losses_learner,  # (T,) losses f_t(x_t) of the learner
-                   losses_comparator,  # (T,) losses f_t(u_t) of the moving comparator
-                   cumulative: bool = False,  # return the running sum over t instead of the total
-                   ):
+def dynamic_regret(
+    losses_learner,  # (T,) losses f_t(x_t) of the learner
+    losses_comparator,  # (T,) losses f_t(u_t) of the moving comparator
+    cumulative: bool = False,  # return the running sum over t instead of the total
+):
     "Dynamic regret sum_t f_t(x_t) - f_t(u_t), eq. (1) (Chapter 12, *Dynamic regret*)."
     a = _as_losses(losses_learner, "losses_learner")
     b = _as_losses(losses_comparator, "losses_comparator")
@@ -57,8 +58,9 @@ def dynamic_regret(losses_learner,  # (T,) losses f_t(x_t) of the learner
     return r if cumulative else float(r[-1]) if r.size else 0.0
 
 
-def path_length(u  # (T, d) comparator sequence
-                ) -> float:
+def path_length(
+    u,  # (T, d) comparator sequence
+) -> float:
     "Path length P_T = sum_t ||u_t - u_{t-1}|| (Chapter 12, *Dynamic regret*)."
     u = np.asarray(u, dtype=np.float64)
     if u.ndim == 1:
@@ -80,10 +82,11 @@ def check_betas(betas) -> tuple[float, float]:
     return b1, b2
 
 # %% ../../nbs/12_ftrl/01_regret.ipynb #0b880c90
-def discounted_regret(losses_learner,  # (T,) losses f_s(x_s)
-                      losses_comparator,  # (T,) losses f_s(u) of ONE fixed comparator u
-                      discount: float,  # lambda in (0, 1]
-                      ) -> np.ndarray:
+def discounted_regret(
+    losses_learner,  # (T,) losses f_s(x_s)
+    losses_comparator,  # (T,) losses f_s(u) of ONE fixed comparator u
+    discount: float,  # lambda in (0, 1]
+) -> np.ndarray:
     "The sequence R_t^lambda(u), t = 1..T (Chapter 12, *Discounted regret*)."
     lam = check_discount(discount)
     a = _as_losses(losses_learner, "losses_learner")
@@ -97,10 +100,11 @@ def discounted_regret(losses_learner,  # (T,) losses f_s(x_s)
     return out
 
 # %% ../../nbs/12_ftrl/01_regret.ipynb #9a9f8ea2
-def reduction_terms(losses_learner,  # (T,) losses f_t(x_t)
-                    loss_matrix,  # (T, T) table f_s(u_j): round s, comparator j
-                    discount: float,  # lambda in (0, 1]
-                    ) -> dict:
+def reduction_terms(
+    losses_learner,  # (T,) losses f_t(x_t)
+    loss_matrix,  # (T, T) table f_s(u_j): round s, comparator j
+    discount: float,  # lambda in (0, 1]
+) -> dict:
     "The last, forgetting and drift terms of the discounted-to-dynamic identity (Chapter 12)."
     lam = check_discount(discount)
     a = _as_losses(losses_learner, "losses_learner")
@@ -118,14 +122,18 @@ def reduction_terms(losses_learner,  # (T,) losses f_t(x_t)
     on = R[idx, idx]  # R_t(u_t), t < T
     nxt = R[idx, idx + 1]  # R_t(u_{t+1}), t < T
     last = R[T - 1, T - 1]
-    return dict(last=float(last), forgetting=float((1 - lam) * on.sum()),
-                drift=float(lam * (on - nxt).sum()),
-                dynamic_regret=float(a.sum() - np.trace(L)))
+    return dict(
+        last=float(last),
+        forgetting=float((1 - lam) * on.sum()),
+        drift=float(lam * (on - nxt).sum()),
+        dynamic_regret=float(a.sum() - np.trace(L)),
+    )
 
 # %% ../../nbs/12_ftrl/01_regret.ipynb #ba97cb12
-def discount_grid(horizon: int,  # T, the number of rounds planned
-                  include_one: bool = True,  # also include lambda = 1 (no discounting)
-                  ) -> np.ndarray:
+def discount_grid(
+    horizon: int,  # T, the number of rounds planned
+    include_one: bool = True,  # also include lambda = 1 (no discounting)
+) -> np.ndarray:
     "Geometric grid of discounts 1 - 2^-k, k = 1..ceil(log2 T) (Chapter 12, *The discount grid*)."
     if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 2:
         raise ValueError(f"horizon must be an integer >= 2, got {horizon!r}")
@@ -134,11 +142,12 @@ def discount_grid(horizon: int,  # T, the number of rounds planned
     return np.append(grid, 1.0) if include_one else grid
 
 
-def optimal_discount(horizon: int,  # T, the number of rounds
-                     path: float,  # P_T >= 0, the comparator's path length
-                     dim: int,  # d, the feature dimension
-                     lipschitz: float = 1.0,  # G, the losses' Lipschitz constant
-                     ) -> float:
+def optimal_discount(
+    horizon: int,  # T, the number of rounds
+    path: float,  # P_T >= 0, the comparator's path length
+    dim: int,  # d, the feature dimension
+    lipschitz: float = 1.0,  # G, the losses' Lipschitz constant
+) -> float:
     "The discount balancing forgetting and drift, 1 - sqrt(G P_T / (d T)) (Chapter 12)."
     for name, n in (("horizon", horizon), ("dim", dim)):
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:

@@ -1,16 +1,26 @@
 "Chapter 12: Adam as discounted FTRL, the ratio bound, and O2NCAdam."
+
 import math
 
 import pytest
 import torch
 
-from icml26_lit.ftrl.adam import (FTRLAdam, O2NCAdam, adam_ftrl_step, adam_ratio_bound,
-                                  adam_ratio_trace, adversarial_gradients, ftrl_objective)
+from icml26_lit.ftrl.adam import (
+    FTRLAdam,
+    O2NCAdam,
+    adam_ftrl_step,
+    adam_ratio_bound,
+    adam_ratio_trace,
+    adversarial_gradients,
+    ftrl_objective,
+)
 
 
 def _train(opt_cls, seed, steps=20, **kw):
     torch.manual_seed(seed)
-    net = torch.nn.Sequential(torch.nn.Linear(3, 6), torch.nn.ReLU(), torch.nn.Linear(6, 1)).double()
+    net = torch.nn.Sequential(
+        torch.nn.Linear(3, 6), torch.nn.ReLU(), torch.nn.Linear(6, 1)
+    ).double()
     X, y = torch.randn(16, 3, dtype=torch.float64), torch.randn(16, 1, dtype=torch.float64)
     opt = opt_cls(net.parameters(), **kw)
     traj = []
@@ -36,8 +46,12 @@ def test_closed_form_is_the_argmin(fresh_seed):
     D = adam_ftrl_step(G, 0.05, (0.8, 0.95))
     f0 = ftrl_objective(D, G, 0.05, (0.8, 0.95))
     for _ in range(20):
-        assert ftrl_objective(D + 1e-3 * torch.randn(4, generator=g, dtype=torch.float64), G, 0.05,
-                              (0.8, 0.95)) > f0
+        assert (
+            ftrl_objective(
+                D + 1e-3 * torch.randn(4, generator=g, dtype=torch.float64), G, 0.05, (0.8, 0.95)
+            )
+            > f0
+        )
 
 
 def test_ratio_bound_random_and_adversarial(fresh_seed):
@@ -76,13 +90,22 @@ def test_bad_betas(betas):
 def test_o2nc_bookkeeping(fresh_seed):
     c = torch.tensor([1.0, -2.0, 0.5, 0.0], dtype=torch.float64)
     w = torch.nn.Parameter(torch.zeros(4, dtype=torch.float64))
-    opt = O2NCAdam([w], lr=0.1, betas=(0.9, 0.99), clip=1.5, generator=torch.Generator().manual_seed(fresh_seed))
+    opt = O2NCAdam(
+        [w],
+        lr=0.1,
+        betas=(0.9, 0.99),
+        clip=1.5,
+        generator=torch.Generator().manual_seed(fresh_seed),
+    )
     m = v = x = torch.zeros(4, dtype=torch.float64)
     ws, ss = [], []
     for _ in range(6):
         ws.append(w.detach().clone())
-        opt.zero_grad(); (c * w).sum().backward(); opt.step()
-        m = 0.9 * m + 0.1 * c; v = 0.99 * v + 0.01 * c * c
+        opt.zero_grad()
+        (c * w).sum().backward()
+        opt.step()
+        m = 0.9 * m + 0.1 * c
+        v = 0.99 * v + 0.01 * c * c
         r = torch.where(v > 0, m / v.sqrt(), torch.zeros_like(m)).clamp(-1.5, 1.5)
         delta = -0.1 * r
         torch.testing.assert_close(w.detach(), x + opt.last_s * delta)
@@ -101,8 +124,11 @@ def test_o2nc_same_generator_same_run():
         net = torch.nn.Linear(3, 1)
         opt = O2NCAdam(net.parameters(), lr=0.01, generator=torch.Generator().manual_seed(5))
         for _ in range(5):
-            opt.zero_grad(); net(torch.ones(2, 3)).abs().sum().backward(); opt.step()
+            opt.zero_grad()
+            net(torch.ones(2, 3)).abs().sum().backward()
+            opt.step()
         return net.weight.detach().clone()
+
     torch.testing.assert_close(run(), run())
 
 
@@ -112,7 +138,9 @@ def test_o2nc_clip_free_ratio_within_bound_on_training():
     opt = O2NCAdam(net.parameters(), lr=1e-2, betas=(0.9, 0.99), track_ratio=True)
     for _ in range(50):
         X = torch.randn(8, 4)
-        opt.zero_grad(); net(X).abs().mean().backward(); opt.step()
+        opt.zero_grad()
+        net(X).abs().mean().backward()
+        opt.step()
     assert 0 < opt.max_ratio <= adam_ratio_bound(0.9, 0.99)
 
 
@@ -128,8 +156,14 @@ def test_nan_gradient_propagates_like_torch_adam(fresh_seed, backend, clip):
     grad[1, 5] = float("inf")  # inf / sqrt(inf) = NaN in both optimizers
     grad[1, 0] = 0.0  # a zero gradient is not NaN: that coordinate stays where it is
     ours, ref = torch.nn.Parameter(init.clone()), torch.nn.Parameter(init.clone())
-    opt = O2NCAdam([ours], lr=0.1, clip=clip, backend=backend, track_ratio=True,
-                   generator=torch.Generator().manual_seed(fresh_seed))
+    opt = O2NCAdam(
+        [ours],
+        lr=0.1,
+        clip=clip,
+        backend=backend,
+        track_ratio=True,
+        generator=torch.Generator().manual_seed(fresh_seed),
+    )
     ours.grad, ref.grad = grad.clone(), grad.clone()
     opt.step()
     torch.optim.Adam([ref], lr=0.1).step()
@@ -157,21 +191,36 @@ def test_channels_last_conv_matches_contiguous_twin(fresh_seed, backend):
     # gradients must agree bit for bit, and the layout must survive the steps
     conv, twin = _twin_convs(fresh_seed % 10000, torch.float64)
     assert not conv.weight.is_contiguous()
-    opts = [O2NCAdam(n.parameters(), lr=0.05, betas=(0.9, 0.99), clip=2.0, ema=0.5,
-                     backend=backend, generator=torch.Generator().manual_seed(fresh_seed))
-            for n in (conv, twin)]
+    opts = [
+        O2NCAdam(
+            n.parameters(),
+            lr=0.05,
+            betas=(0.9, 0.99),
+            clip=2.0,
+            ema=0.5,
+            backend=backend,
+            generator=torch.Generator().manual_seed(fresh_seed),
+        )
+        for n in (conv, twin)
+    ]
     g = torch.Generator().manual_seed(fresh_seed)
     for _ in range(4):
         for p, q in zip(conv.parameters(), twin.parameters()):
             q.grad = torch.randn(q.shape, generator=g, dtype=q.dtype)
-            p.grad = (q.grad.contiguous(memory_format=torch.channels_last) if p.dim() == 4
-                      else q.grad.clone())
+            p.grad = (
+                q.grad.contiguous(memory_format=torch.channels_last)
+                if p.dim() == 4
+                else q.grad.clone()
+            )
         for o in opts:
             o.step()
         assert all(torch.equal(p, q) for p, q in zip(conv.parameters(), twin.parameters()))
     assert conv.weight.is_contiguous(memory_format=torch.channels_last)
-    assert all(t.is_contiguous() for k, t in opts[0].state[conv.weight].items()
-               if isinstance(t, torch.Tensor))
+    assert all(
+        t.is_contiguous()
+        for k, t in opts[0].state[conv.weight].items()
+        if isinstance(t, torch.Tensor)
+    )
     with opts[0].averaged(), opts[1].averaged():
         assert all(torch.equal(p, q) for p, q in zip(conv.parameters(), twin.parameters()))
     assert all(torch.equal(p, q) for p, q in zip(conv.parameters(), twin.parameters()))

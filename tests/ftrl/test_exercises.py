@@ -1,4 +1,5 @@
 "Chapter 12: the exercises' checker accepts the references and rejects every curated wrong answer."
+
 import pytest
 
 import icml26_lit.ftrl  # noqa: F401  (registers the exercises)
@@ -19,6 +20,7 @@ def test_reference_correct_stub_and_wrong_answers(name):
 
         def stub(*args, **kwargs):
             raise NotImplementedError
+
         assert check(name, stub, quiet=True).status == "not attempted"
     else:
         value = ex.value() if callable(ex.value) else ex.value
@@ -30,5 +32,6 @@ def test_reference_correct_stub_and_wrong_answers(name):
 
 def test_public_names():
     import icml26_lit.ftrl as ftrl
+
     assert ftrl.__all__ and all(hasattr(ftrl, n) for n in ftrl.__all__)
     assert "_solutions" not in ftrl.__all__

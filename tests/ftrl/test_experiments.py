@@ -1,21 +1,30 @@
 "Chapter 12: the experiment helpers at tiny sizes."
+
 import numpy as np
 import pytest
 
 from icml26_lit.core import Config
-from icml26_lit.ftrl.experiments import (CONFIG, loglog_slope, prefix_totals, river_predictions,
-                                         run_linear, smoke_step, stream_batch,
-                                         window_ridge_predictions)
+from icml26_lit.ftrl.experiments import (
+    CONFIG,
+    loglog_slope,
+    prefix_totals,
+    river_predictions,
+    run_linear,
+    smoke_step,
+    stream_batch,
+    window_ridge_predictions,
+)
 
 
 def test_loglog_slope_exact():
     x = np.array([1.0, 2.0, 4.0, 8.0])
-    assert abs(loglog_slope(x, 3 * x ** 0.75) - 0.75) < 1e-12
+    assert abs(loglog_slope(x, 3 * x**0.75) - 0.75) < 1e-12
 
 
 def test_prefix_streams_have_the_requested_path():
     X, Y, U, meta = stream_batch([100, 400], [2.0, 4.0], 2, 3, 400)
     from icml26_lit.ftrl.regret import path_length
+
     for b, (T, P, _) in enumerate(meta):
         assert abs(path_length(U[b, :T]) - P) < 1e-3
     tot = prefix_totals(np.ones((4, 400)), meta)
@@ -29,7 +38,8 @@ def test_river_is_online_gradient_descent():
     w, ref = np.zeros(3), []
     for t in range(50):
         ref.append(X[t] @ w)
-        w -= 0.05 * 2 * (X[t] @ w - Y[t]) * X[t]  # river's squared loss (y - y_hat)^2: gradient 2 (y_hat - y) x
+        # river's squared loss (y - y_hat)^2: gradient 2 (y_hat - y) x
+        w -= 0.05 * 2 * (X[t] @ w - Y[t]) * X[t]
     np.testing.assert_allclose(p, ref, rtol=1e-6, atol=1e-9)
 
 
@@ -37,7 +47,8 @@ def test_window_ridge_uses_only_the_past():
     rng = np.random.default_rng(1)
     X, Y = rng.normal(size=(60, 2)), rng.normal(size=60)
     p1 = window_ridge_predictions(X, Y, 20, 10)
-    Y2 = Y.copy(); Y2[40:] += 100
+    Y2 = Y.copy()
+    Y2[40:] += 100
     p2 = window_ridge_predictions(X, Y2, 20, 10)
     np.testing.assert_array_equal(p1[:41], p2[:41])
 
@@ -57,13 +68,15 @@ def test_smoke(scale):
 
 def test_eta_sweep_and_logistic_top_only_reuse_the_same_streams():
     cfg = Config(CONFIG.get("ci"))
-    cfg.update(T_max=128, n_T=2, n_seeds=2, P_sweep=[1.0], eta_sweep=[0.125, 0.5],
-               log_T_max=64, log_n_T=2)
+    cfg.update(
+        T_max=128, n_T=2, n_seeds=2, P_sweep=[1.0], eta_sweep=[0.125, 0.5], log_T_max=64, log_n_T=2
+    )
     lin = run_linear(cfg, baselines=False)
     top = np.asarray(lin["ensemble"])[2:4]  # the T_max rung, both seeds
     # eta = ewa_eta in the sweep must reproduce the main ensemble exactly (same streams)
     np.testing.assert_allclose(lin["eta_sweep"][0.125], top, rtol=1e-12)
     from icml26_lit.ftrl.experiments import run_logistic
+
     full = run_logistic(cfg)
     part = run_logistic(cfg, top_only=True)
     np.testing.assert_allclose(part["ensemble"], np.asarray(full["ensemble"])[2:], rtol=1e-12)

@@ -1,8 +1,9 @@
 "Chapter 12: the fused O2NC-Adam kernel against its reference, under the interpreter."
+
 import pytest
 import torch
 
-from icml26_lit.core import check_kernel, compile_check, HAS_TRITON
+from icml26_lit.core import HAS_TRITON, check_kernel, compile_check
 from icml26_lit.ftrl.kernels import BLOCK, _signature, o2nc_adam_step
 
 pytestmark = pytest.mark.skipif(not HAS_TRITON, reason="needs triton")
@@ -22,17 +23,31 @@ def _mk(n, dtype, gen):
 def _runner(backend, clip, s, aw):
     def f(w, g, x, m, v, avg):
         outs = [t.clone() for t in (w, g, x, m, v, avg)]
-        o2nc_adam_step(*outs, s=s, lr=0.0625, beta1=0.875, beta2=0.9375, clip=clip, avg_weight=aw,
-                       backend=backend)
+        o2nc_adam_step(
+            *outs,
+            s=s,
+            lr=0.0625,
+            beta1=0.875,
+            beta2=0.9375,
+            clip=clip,
+            avg_weight=aw,
+            backend=backend,
+        )
         return tuple(outs[i] for i in (0, 2, 3, 4, 5))
+
     return f
 
 
 # the kernel takes its scalars as fp32: dyadic values (exact in fp32) keep the fp64 comparison exact
 @pytest.mark.parametrize("clip", [None, 0.75])
 def test_kernel_matches_reference(clip):
-    seed = check_kernel(_runner("triton", clip, 0.375, 0.25), _runner("torch", clip, 0.375, 0.25), _mk,
-                        sizes=[1, 5, 257, BLOCK + 3], dtypes=(torch.float32, torch.float64))
+    seed = check_kernel(
+        _runner("triton", clip, 0.375, 0.25),
+        _runner("torch", clip, 0.375, 0.25),
+        _mk,
+        sizes=[1, 5, 257, BLOCK + 3],
+        dtypes=(torch.float32, torch.float64),
+    )
     print("seed", seed)
 
 
@@ -56,8 +71,19 @@ def test_kernel_fp16_params_fp32_state(fresh_seed):
 
 def test_empty_and_bad_inputs():
     z = torch.zeros(0)
-    o2nc_adam_step(z, z, z.clone(), z.clone(), z.clone(), z.clone(), s=0.5, lr=0.1, beta1=0.9,
-                   beta2=0.99, backend="triton")
+    o2nc_adam_step(
+        z,
+        z,
+        z.clone(),
+        z.clone(),
+        z.clone(),
+        z.clone(),
+        s=0.5,
+        lr=0.1,
+        beta1=0.9,
+        beta2=0.99,
+        backend="triton",
+    )
     t = lambda n=4: torch.zeros(n)
     with pytest.raises(ValueError, match="g has shape"):
         o2nc_adam_step(t(), t(3), t(), t(), t(), t(), s=0.5, lr=0.1, beta1=0.9, beta2=0.99)
@@ -72,8 +98,11 @@ def test_empty_and_bad_inputs():
 
 
 def test_compile_for_t4_and_hopper():
-    reps = compile_check(__import__("icml26_lit.ftrl.kernels", fromlist=["o2nc_adam_kernel"]).o2nc_adam_kernel,
-                         _signature(), {"HAS_CLIP": True, "BLOCK": BLOCK})
+    reps = compile_check(
+        __import__("icml26_lit.ftrl.kernels", fromlist=["o2nc_adam_kernel"]).o2nc_adam_kernel,
+        _signature(),
+        {"HAS_CLIP": True, "BLOCK": BLOCK},
+    )
     assert [r.target for r in reps] == [(7, 5), (9, 0)]
     assert all(r.shared == 0 for r in reps)
 

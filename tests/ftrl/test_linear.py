@@ -1,13 +1,21 @@
 "Chapter 12: discounted VAW, Sherman-Morrison, the ensemble and the drifting streams."
+
 import math
 
 import numpy as np
 import pytest
 
-from icml26_lit.ftrl.linear import (DiscountEnsemble, DiscountedVAW, drifting_comparator,
-                                    drifting_linear_stream, dvaw_predictions, ewa_mixture,
-                                    linear_pseudo_regret, sherman_morrison)
-from icml26_lit.ftrl.regret import discount_grid, path_length
+from icml26_lit.ftrl.linear import (
+    DiscountedVAW,
+    DiscountEnsemble,
+    drifting_comparator,
+    drifting_linear_stream,
+    dvaw_predictions,
+    ewa_mixture,
+    linear_pseudo_regret,
+    sherman_morrison,
+)
+from icml26_lit.ftrl.regret import path_length
 
 
 def test_discount_one_equals_closed_form_vaw(fresh_seed):
@@ -16,7 +24,7 @@ def test_discount_one_equals_closed_form_vaw(fresh_seed):
     X, Y = rng.normal(size=(T, d)), rng.normal(size=T)
     vaw = DiscountedVAW(d, 1.0, eps)
     for t in range(T):
-        A = eps * np.eye(d) + X[:t + 1].T @ X[:t + 1]
+        A = eps * np.eye(d) + X[: t + 1].T @ X[: t + 1]
         direct = X[t] @ np.linalg.solve(A, X[:t].T @ Y[:t])
         assert math.isclose(vaw.predict(X[t]), direct, rel_tol=1e-8, abs_tol=1e-10)
         vaw.update(X[t], Y[t])
@@ -30,8 +38,11 @@ def test_discounted_vaw_is_the_ftrl_argmin(fresh_seed):
     for t in range(T):
         w = dv.weights(X[t])
         # gradient of sum_{s<t} g^{t-s} (y_s - <x_s,w>)^2/2 + <x_t,w>^2/2 + g^t eps |w|^2/2
-        grad = sum(g ** (t - s) * (X[s] @ w - Y[s]) * X[s] for s in range(t)) + (X[t] @ w) * X[t] \
+        grad = (
+            sum(g ** (t - s) * (X[s] @ w - Y[s]) * X[s] for s in range(t))
+            + (X[t] @ w) * X[t]
             + g ** (t + 1) * eps * w
+        )
         np.testing.assert_allclose(grad, 0.0, atol=1e-8)
         dv.update(X[t], Y[t])
 
@@ -42,8 +53,12 @@ def test_sherman_morrison_equals_direct_inverse(fresh_seed):
     A = M @ M.T + np.eye(6)
     x = rng.normal(size=6)
     for g in (1.0, 0.7):
-        np.testing.assert_allclose(sherman_morrison(np.linalg.inv(A), x, g),
-                                   np.linalg.inv(g * A + np.outer(x, x)), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(
+            sherman_morrison(np.linalg.inv(A), x, g),
+            np.linalg.inv(g * A + np.outer(x, x)),
+            rtol=1e-9,
+            atol=1e-12,
+        )
 
 
 def test_batched_experts_match_the_class(fresh_seed):
@@ -68,7 +83,8 @@ def test_ensemble_online_equals_vectorised_and_regret_bound(fresh_seed):
     ens = DiscountEnsemble([DiscountedVAW(d, g) for g in grid], eta=0.25, bound=1.0)
     preds = []
     for t in range(T):
-        preds.append(ens.predict(X[t])); ens.update(X[t], Y[t])
+        preds.append(ens.predict(X[t]))
+        ens.update(X[t], Y[t])
     P = dvaw_predictions(X[None], Y[None], grid)[0]
     mix, W = ewa_mixture(P, Y, eta=0.25, bound=1.0)
     np.testing.assert_allclose(preds, mix, rtol=1e-8, atol=1e-10)
@@ -131,8 +147,12 @@ def test_nan_streams_are_rejected():
 
 def test_ensemble_rejects_experts_of_the_other_loss():
     from icml26_lit.ftrl.logistic import DiscountedONS
-    with pytest.raises(ValueError, match="loss='squared' mixes values, but DiscountedONS predicts "
-                                         "a probability: use loss='logistic'"):
+
+    with pytest.raises(
+        ValueError,
+        match="loss='squared' mixes values, but DiscountedONS predicts "
+        "a probability: use loss='logistic'",
+    ):
         DiscountEnsemble([DiscountedONS(3)], loss="squared")
     with pytest.raises(ValueError, match="loss='logistic' mixes probabilities, but DiscountedVAW"):
         DiscountEnsemble([DiscountedVAW(3), DiscountedONS(3)], loss="logistic")

@@ -1,4 +1,5 @@
 "Chapter 12: discounted ONS and its ensemble on logistic regression."
+
 import math
 
 import numpy as np
@@ -6,19 +7,30 @@ import pytest
 from scipy.optimize import minimize
 
 from icml26_lit.ftrl.linear import DiscountEnsemble, ewa_mixture
-from icml26_lit.ftrl.logistic import (DiscountedONS, dons_probabilities, drifting_logistic_stream,
-                                      logistic_pseudo_regret, project_ball_Anorm)
+from icml26_lit.ftrl.logistic import (
+    DiscountedONS,
+    dons_probabilities,
+    drifting_logistic_stream,
+    logistic_pseudo_regret,
+    project_ball_Anorm,
+)
 
 
 def test_projection_is_the_constrained_argmin(fresh_seed):
     rng = np.random.default_rng(fresh_seed)
     d = 4
-    M = rng.normal(size=(d, d)); A = M @ M.T + 0.05 * np.eye(d)
+    M = rng.normal(size=(d, d))
+    A = M @ M.T + 0.05 * np.eye(d)
     c = 4 * rng.normal(size=d)
     w = project_ball_Anorm(c[None], A[None], 1.0)[0]
     cons = {"type": "ineq", "fun": lambda z: 1.0 - z @ z}
-    ref = minimize(lambda z: (z - c) @ A @ (z - c), np.zeros(d), constraints=[cons], method="SLSQP",
-                   options=dict(ftol=1e-14, maxiter=500)).x
+    ref = minimize(
+        lambda z: (z - c) @ A @ (z - c),
+        np.zeros(d),
+        constraints=[cons],
+        method="SLSQP",
+        options=dict(ftol=1e-14, maxiter=500),
+    ).x
     assert (w - c) @ A @ (w - c) <= (ref - c) @ A @ (ref - c) + 1e-6
     assert abs(np.linalg.norm(w) - 1.0) < 1e-9
 
@@ -34,8 +46,12 @@ def test_ons_is_ftrl_on_surrogates_when_ball_inactive(fresh_seed):
         ws.append(ons.w.copy())
         gs.append(-Y[t] / (1 + math.exp(Y[t] * X[t] @ ons.w)) * X[t])
         ons.update(X[t], Y[t])
-    obj = lambda w: sum(g ** (T - 1 - s) * (gs[s] @ w + beta / 2 * (gs[s] @ (w - ws[s])) ** 2)
-                        for s in range(T)) + eps / 2 * w @ w
+    obj = lambda w: (
+        sum(
+            g ** (T - 1 - s) * (gs[s] @ w + beta / 2 * (gs[s] @ (w - ws[s])) ** 2) for s in range(T)
+        )
+        + eps / 2 * w @ w
+    )
     ref = minimize(obj, np.zeros(d), method="BFGS", options=dict(gtol=1e-11)).x
     np.testing.assert_allclose(ons.w, ref, atol=1e-5)
 
@@ -52,8 +68,10 @@ def test_batched_matches_class_and_stays_in_ball(fresh_seed):
 
 
 def test_pseudo_regret_is_kl():
-    X = np.array([[1.0, 0.0]]); U = np.array([[2.0, 0.0]])
-    p = 1 / (1 + math.exp(-2.0)); q = 0.3
+    X = np.array([[1.0, 0.0]])
+    U = np.array([[2.0, 0.0]])
+    p = 1 / (1 + math.exp(-2.0))
+    q = 0.3
     kl = p * math.log(p / q) + (1 - p) * math.log((1 - p) / (1 - q))
     assert math.isclose(logistic_pseudo_regret(np.array([q]), X, U)[0], kl, rel_tol=1e-12)
     assert logistic_pseudo_regret(np.array([p]), X, U)[0] < 1e-12

@@ -1,11 +1,18 @@
 "Chapter 12: dynamic regret, discounted regret and the discounted-to-dynamic identity."
+
 import math
 
 import numpy as np
 import pytest
 
-from icml26_lit.ftrl.regret import (discount_grid, discounted_regret, dynamic_regret,
-                                    optimal_discount, path_length, reduction_terms)
+from icml26_lit.ftrl.regret import (
+    discount_grid,
+    discounted_regret,
+    dynamic_regret,
+    optimal_discount,
+    path_length,
+    reduction_terms,
+)
 
 
 @pytest.mark.parametrize("lam", [0.3, 0.9, 0.999, 1.0])
@@ -23,7 +30,9 @@ def test_reduction_identity_random_learners_and_comparators(fresh_seed, lam):
     terms = reduction_terms(la, L, lam)
     total = terms["last"] + terms["forgetting"] + terms["drift"]
     assert math.isclose(total, terms["dynamic_regret"], rel_tol=1e-10, abs_tol=1e-9)
-    assert math.isclose(terms["dynamic_regret"], dynamic_regret(la, np.diag(L)), rel_tol=1e-12, abs_tol=1e-12)
+    assert math.isclose(
+        terms["dynamic_regret"], dynamic_regret(la, np.diag(L)), rel_tol=1e-12, abs_tol=1e-12
+    )
 
 
 def test_drift_term_bounded_by_lipschitz_path(fresh_seed):
@@ -75,14 +84,17 @@ def test_discount_grid_and_optimum():
         discount_grid(1)
 
 
-@pytest.mark.parametrize("kw,msg", [
-    (dict(path=float("nan")), "path must be a finite number >= 0"),
-    (dict(path=float("inf")), "path must be a finite number >= 0"),
-    (dict(path=-0.5), "path must be a finite number >= 0"),
-    (dict(lipschitz=float("nan")), "lipschitz must be a finite number >= 0"),
-    (dict(horizon=0), "horizon must be a positive integer"),
-    (dict(dim=2.5), "dim must be a positive integer"),
-])
+@pytest.mark.parametrize(
+    "kw,msg",
+    [
+        (dict(path=float("nan")), "path must be a finite number >= 0"),
+        (dict(path=float("inf")), "path must be a finite number >= 0"),
+        (dict(path=-0.5), "path must be a finite number >= 0"),
+        (dict(lipschitz=float("nan")), "lipschitz must be a finite number >= 0"),
+        (dict(horizon=0), "horizon must be a positive integer"),
+        (dict(dim=2.5), "dim must be a positive integer"),
+    ],
+)
 def test_optimal_discount_rejects_bad_input(kw, msg):
     with pytest.raises(ValueError, match=msg):
         optimal_discount(**{**dict(horizon=100, path=1.0, dim=3), **kw})
@@ -94,6 +106,7 @@ def test_optimal_discount_rejects_bad_input(kw, msg):
 @pytest.mark.parametrize("bad", [float("nan"), float("inf")])
 def test_check_streams_rejects_non_finite(name, bad):
     from icml26_lit.ftrl.regret import check_streams
+
     X, Y = np.zeros((2, 5, 3)), np.zeros((2, 5))
     (X if name == "X" else Y)[1, 2, ...] = bad
     with pytest.raises(ValueError, match=f"{name} contains NaN or infinite values"):
@@ -102,6 +115,7 @@ def test_check_streams_rejects_non_finite(name, bad):
 
 def test_check_betas_names_the_bad_beta():
     from icml26_lit.ftrl.regret import check_betas
+
     assert check_betas((0.5, 0.25)) == (0.5, 0.25)
     with pytest.raises(ValueError, match="beta1 must lie in"):
         check_betas((float("nan"), 0.9))
