@@ -6,16 +6,49 @@
 __all__ = []
 
 # %% ../../nbs/04_antic/00_overview.ipynb #0fbe2135
-from .pats import (PATSSelector, UniformSelector, StreamSelector, select_offline, pearson,
-                                   half_copy)
+from icml26_lit.antic.pats import (
+    PATSSelector,
+    UniformSelector,
+    StreamSelector,
+    select_offline,
+    pearson,
+    half_copy,
+)
 from .kdv import KdVActivitySelector, QuantileActivitySelector, kdv_activity
 from .neural_field import NeuralField, fit_field, grid_coords, MinMaxNormalizer
-from .stream import (ANTICConfig, Artefact, StreamStopped, compress_stream, decompress,
-                                     decompress_all, run_metrics, artefact_bytes)
+from icml26_lit.antic.stream import (
+    ANTICConfig,
+    Artefact,
+    StreamStopped,
+    compress_stream,
+    decompress,
+    decompress_all,
+    run_metrics,
+    artefact_bytes,
+)
 
-__all__ = ["PATSSelector", "UniformSelector", "StreamSelector", "select_offline", "pearson", "half_copy",
-           "KdVActivitySelector", "QuantileActivitySelector", "kdv_activity", "NeuralField", "fit_field",
-           "grid_coords", "MinMaxNormalizer", "ANTICConfig", "Artefact", "StreamStopped", "compress_stream",
-           "decompress", "decompress_all", "run_metrics", "artefact_bytes"]
+__all__ = [
+    "PATSSelector",
+    "UniformSelector",
+    "StreamSelector",
+    "select_offline",
+    "pearson",
+    "half_copy",
+    "KdVActivitySelector",
+    "QuantileActivitySelector",
+    "kdv_activity",
+    "NeuralField",
+    "fit_field",
+    "grid_coords",
+    "MinMaxNormalizer",
+    "ANTICConfig",
+    "Artefact",
+    "StreamStopped",
+    "compress_stream",
+    "decompress",
+    "decompress_all",
+    "run_metrics",
+    "artefact_bytes",
+]
 
 from . import _solutions  # registers the exercises

@@ -26,15 +26,22 @@ def _flux_draw(rng):
 
 
 register_exercise(
-    "04.1", "The PATS factor phi = sqrt(max f / mean f) of the step fluxes, 1 when all are zero.",
-    reference=_flux_factor, cases=[(np.zeros(3),), (np.array([2.0]),), (np.array([0.0, 1.0, 3.0]),)],
+    "04.1",
+    "The PATS factor phi = sqrt(max f / mean f) of the step fluxes, 1 when all are zero.",
+    reference=_flux_factor,
+    cases=[(np.zeros(3),), (np.array([2.0]),), (np.array([0.0, 1.0, 3.0]),)],
     draw=_flux_draw,
     tolerance=dict(rtol=1e-12, atol=0.0),  # a sum, a division and a square root in float64
-    hints=["The mean is sum(f) / q, with q the number of fluxes since the anchor.",
-           "All-zero fluxes give 0 / 0: return 1 before dividing."],
-    wrong=[lambda f: float(np.max(f) / np.mean(f)) if np.mean(f) else 1.0,  # the square root dropped
-           lambda f: math.sqrt(np.max(f) / np.sum(f)) if np.sum(f) else 1.0,  # sum instead of mean
-           lambda f: math.sqrt(np.max(f) / np.mean(f)) if np.mean(f) else 0.0])  # wrong 0/0 rule
+    hints=[
+        "The mean is sum(f) / q, with q the number of fluxes since the anchor.",
+        "All-zero fluxes give 0 / 0: return 1 before dividing.",
+    ],
+    wrong=[
+        lambda f: float(np.max(f) / np.mean(f)) if np.mean(f) else 1.0,  # the square root dropped
+        lambda f: math.sqrt(np.max(f) / np.sum(f)) if np.sum(f) else 1.0,  # sum instead of mean
+        lambda f: math.sqrt(np.max(f) / np.mean(f)) if np.mean(f) else 0.0,
+    ],
+)  # wrong 0/0 rule
 
 # %% ../../nbs/04_antic/90_exercises.ipynb #2636f15a
 def _pearson_draw(rng):
@@ -51,17 +58,28 @@ def _cosine(a, b):  # forgets to centre
 
 
 register_exercise(
-    "04.2", "Pearson correlation over all entries with the selector's 0/0 rules.",
+    "04.2",
+    "Pearson correlation over all entries with the selector's 0/0 rules.",
     reference=pearson,
-    cases=[(torch.ones(4), torch.ones(4)), (torch.ones(4), torch.arange(4.0)),
-           (torch.arange(6.0).reshape(2, 3), -torch.arange(6.0).reshape(2, 3))],
+    cases=[
+        (torch.ones(4), torch.ones(4)),
+        (torch.ones(4), torch.arange(4.0)),
+        (torch.arange(6.0).reshape(2, 3), -torch.arange(6.0).reshape(2, 3)),
+    ],
     draw=_pearson_draw,
     # float64 sums over at most 64 values: ~1e-15; fp32 inputs are cast exactly to float64
     tolerance=dict(rtol=1e-10, atol=1e-12),
-    hints=["Centre each tensor by its own mean before the inner product.",
-           "Check the two norms before dividing: a constant tensor has norm 0 after centring."],
-    wrong=[_cosine, lambda a, b: float(torch.corrcoef(torch.stack([a.reshape(-1).float(),
-                                                                    b.reshape(-1).float()]))[0, 1])])
+    hints=[
+        "Centre each tensor by its own mean before the inner product.",
+        "Check the two norms before dividing: a constant tensor has norm 0 after centring.",
+    ],
+    wrong=[
+        _cosine,
+        lambda a, b: float(
+            torch.corrcoef(torch.stack([a.reshape(-1).float(), b.reshape(-1).float()]))[0, 1]
+        ),
+    ],
+)
 
 # %% ../../nbs/04_antic/90_exercises.ipynb #05f425a4
 def _n_kept(threshold: float) -> int:
@@ -71,9 +89,11 @@ def _n_kept(threshold: float) -> int:
 
 
 register_exercise(
-    "04.3", "Frames of a 41-frame 32^2 forced run kept by PATS with corr_threshold 0.95.",
+    "04.3",
+    "Frames of a 41-frame 32^2 forced run kept by PATS with corr_threshold 0.95.",
     value=lambda: float(_n_kept(0.95)),
     tolerance=dict(abs=0.5),  # a count: the exact integer
     hints=["Only the threshold changes: PATSSelector(0.95, 5)."],
     wrong=[41.0, 0.0],  # every frame; nothing
-    time_limit_s=30.0)
+    time_limit_s=30.0,
+)

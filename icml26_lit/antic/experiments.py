@@ -14,7 +14,7 @@ import torch
 from ..core import get_device, seed_everything, sizes
 from .neural_field import fit_field, grid_coords, NeuralField
 from .pats import PATSSelector, UniformSelector, select_offline
-from .stream import (ANTICConfig, compress_stream, decompress_all, run_metrics)
+from .stream import ANTICConfig, compress_stream, decompress_all, run_metrics
 from ..sim import NavierStokes2D
 
 # %% auto #0
@@ -22,51 +22,127 @@ __all__ = ['CONFIG', 'antic_config', 'make_solver', 'codec_roundtrip', 'match_co
            'record_run', 'compress_seed', 'codecs_at', 'smoke_step', 'selection_summary']
 
 # %% ../../nbs/04_antic/08_experiments.ipynb #44f8b2c8
-_common = dict(nu=1e-3, forcing="kolmogorov", max_velocity=5.0, peak_wavenumber=4.0,
-               corr_threshold=0.9, window=5, fourier_scale=7.0, fp16=True)
-CONFIG = sizes(
-    ci=dict(_common, nu=5e-2, n=64, n_steps=40, t_final=2.0, hidden=32, n_layers=3, n_freq=32,
-            fourier_scale=3.0, first_steps=400, steps=80, rank=8, reset_every=50, lr=2e-2,
-            lr_end=2e-4, batch_size=2048, n_seeds=3, ablations=[], ranks=[], thresholds=[]),
-    colab=dict(_common, n=128, n_steps=500, t_final=12.5, hidden=64, n_layers=5, n_freq=64,
-               first_steps=1000, steps=50, rank=16, reset_every=50, lr=1e-3, lr_end=1e-5,
-               batch_size=10000, n_seeds=3, ablations=["full", "cold"], ranks=[4, 8],
-               thresholds=[0.95]),
-    full=dict(_common, n=256, n_steps=1000, t_final=25.0, hidden=64, n_layers=5, n_freq=64,
-              first_steps=2000, steps=70, rank=16, reset_every=50, lr=1e-3, lr_end=1e-5,
-              batch_size=10000, n_seeds=3, ablations=["full", "cold"], ranks=[4, 8],
-              thresholds=[0.8, 0.95]),
+_common = dict(
+    nu=1e-3,
+    forcing="kolmogorov",
+    max_velocity=5.0,
+    peak_wavenumber=4.0,
+    corr_threshold=0.9,
+    window=5,
+    fourier_scale=7.0,
+    fp16=True,
+)
+_CI = dict(
+    _common,
+    nu=5e-2,
+    n=64,
+    n_steps=40,
+    t_final=2.0,
+    hidden=32,
+    n_layers=3,
+    n_freq=32,
+    fourier_scale=3.0,
+    first_steps=400,
+    steps=80,
+    rank=8,
+    reset_every=50,
+    lr=2e-2,
+    lr_end=2e-4,
+    batch_size=2048,
+    n_seeds=3,
+    ablations=[],
+    ranks=[],
+    thresholds=[],
 )
 
+# %% ../../nbs/04_antic/08_experiments.ipynb #cbbdc61b
+_COLAB = dict(
+    _common,
+    n=128,
+    n_steps=500,
+    t_final=12.5,
+    hidden=64,
+    n_layers=5,
+    n_freq=64,
+    first_steps=1000,
+    steps=50,
+    rank=16,
+    reset_every=50,
+    lr=1e-3,
+    lr_end=1e-5,
+    batch_size=10000,
+    n_seeds=3,
+    ablations=["full", "cold"],
+    ranks=[4, 8],
+    thresholds=[0.95],
+)
+_FULL = dict(
+    _common,
+    n=256,
+    n_steps=1000,
+    t_final=25.0,
+    hidden=64,
+    n_layers=5,
+    n_freq=64,
+    first_steps=2000,
+    steps=70,
+    rank=16,
+    reset_every=50,
+    lr=1e-3,
+    lr_end=1e-5,
+    batch_size=10000,
+    n_seeds=3,
+    ablations=["full", "cold"],
+    ranks=[4, 8],
+    thresholds=[0.8, 0.95],
+)
+CONFIG = sizes(ci=_CI, colab=_COLAB, full=_FULL)
 
+# %% ../../nbs/04_antic/08_experiments.ipynb #c27f9d07
 def antic_config(cfg, **over) -> ANTICConfig:
     "The compressor settings of a preset (Chapter 04, *Sizes*)."
-    kw = dict(hidden=cfg.hidden, n_layers=cfg.n_layers, n_freq=cfg.n_freq, fourier_scale=cfg.fourier_scale,
-              first_steps=cfg.first_steps, steps=cfg.steps, rank=cfg.rank, reset_every=cfg.reset_every,
-              lr=cfg.lr, lr_end=cfg.lr_end, batch_size=cfg.batch_size, fp16=cfg.fp16)
+    kw = dict(
+        hidden=cfg.hidden,
+        n_layers=cfg.n_layers,
+        n_freq=cfg.n_freq,
+        fourier_scale=cfg.fourier_scale,
+        first_steps=cfg.first_steps,
+        steps=cfg.steps,
+        rank=cfg.rank,
+        reset_every=cfg.reset_every,
+        lr=cfg.lr,
+        lr_end=cfg.lr_end,
+        batch_size=cfg.batch_size,
+        fp16=cfg.fp16,
+    )
     kw.update(over)
     return ANTICConfig(**kw)
 
 
 def make_solver(cfg, device="cpu"):
     "The solver of a preset (forced Kolmogorov flow unless `forcing` is None)."
-    return NavierStokes2D(cfg.n, cfg.nu, forcing=cfg.forcing, max_velocity=cfg.max_velocity, device=device)
+    return NavierStokes2D(
+        cfg.n, cfg.nu, forcing=cfg.forcing, max_velocity=cfg.max_velocity, device=device
+    )
 
 # %% ../../nbs/04_antic/08_experiments.ipynb #47d99c74
-def codec_roundtrip(frames: np.ndarray,  # (T, n, n) float32
-                    codec: str,  # "zfp" or "sz3"
-                    bound: float,  # absolute error bound
-                    ) -> tuple[int, np.ndarray]:
-    "Compress every frame with an error bound; return (total bytes, decoded frames) (Chapter 04, *The classical compressors*)."
+def codec_roundtrip(
+    frames: np.ndarray,  # (T, n, n) float32
+    codec: str,  # "zfp" or "sz3"
+    bound: float,  # absolute error bound
+) -> tuple[int, np.ndarray]:
+    "Each frame compressed to a bound: (bytes, decoded) (Chapter 04, *The classical compressors*)."
     out, total = np.empty_like(frames), 0
     if codec == "zfp":
         import zfpy
+
         for i, f in enumerate(frames):
             b = zfpy.compress_numpy(np.ascontiguousarray(f), tolerance=bound)
             total += len(b)
             out[i] = zfpy.decompress_numpy(b)
     elif codec == "sz3":
         from pysz import sz, szConfig, szErrorBoundMode
+
         conf = szConfig()
         conf.errorBoundMode = szErrorBoundMode.ABS
         conf.absErrorBound = bound
@@ -82,10 +158,16 @@ def codec_roundtrip(frames: np.ndarray,  # (T, n, n) float32
 def _rel(a, b):
     return float(np.linalg.norm(a - b) / np.linalg.norm(b))
 
-
-def match_codec(frames: np.ndarray, codec: str, *, max_bytes: float | None = None,
-                max_rel_l2: float | None = None, iters: int = 30) -> dict:
-    "The loosest error bound meeting a byte budget or an error target, by bisection (Chapter 04, *The classical compressors*)."
+# %% ../../nbs/04_antic/08_experiments.ipynb #7ebd8500
+def match_codec(
+    frames: np.ndarray,
+    codec: str,
+    *,
+    max_bytes: float | None = None,
+    max_rel_l2: float | None = None,
+    iters: int = 30,
+) -> dict:
+    "Loosest bound meeting a budget or target, bisected (Chapter 04, *The classical compressors*)."
     if (max_bytes is None) == (max_rel_l2 is None):
         raise ValueError("give exactly one of max_bytes and max_rel_l2")
     scale = float(np.abs(frames).max())
@@ -114,15 +196,18 @@ def match_codec(frames: np.ndarray, codec: str, *, max_bytes: float | None = Non
     bound, nbytes, dec = best
     return dict(bound=bound, n_bytes=nbytes, recon=dec)
 
-
-def blosc2_roundtrip(frames: np.ndarray,  # (T, n, n) float32
-                     ) -> tuple[int, np.ndarray]:
+# %% ../../nbs/04_antic/08_experiments.ipynb #0eda34d3
+def blosc2_roundtrip(
+    frames: np.ndarray,  # (T, n, n) float32
+) -> tuple[int, np.ndarray]:
     "Lossless Blosc2 (zstd, byte shuffle) frame by frame: (total bytes, decoded frames)."
     import blosc2
+
     total, out = 0, np.empty_like(frames)
     for i, f in enumerate(frames):
-        buf = blosc2.compress2(np.ascontiguousarray(f).tobytes(), typesize=4, codec=blosc2.Codec.ZSTD,
-                               clevel=9)
+        buf = blosc2.compress2(
+            np.ascontiguousarray(f).tobytes(), typesize=4, codec=blosc2.Codec.ZSTD, clevel=9
+        )
         total += len(buf)
         out[i] = np.frombuffer(blosc2.decompress2(buf), dtype=frames.dtype).reshape(f.shape)
     return total, out
@@ -134,73 +219,111 @@ def blosc2_bytes(frames: np.ndarray) -> int:
 
 # %% ../../nbs/04_antic/08_experiments.ipynb #0be31516
 def _score(art, n_bytes, ref):
-    return dict(n_bytes=n_bytes, ratio=ref.numel() * 4 / n_bytes, kept=art.kept,
-                **run_metrics(decompress_all(art), ref))
+    return dict(
+        n_bytes=n_bytes,
+        ratio=ref.numel() * 4 / n_bytes,
+        kept=art.kept,
+        **run_metrics(decompress_all(art), ref),
+    )
 
 
 def record_run(cfg, seed: int = 0) -> dict:
-    "The preset's forced run, compressed live by ANTIC with network seed `seed` (Chapter 04, *The run*)."
+    "The forced run compressed live by ANTIC with network seed `seed` (Chapter 04, *The run*)."
     seed_everything(seed)
     solver = make_solver(cfg)
-    w0 = solver.random_field(seed=seed, peak_wavenumber=cfg.peak_wavenumber, max_velocity=cfg.max_velocity)
+    w0 = solver.random_field(
+        seed=seed, peak_wavenumber=cfg.peak_wavenumber, max_velocity=cfg.max_velocity
+    )
     seen = []
     t0 = time.perf_counter()
-    art, n_bytes = compress_stream(solver, cfg.n_steps, omega0=w0, dt_out=cfg.t_final / cfg.n_steps,
-                                   selector=PATSSelector(cfg.corr_threshold, cfg.window),
-                                   config=antic_config(cfg, seed=seed),
-                                   on_frame=lambda k, f: seen.append(f.float()))
+    art, n_bytes = compress_stream(
+        solver,
+        cfg.n_steps,
+        omega0=w0,
+        dt_out=cfg.t_final / cfg.n_steps,
+        selector=PATSSelector(cfg.corr_threshold, cfg.window),
+        config=antic_config(cfg, seed=seed),
+        on_frame=lambda k, f: seen.append(f.float()),
+    )
     ref = torch.stack(seen)
-    return dict(ref=ref, artefact=art, antic=_score(art, n_bytes, ref), wall_pats=time.perf_counter() - t0,
-                kept_official=select_offline(ref, PATSSelector(cfg.corr_threshold, cfg.window)),
-                solver_s_per_step=float(np.mean(art.diagnostics["solver_s"][1:])),
-                compress_s_per_kept=float(np.mean(art.diagnostics["compress_s"])))
+    return dict(
+        ref=ref,
+        artefact=art,
+        antic=_score(art, n_bytes, ref),
+        wall_pats=time.perf_counter() - t0,
+        kept_official=select_offline(ref, PATSSelector(cfg.corr_threshold, cfg.window)),
+        solver_s_per_step=float(np.mean(art.diagnostics["solver_s"][1:])),
+        compress_s_per_kept=float(np.mean(art.diagnostics["compress_s"])),
+    )
 
-
+# %% ../../nbs/04_antic/08_experiments.ipynb #8a4514cc
 def compress_seed(cfg, ref: torch.Tensor, seed: int, antic=None) -> dict:
-    "PATS + NF and uniform + NF on the recorded frames with network seed `seed` (Chapter 04, *The run*)."
+    "PATS + NF and uniform + NF on recorded frames, network seed `seed` (Chapter 04, *The run*)."
     if antic is None:
-        art, n_bytes = compress_stream(list(ref), len(ref) - 1,
-                                       selector=PATSSelector(cfg.corr_threshold, cfg.window),
-                                       config=antic_config(cfg, seed=seed))
+        art, n_bytes = compress_stream(
+            list(ref),
+            len(ref) - 1,
+            selector=PATSSelector(cfg.corr_threshold, cfg.window),
+            config=antic_config(cfg, seed=seed),
+        )
         antic = _score(art, n_bytes, ref)
     uni = UniformSelector(len(ref), len(antic["kept"]))
-    art_u, bytes_u = compress_stream(list(ref), len(ref) - 1, selector=uni, config=antic_config(cfg, seed=seed))
+    art_u, bytes_u = compress_stream(
+        list(ref), len(ref) - 1, selector=uni, config=antic_config(cfg, seed=seed)
+    )
     return dict(seed=seed, antic=antic, uniform=_score(art_u, bytes_u, ref))
 
-
+# %% ../../nbs/04_antic/08_experiments.ipynb #440858aa
 def codecs_at(ref: torch.Tensor, max_rel_l2: float, max_bytes: int, codecs=("zfp", "sz3")) -> dict:
     "Each codec's ratio at an error target and its error at a byte budget (Chapter 04, *The run*)."
     frames, raw, out = ref.numpy(), ref.numel() * 4, {}
     for codec in codecs:
         me = match_codec(frames, codec, max_rel_l2=max_rel_l2)
         mb = match_codec(frames, codec, max_bytes=max_bytes)
-        out[codec] = dict(ratio_at_target=raw / me["n_bytes"], rel_l2_at_target=_rel(me["recon"], frames),
-                          n_bytes=mb["n_bytes"], ratio=raw / mb["n_bytes"],
-                          **run_metrics(torch.from_numpy(mb["recon"]), ref))
+        out[codec] = dict(
+            ratio_at_target=raw / me["n_bytes"],
+            rel_l2_at_target=_rel(me["recon"], frames),
+            n_bytes=mb["n_bytes"],
+            ratio=raw / mb["n_bytes"],
+            **run_metrics(torch.from_numpy(mb["recon"]), ref),
+        )
     out["blosc2"] = dict(ratio=raw / blosc2_bytes(frames))
     return out
 
-
+# %% ../../nbs/04_antic/08_experiments.ipynb #f4782807
 def smoke_step(cfg) -> None:
-    "One cheap step of the experiment at `cfg`'s sizes: a solver step, the selector and one fit step."
+    "One cheap step at `cfg`'s sizes: a solver step, the selector and one fit step."
     solver = make_solver(cfg)
-    w = solver.random_field(seed=0, peak_wavenumber=cfg.peak_wavenumber, max_velocity=cfg.max_velocity)
+    w = solver.random_field(
+        seed=0, peak_wavenumber=cfg.peak_wavenumber, max_velocity=cfg.max_velocity
+    )
     w1 = solver.advance(w, cfg.t_final / cfg.n_steps)
     sel = PATSSelector(cfg.corr_threshold, cfg.window)
     sel.update(w)
     sel.update(w1)
     nf = NeuralField(cfg.hidden, cfg.n_layers, cfg.n_freq, cfg.fourier_scale)
     nf.add_lora(cfg.rank)
-    mse = fit_field(nf, grid_coords(cfg.n), w1.float().reshape(-1), 1, params="lora", lr=cfg.lr,
-                    batch_size=cfg.batch_size)
+    mse = fit_field(
+        nf,
+        grid_coords(cfg.n),
+        w1.float().reshape(-1),
+        1,
+        params="lora",
+        lr=cfg.lr,
+        batch_size=cfg.batch_size,
+    )
     assert math.isfinite(mse)
 
 # %% ../../nbs/04_antic/08_experiments.ipynb #e345931f
-def selection_summary(frames: torch.Tensor,  # (T, n, n) frames of a run
-                      threshold: float, window: int,
-                      full_bytes: int, lora_bytes: int,  # bytes of a full and of a lora record
-                      reset_every: int = 50) -> dict:
-    "Frames kept, compression ratio and temporal interpolation error of a PATS setting (Chapter 04, *Figures*)."
+def selection_summary(
+    frames: torch.Tensor,  # (T, n, n) frames of a run
+    threshold: float,
+    window: int,
+    full_bytes: int,
+    lora_bytes: int,  # bytes of a full and of a lora record
+    reset_every: int = 50,
+) -> dict:
+    "Frames kept, ratio and temporal interpolation error of a PATS setting (Chapter 04, *Figures*)."
     kept = select_offline(frames, PATSSelector(threshold, window))
     n_full = 1 + ((len(kept) - 1) // reset_every if reset_every else 0)
     n_bytes = n_full * full_bytes + (len(kept) - n_full) * lora_bytes

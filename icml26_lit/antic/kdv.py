@@ -9,6 +9,7 @@ import math
 from collections import deque
 
 import torch
+from fastcore.basics import patch
 
 from ..sim.kdv import KdV1D
 from .pats import StreamSelector
@@ -22,19 +23,23 @@ def _check_quantiles(high_quantile, low_quantile, window):
         if isinstance(q, bool) or not isinstance(q, (int, float)) or not (0.0 <= q <= 1.0):
             raise ValueError(f"{name} must be a number in [0, 1], got {q!r}")
     if not low_quantile < high_quantile:
-        raise ValueError(f"low_quantile must be below high_quantile, got {low_quantile} and {high_quantile}")
+        raise ValueError(
+            f"low_quantile must be below high_quantile, got {low_quantile} and {high_quantile}"
+        )
     if isinstance(window, bool) or not isinstance(window, int) or window < 1:
         raise ValueError(f"window must be an int >= 1, got {window!r}")
 
 
 class QuantileActivitySelector(StreamSelector):
-    "Keep a frame whose activity leaves the rolling [low, high] quantile band; frames are scalar activities (Chapter 04, *The activity selector*)."
+    "Keep an activity outside the rolling quantile band (Chapter 04, *The activity selector*)."
 
-    def __init__(self, high_quantile: float = 0.95,  # keep when the activity is above this quantile of the history
-                 low_quantile: float = 0.05,  # ... or below this one (0 <= low < high <= 1)
-                 window: int = 10,  # length of the rolling history of past activities (>= 1)
-                 keep_last: bool = False,  # hold the latest frame and keep it at finish() (not in the official code)
-                 ):
+    def __init__(
+        self,
+        high_quantile: float = 0.95,  # keep when the activity is above this quantile of the history
+        low_quantile: float = 0.05,  # ... or below this one (0 <= low < high <= 1)
+        window: int = 10,  # length of the rolling history of past activities (>= 1)
+        keep_last: bool = False,  # keep the latest frame at finish() (not in the official code)
+    ):
         _check_quantiles(high_quantile, low_quantile, window)
         self.high_quantile, self.low_quantile = float(high_quantile), float(low_quantile)
         self.window, self.keep_last = window, bool(keep_last)
@@ -51,7 +56,7 @@ class QuantileActivitySelector(StreamSelector):
         return a
 
     def decide(self, a: float) -> bool:
-        "Quantile rule: a > Q_high or a < Q_low of the history, which a then joins (first call: seed, keep)."
+        "Quantile rule a > Q_high or a < Q_low of the history, which a joins (first call: keep)."
         if not self._history:
             self._history.append(a)
             return True
@@ -61,47 +66,56 @@ class QuantileActivitySelector(StreamSelector):
         self._history.append(a)
         return a > q_high or a < q_low
 
-    def update(self, frame) -> list[int]:
-        "Consume one frame; return the indices selected so far."
-        a = self.activity(frame)
-        idx = self.n_seen
-        self.n_seen += 1
-        self.activities.append(a)
-        if self.decide(a):
-            self._keep(idx, frame)
-            self._last = None
-        elif self.keep_last:
-            self._last = (idx, frame)
-        return list(self.selected)
-
-    def finish(self) -> list[int]:
-        "End of the run (keeps the held last frame when keep_last); return all indices."
-        if self._last is not None:
-            self._keep(*self._last)
-            self._last = None
-        return list(self.selected)
-
-    def held_frames(self) -> int:
-        "Raw frames held: 0, or 1 with keep_last."
-        return 0 if self._last is None else 1
+# %% ../../nbs/04_antic/10_kdv_selector.ipynb #efa3e47d
+@patch
+def update(self: QuantileActivitySelector, frame) -> list[int]:
+    "Consume one frame; return the indices selected so far."
+    a = self.activity(frame)
+    idx = self.n_seen
+    self.n_seen += 1
+    self.activities.append(a)
+    if self.decide(a):
+        self._keep(idx, frame)
+        self._last = None
+    elif self.keep_last:
+        self._last = (idx, frame)
+    return list(self.selected)
 
 
-def kdv_activity(solver: KdV1D,  # the solver whose right-hand side defines u_t
-                 u: torch.Tensor,  # fields (..., n)
-                 ) -> torch.Tensor:
-    "Activity max_x |u_t| = max |-u_xxx - alpha u u_x| of each field, shape (...) (Chapter 04, *The activity selector*)."
+@patch
+def finish(self: QuantileActivitySelector) -> list[int]:
+    "End of the run (keeps the held last frame when keep_last); return all indices."
+    if self._last is not None:
+        self._keep(*self._last)
+        self._last = None
+    return list(self.selected)
+
+
+@patch
+def held_frames(self: QuantileActivitySelector) -> int:
+    "Raw frames held: 0, or 1 with keep_last."
+    return 0 if self._last is None else 1
+
+# %% ../../nbs/04_antic/10_kdv_selector.ipynb #7f8b9173
+def kdv_activity(
+    solver: KdV1D,  # the solver whose right-hand side defines u_t
+    u: torch.Tensor,  # fields (..., n)
+) -> torch.Tensor:
+    "Activity max |u_t| = max |-u_xxx - alpha u u_x|, (...) (Chapter 04, *The activity selector*)."
     return solver.rhs(u).abs().amax(-1)
 
 
 class KdVActivitySelector(QuantileActivitySelector):
-    "The official KdV selector: quantile rule on the activity max |u_t| (Chapter 04, *The activity selector*)."
+    "Official KdV selector: quantile rule on max |u_t| (Chapter 04, *The activity selector*)."
 
-    def __init__(self, solver: KdV1D,  # the solver (computes u_t)
-                 high_quantile: float = 0.95,  # keep when max|u_t| is above this quantile of the history
-                 low_quantile: float = 0.05,  # ... or below this one
-                 window: int = 10,  # rolling history length (>= 1)
-                 keep_last: bool = False,  # hold the latest frame and keep it at finish()
-                 ):
+    def __init__(
+        self,
+        solver: KdV1D,  # the solver (computes u_t)
+        high_quantile: float = 0.95,  # keep when max|u_t| is above this quantile of the history
+        low_quantile: float = 0.05,  # ... or below this one
+        window: int = 10,  # rolling history length (>= 1)
+        keep_last: bool = False,  # hold the latest frame and keep it at finish()
+    ):
         if not isinstance(solver, KdV1D):
             raise TypeError(f"solver must be a KdV1D, got {type(solver).__name__}")
         super().__init__(high_quantile, low_quantile, window, keep_last)
@@ -112,7 +126,9 @@ class KdVActivitySelector(QuantileActivitySelector):
         if not isinstance(frame, torch.Tensor):
             raise TypeError(f"frame must be a torch.Tensor, got {type(frame).__name__}")
         if frame.shape != (self.solver.n,):
-            raise ValueError(f"frame {self.n_seen} must have shape ({self.solver.n},), got {tuple(frame.shape)}")
+            raise ValueError(
+                f"frame {self.n_seen} must have shape ({self.solver.n},), got {tuple(frame.shape)}"
+            )
         if not torch.isfinite(frame).all():
             raise ValueError(f"frame {self.n_seen} contains non-finite values")
         return float(kdv_activity(self.solver, frame))

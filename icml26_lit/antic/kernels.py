@@ -10,8 +10,13 @@ import math
 import torch
 import torch.nn.functional as F
 
-from ..core import (HAS_TRITON, check_tensor, register_benchmark, register_kernel,
-                             resolve_backend)
+from icml26_lit.core import (
+    HAS_TRITON,
+    check_tensor,
+    register_benchmark,
+    register_kernel,
+    resolve_backend,
+)
 
 if HAS_TRITON:
     import triton
@@ -26,21 +31,21 @@ RANK_PAD = 16  # tl.dot needs every dimension >= 16
 
 
 def fusable(field) -> bool:
-    "Whether the fused kernel can run this field: 2-D input, one output, m and H powers of two >= 16."
+    "Whether the fused kernel can run this field: 2-D in, 1 out, m and H powers of two >= 16."
     ok = lambda v: v >= 16 and not v & (v - 1)
-    return (field.fourier.shape[0] == 2 and field.out_kernel.shape[1] == 1 and ok(field.n_freq)
-            and ok(field.hidden) and (field.lora_a is None or field.lora_a[0].shape[1] <= RANK_PAD))
+    return (
+        field.fourier.shape[0] == 2
+        and field.out_kernel.shape[1] == 1
+        and ok(field.n_freq)
+        and ok(field.hidden)
+        and (field.lora_a is None or field.lora_a[0].shape[1] <= RANK_PAD)
+    )
 
 
-def pack_field(field,  # a NeuralField (anything with its parameters)
-               dtype=None,  # dtype of the packed tensors (default: the field's)
-               differentiable: bool = False,  # keep the autograd graph to the field's parameters
-               ) -> tuple:
-    "The field's parameters as the packed tensors the kernel reads (Chapter 04, *The PyTorch reference*)."
-    dtype = dtype or field.fourier.dtype
+def _pack_lora(field, get) -> tuple:
+    "The LoRA factors (A1, B1, A, B) zero-padded to rank RANK_PAD; zeros without LoRA."
     L, H = field.n_layers, field.hidden
     d0, dev = 2 * field.n_freq, field.fourier.device
-    get = (lambda t: t) if differentiable else (lambda t: t.detach())
     if field.lora_a is not None:
         r = field.lora_a[0].shape[1]
         if r > RANK_PAD:
@@ -49,24 +54,74 @@ def pack_field(field,  # a NeuralField (anything with its parameters)
         pa = lambda t: F.pad(get(t), (0, RANK_PAD - r))
         pb = lambda t: F.pad(get(t), (0, 0, 0, RANK_PAD - r))
         A1, B1 = pa(field.lora_a[0]), pb(field.lora_b[0])
-        A = (torch.stack([pa(a) for a in field.lora_a[1:]]) if L > 1
-             else torch.zeros(1, H, RANK_PAD, device=dev))
-        B = (torch.stack([pb(b) for b in field.lora_b[1:]]) if L > 1
-             else torch.zeros(1, RANK_PAD, H, device=dev))
+        A = (
+            torch.stack([pa(a) for a in field.lora_a[1:]])
+            if L > 1
+            else torch.zeros(1, H, RANK_PAD, device=dev)
+        )
+        B = (
+            torch.stack([pb(b) for b in field.lora_b[1:]])
+            if L > 1
+            else torch.zeros(1, RANK_PAD, H, device=dev)
+        )
     else:
         A1, B1 = torch.zeros(d0, RANK_PAD, device=dev), torch.zeros(RANK_PAD, H, device=dev)
         A = torch.zeros(max(L - 1, 1), H, RANK_PAD, device=dev)
         B = torch.zeros(max(L - 1, 1), RANK_PAD, H, device=dev)
-    Wh = (torch.stack([get(k) for k in field.kernels[1:]]) if L > 1 else torch.zeros(1, H, H, device=dev))
-    out = (get(field.fourier), get(field.kernels[0]), Wh, torch.stack([get(b) for b in field.biases]),
-           torch.stack([get(w) for w in field.ln_weights]), torch.stack([get(b) for b in field.ln_biases]),
-           get(field.out_kernel)[:, 0], get(field.out_bias), A1, B1, A, B)
+    return A1, B1, A, B
+
+# %% ../../nbs/04_antic/07_kernels.ipynb #3fe5fa94
+def pack_field(
+    field,  # a NeuralField (anything with its parameters)
+    dtype=None,  # dtype of the packed tensors (default: the field's)
+    differentiable: bool = False,  # keep the autograd graph to the field's parameters
+) -> tuple:
+    "The field's parameters packed as the kernel reads them (Chapter 04, *The PyTorch reference*)."
+    dtype = dtype or field.fourier.dtype
+    L, H = field.n_layers, field.hidden
+    dev = field.fourier.device
+    get = (lambda t: t) if differentiable else (lambda t: t.detach())
+    A1, B1, A, B = _pack_lora(field, get)
+    Wh = (
+        torch.stack([get(k) for k in field.kernels[1:]])
+        if L > 1
+        else torch.zeros(1, H, H, device=dev)
+    )
+    out = (
+        get(field.fourier),
+        get(field.kernels[0]),
+        Wh,
+        torch.stack([get(b) for b in field.biases]),
+        torch.stack([get(w) for w in field.ln_weights]),
+        torch.stack([get(b) for b in field.ln_biases]),
+        get(field.out_kernel)[:, 0],
+        get(field.out_bias),
+        A1,
+        B1,
+        A,
+        B,
+    )
     return tuple(t.to(dtype).contiguous() for t in out)
 
-
-def field_forward_reference(x, fourier, W1, Wh, bias, ln_w, ln_b, w_out, b_out, A1, B1, A, B,
-                            n_layers: int, eps: float = 1e-6):
-    "MLP+ with LoRA on packed tensors, in PyTorch: the kernel's reference, shape (N,) (Chapter 04, *The PyTorch reference*)."
+# %% ../../nbs/04_antic/07_kernels.ipynb #35670182
+def field_forward_reference(
+    x,
+    fourier,
+    W1,
+    Wh,
+    bias,
+    ln_w,
+    ln_b,
+    w_out,
+    b_out,
+    A1,
+    B1,
+    A,
+    B,
+    n_layers: int,
+    eps: float = 1e-6,
+):
+    "MLP+ with LoRA on packed tensors in PyTorch, (N,) (Chapter 04, *The PyTorch reference*)."
     z = x @ fourier
     h = torch.cat([torch.cos(z), torch.sin(z)], dim=-1)
     H = W1.shape[1]
@@ -78,21 +133,41 @@ def field_forward_reference(x, fourier, W1, Wh, bias, ln_w, ln_b, w_out, b_out, 
 
 # %% ../../nbs/04_antic/07_kernels.ipynb #5f4c741a
 if HAS_TRITON:
+
     @triton.jit
-    def _fused_field_kernel(x_ptr, f_ptr, w1_ptr, wh_ptr, bias_ptr, lnw_ptr, lnb_ptr, wout_ptr, bout_ptr,
-                            a1_ptr, b1_ptr, a_ptr, b_ptr, out_ptr, n, eps,
-                            M: tl.constexpr, H: tl.constexpr, RP: tl.constexpr, N_LAYERS: tl.constexpr,
-                            HAS_LORA: tl.constexpr, BLOCK_M: tl.constexpr):
-        pid = tl.program_id(0)
-        rows = pid * BLOCK_M + tl.arange(0, BLOCK_M)
-        rmask = rows < n
-        fm = tl.arange(0, M)
-        hh = tl.arange(0, H)
-        rr = tl.arange(0, RP)
-        x0 = tl.load(x_ptr + rows * 2, mask=rmask, other=0.0)
-        x1 = tl.load(x_ptr + rows * 2 + 1, mask=rmask, other=0.0)
+    def _ln_silu(pre, lnw_ptr, lnb_ptr, layer, hh, H: tl.constexpr, eps):
+        # LayerNorm over the H columns of each row, then SiLU(u) = u sigmoid(u)
+        mean = tl.sum(pre, axis=1) / H
+        d = pre - mean[:, None]
+        u = d / tl.sqrt(tl.sum(d * d, axis=1) / H + eps)[:, None]
+        u = (
+            u * tl.load(lnw_ptr + layer * H + hh)[None, :]
+            + tl.load(lnb_ptr + layer * H + hh)[None, :]
+        )
+        return u / (1.0 + tl.exp(-u))
+
+    @triton.jit
+    def _first_layer(
+        x0,
+        x1,
+        f_ptr,
+        w1_ptr,
+        a1_ptr,
+        b1_ptr,
+        bias_ptr,
+        fm,
+        hh,
+        rr,
+        M: tl.constexpr,
+        H: tl.constexpr,
+        RP: tl.constexpr,
+        HAS_LORA: tl.constexpr,
+    ):
         # z = x B, two FMAs per frequency
-        z = x0[:, None] * tl.load(f_ptr + fm)[None, :] + x1[:, None] * tl.load(f_ptr + M + fm)[None, :]
+        z = (
+            x0[:, None] * tl.load(f_ptr + fm)[None, :]
+            + x1[:, None] * tl.load(f_ptr + M + fm)[None, :]
+        )
         c, s = tl.cos(z), tl.sin(z)
         wc = tl.load(w1_ptr + fm[:, None] * H + hh[None, :])
         ws = tl.load(w1_ptr + (M + fm)[:, None] * H + hh[None, :])
@@ -104,11 +179,48 @@ if HAS_TRITON:
             bl = tl.load(b1_ptr + rr[:, None] * H + hh[None, :])
             pre += tl.dot(t.to(bl.dtype), bl, input_precision="ieee")
         pre += tl.load(bias_ptr + hh)[None, :]
-        mean = tl.sum(pre, axis=1) / H  # LayerNorm over the H columns of each row
-        d = pre - mean[:, None]
-        u = d / tl.sqrt(tl.sum(d * d, axis=1) / H + eps)[:, None]
-        u = u * tl.load(lnw_ptr + hh)[None, :] + tl.load(lnb_ptr + hh)[None, :]
-        h = u / (1.0 + tl.exp(-u))  # SiLU(u) = u sigmoid(u)
+        return pre
+
+# %% ../../nbs/04_antic/07_kernels.ipynb #7741aedc
+if HAS_TRITON:
+
+    @triton.jit
+    def _fused_field_kernel(
+        x_ptr,
+        f_ptr,
+        w1_ptr,
+        wh_ptr,
+        bias_ptr,
+        lnw_ptr,
+        lnb_ptr,
+        wout_ptr,
+        bout_ptr,
+        a1_ptr,
+        b1_ptr,
+        a_ptr,
+        b_ptr,
+        out_ptr,
+        n,
+        eps,
+        M: tl.constexpr,
+        H: tl.constexpr,
+        RP: tl.constexpr,
+        N_LAYERS: tl.constexpr,
+        HAS_LORA: tl.constexpr,
+        BLOCK_M: tl.constexpr,
+    ):
+        pid = tl.program_id(0)
+        rows = pid * BLOCK_M + tl.arange(0, BLOCK_M)
+        rmask = rows < n
+        fm = tl.arange(0, M)
+        hh = tl.arange(0, H)
+        rr = tl.arange(0, RP)
+        x0 = tl.load(x_ptr + rows * 2, mask=rmask, other=0.0)
+        x1 = tl.load(x_ptr + rows * 2 + 1, mask=rmask, other=0.0)
+        pre = _first_layer(
+            x0, x1, f_ptr, w1_ptr, a1_ptr, b1_ptr, bias_ptr, fm, hh, rr, M, H, RP, HAS_LORA
+        )
+        h = _ln_silu(pre, lnw_ptr, lnb_ptr, 0, hh, H, eps)
         for layer in tl.static_range(N_LAYERS - 1):
             w = tl.load(wh_ptr + layer * H * H + hh[:, None] * H + hh[None, :])
             pre = tl.dot(h.to(w.dtype), w, input_precision="ieee")
@@ -118,24 +230,52 @@ if HAS_TRITON:
                 t = tl.dot(h.to(a.dtype), a, input_precision="ieee")
                 pre += tl.dot(t.to(bl.dtype), bl, input_precision="ieee")
             pre += tl.load(bias_ptr + (layer + 1) * H + hh)[None, :]
-            mean = tl.sum(pre, axis=1) / H
-            d = pre - mean[:, None]
-            u = d / tl.sqrt(tl.sum(d * d, axis=1) / H + eps)[:, None]
-            u = u * tl.load(lnw_ptr + (layer + 1) * H + hh)[None, :] + tl.load(lnb_ptr + (layer + 1) * H + hh)[None, :]
-            h = u / (1.0 + tl.exp(-u))
+            h = _ln_silu(pre, lnw_ptr, lnb_ptr, layer + 1, hh, H, eps)
         y = tl.sum(h * tl.load(wout_ptr + hh)[None, :], axis=1) + tl.load(bout_ptr)
         tl.store(out_ptr + rows, y, mask=rmask)
 
-    _SIG = {k: "*fp32" for k in ("x_ptr", "f_ptr", "w1_ptr", "wh_ptr", "bias_ptr", "lnw_ptr", "lnb_ptr",
-                                 "wout_ptr", "bout_ptr", "a1_ptr", "b1_ptr", "a_ptr", "b_ptr", "out_ptr")}
-    _SIG.update(n="i32", eps="fp32", M="constexpr", H="constexpr", RP="constexpr", N_LAYERS="constexpr",
-                HAS_LORA="constexpr", BLOCK_M="constexpr")
+# %% ../../nbs/04_antic/07_kernels.ipynb #4b52dd5d
+if HAS_TRITON:
+    _SIG = {
+        k: "*fp32"
+        for k in (
+            "x_ptr",
+            "f_ptr",
+            "w1_ptr",
+            "wh_ptr",
+            "bias_ptr",
+            "lnw_ptr",
+            "lnb_ptr",
+            "wout_ptr",
+            "bout_ptr",
+            "a1_ptr",
+            "b1_ptr",
+            "a_ptr",
+            "b_ptr",
+            "out_ptr",
+        )
+    }
+    _SIG.update(
+        n="i32",
+        eps="fp32",
+        M="constexpr",
+        H="constexpr",
+        RP="constexpr",
+        N_LAYERS="constexpr",
+        HAS_LORA="constexpr",
+        BLOCK_M="constexpr",
+    )
     # the chapter's ci field (m=32, H=32, 3 layers) and the paper's (m=64, H=64, 5 layers)
-    # (64-row tiles for width 32, 32-row tiles for width 64: about 48 KB of shared memory, under the T4's 64 KB)
+    # (64-row tiles for width 32, 32-row tiles for width 64: about 48 KB of shared memory,
+    # under the T4's 64 KB)
     for _m, _h, _l, _bm in ((32, 32, 3, 64), (64, 64, 5, 32)):
-        register_kernel("04", _fused_field_kernel, _SIG,
-                        dict(M=_m, H=_h, RP=RANK_PAD, N_LAYERS=_l, HAS_LORA=True, BLOCK_M=_bm),
-                        name=f"fused_field_m{_m}_h{_h}_l{_l}")
+        register_kernel(
+            "04",
+            _fused_field_kernel,
+            _SIG,
+            dict(M=_m, H=_h, RP=RANK_PAD, N_LAYERS=_l, HAS_LORA=True, BLOCK_M=_bm),
+            name=f"fused_field_m{_m}_h{_h}_l{_l}",
+        )
 
 # %% ../../nbs/04_antic/07_kernels.ipynb #7a10e6af
 def _launch(x, packed, n_layers, block_m=None):
@@ -149,13 +289,37 @@ def _launch(x, packed, n_layers, block_m=None):
     for name, v in (("n_freq", m), ("hidden", H)):
         if v < 16 or v & (v - 1):
             raise ValueError(f"{name} must be a power of two >= 16 for the Triton kernel, got {v}")
-    has_lora = bool(A1.abs().sum() > 0 or B1.abs().sum() > 0 or A.abs().sum() > 0 or B.abs().sum() > 0)
+    has_lora = bool(
+        A1.abs().sum() > 0 or B1.abs().sum() > 0 or A.abs().sum() > 0 or B.abs().sum() > 0
+    )
     grid = (triton.cdiv(n, block_m),)
-    _fused_field_kernel[grid](x, fourier, W1, Wh, bias, ln_w, ln_b, w_out, b_out, A1, B1, A, B, out, n, 1e-6,
-                              M=m, H=H, RP=A1.shape[1], N_LAYERS=n_layers, HAS_LORA=has_lora, BLOCK_M=block_m)
+    _fused_field_kernel[grid](
+        x,
+        fourier,
+        W1,
+        Wh,
+        bias,
+        ln_w,
+        ln_b,
+        w_out,
+        b_out,
+        A1,
+        B1,
+        A,
+        B,
+        out,
+        n,
+        1e-6,
+        M=m,
+        H=H,
+        RP=A1.shape[1],
+        N_LAYERS=n_layers,
+        HAS_LORA=has_lora,
+        BLOCK_M=block_m,
+    )
     return out
 
-
+# %% ../../nbs/04_antic/07_kernels.ipynb #5cb4a805
 class _FusedField(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, n_layers, *packed):
@@ -167,20 +331,30 @@ class _FusedField(torch.autograd.Function):
     def backward(ctx, grad):
         x, *packed = ctx.saved_tensors
         with torch.enable_grad():
-            inputs = [t.detach().requires_grad_(need) for t, need in zip([x, *packed], ctx.needs_input_grad[:1] + ctx.needs_input_grad[2:])]
+            inputs = [
+                t.detach().requires_grad_(need)
+                for t, need in zip(
+                    [x, *packed], ctx.needs_input_grad[:1] + ctx.needs_input_grad[2:]
+                )
+            ]
             y = field_forward_reference(inputs[0], *inputs[1:], n_layers=ctx.n_layers)
             wanted = [t for t in inputs if t.requires_grad]
-            grads = iter(torch.autograd.grad(y, wanted, grad, allow_unused=True)) if wanted else iter(())
+            grads = (
+                iter(torch.autograd.grad(y, wanted, grad, allow_unused=True))
+                if wanted
+                else iter(())
+            )
         out = [next(grads) if t.requires_grad else None for t in inputs]
         return (out[0], None, *out[1:])
 
 
-def fused_field_packed(x: torch.Tensor,  # coordinates (N, 2)
-                       packed: tuple,  # tensors from `pack_field`
-                       n_layers: int,  # hidden layers
-                       backend: str = "auto",  # "auto", "triton" or "torch"
-                       ) -> torch.Tensor:
-    "The MLP+ forward on packed parameters, (N,), fused in Triton or by the reference (Chapter 04, *The wrapper*)."
+def fused_field_packed(
+    x: torch.Tensor,  # coordinates (N, 2)
+    packed: tuple,  # tensors from `pack_field`
+    n_layers: int,  # hidden layers
+    backend: str = "auto",  # "auto", "triton" or "torch"
+) -> torch.Tensor:
+    "MLP+ forward on packed parameters (N,): Triton or the reference (Chapter 04, *The wrapper*)."
     x = check_tensor(x, "x", ndim=2, shape=(None, 2), dtypes=(torch.float32, torch.float64))
     if len(packed) != 12:
         raise ValueError(f"packed must hold the 12 tensors of pack_field, got {len(packed)}")
@@ -189,55 +363,103 @@ def fused_field_packed(x: torch.Tensor,  # coordinates (N, 2)
         return field_forward_reference(x, *packed, n_layers=n_layers)
     return _FusedField.apply(x, n_layers, *packed)
 
-
-def fused_field(x: torch.Tensor,  # coordinates (N, 2)
-                field,  # a NeuralField (its LoRA factors included)
-                backend: str = "auto",  # "auto", "triton" or "torch"
-                differentiable: bool = False,  # gradients reach the field's parameters (training)
-                ) -> torch.Tensor:
+# %% ../../nbs/04_antic/07_kernels.ipynb #410b8cb1
+def fused_field(
+    x: torch.Tensor,  # coordinates (N, 2)
+    field,  # a NeuralField (its LoRA factors included)
+    backend: str = "auto",  # "auto", "triton" or "torch"
+    differentiable: bool = False,  # gradients reach the field's parameters (training)
+) -> torch.Tensor:
     "Evaluate a NeuralField, (N,), through the fused kernel (Chapter 04, *The wrapper*)."
-    return fused_field_packed(x, pack_field(field, x.dtype, differentiable), field.n_layers, backend)
+    return fused_field_packed(
+        x, pack_field(field, x.dtype, differentiable), field.n_layers, backend
+    )
 
 # %% ../../nbs/04_antic/07_kernels.ipynb #ae8c4dab
-def bytes_model(n: int, m: int, hidden: int, n_layers: int, rank: int = RANK_PAD, itemsize: int = 4) -> dict:
-    "Global-memory traffic and FLOPs of one forward of the field on n points (Chapter 04, *Benchmark*)."
-    weights = (2 * m + 2 * m * hidden + (n_layers - 1) * hidden * hidden + 3 * n_layers * hidden + hidden + 1
-               + 2 * m * rank + rank * hidden + (n_layers - 1) * 2 * hidden * rank)
+def bytes_model(
+    n: int, m: int, hidden: int, n_layers: int, rank: int = RANK_PAD, itemsize: int = 4
+) -> dict:
+    "Global-memory bytes and FLOPs of one field forward on n points (Chapter 04, *Benchmark*)."
+    weights = (
+        2 * m
+        + 2 * m * hidden
+        + (n_layers - 1) * hidden * hidden
+        + 3 * n_layers * hidden
+        + hidden
+        + 1
+        + 2 * m * rank
+        + rank * hidden
+        + (n_layers - 1) * 2 * hidden * rank
+    )
     fused = (3 * n + weights) * itemsize
     per_point = 2 * m * 2 + n_layers * (6 * hidden + 2 * rank) + 2
     reference = (n * per_point + weights) * itemsize
-    flops = n * (2 * 2 * m + 2 * 2 * m * hidden + 2 * (n_layers - 1) * hidden * hidden
-                 + 2 * rank * (2 * m + hidden) + 2 * (n_layers - 1) * 2 * rank * hidden + 10 * n_layers * hidden)
-    return dict(bytes=fused, reference_bytes=reference, flops=flops,
-                note="fused: 2 inputs and 1 output per point plus the weights once; reference: every activation")
+    flops = n * (
+        2 * 2 * m
+        + 2 * 2 * m * hidden
+        + 2 * (n_layers - 1) * hidden * hidden
+        + 2 * rank * (2 * m + hidden)
+        + 2 * (n_layers - 1) * 2 * rank * hidden
+        + 10 * n_layers * hidden
+    )
+    return dict(
+        bytes=fused,
+        reference_bytes=reference,
+        flops=flops,
+        note=(
+            "fused: 2 inputs and 1 output per point plus the weights once; "
+            "reference: every activation"
+        ),
+    )
 
-
-def random_packed(m: int, hidden: int, n_layers: int, rank: int = RANK_PAD, seed: int = 0,
-                  device="cpu") -> tuple:
+# %% ../../nbs/04_antic/07_kernels.ipynb #d6c3e64b
+def random_packed(
+    m: int, hidden: int, n_layers: int, rank: int = RANK_PAD, seed: int = 0, device="cpu"
+) -> tuple:
     "Random packed parameters of a field with LoRA factors of the given rank, for benchmarks."
     g = torch.Generator().manual_seed(seed)
     L1 = max(n_layers - 1, 1)
-    shapes = [(2, m), (2 * m, hidden), (L1, hidden, hidden), (n_layers, hidden), (n_layers, hidden),
-              (n_layers, hidden), (hidden,), (1,), (2 * m, RANK_PAD), (RANK_PAD, hidden),
-              (L1, hidden, RANK_PAD), (L1, RANK_PAD, hidden)]
+    shapes = [
+        (2, m),
+        (2 * m, hidden),
+        (L1, hidden, hidden),
+        (n_layers, hidden),
+        (n_layers, hidden),
+        (n_layers, hidden),
+        (hidden,),
+        (1,),
+        (2 * m, RANK_PAD),
+        (RANK_PAD, hidden),
+        (L1, hidden, RANK_PAD),
+        (L1, RANK_PAD, hidden),
+    ]
     out = [torch.randn(s, generator=g) / math.sqrt(s[-2] if len(s) > 1 else 1) for s in shapes]
     out[4] = torch.ones(n_layers, hidden)
     for j in (8, 9, 10, 11):  # ranks above `rank` are zero padding
-        idx = (slice(None),) * (out[j].dim() - 1) + (slice(rank, None),) if j in (8, 10) else \
-            (slice(None),) * (out[j].dim() - 2) + (slice(rank, None), slice(None))
+        idx = (
+            (slice(None),) * (out[j].dim() - 1) + (slice(rank, None),)
+            if j in (8, 10)
+            else (slice(None),) * (out[j].dim() - 2) + (slice(rank, None), slice(None))
+        )
         out[j][idx] = 0
     return tuple(t.to(device).contiguous() for t in out)
 
-
+# %% ../../nbs/04_antic/07_kernels.ipynb #13f3bc32
 def _bench(device, n=256 * 256):
     packed = random_packed(64, 64, 5, 16, device=device)
     x = (torch.rand(n, 2) * 2 * math.pi).to(device)
-    return {"torch": lambda: field_forward_reference(x, *packed, n_layers=5),
-            "triton": lambda: fused_field_packed(x, packed, 5, backend="triton")}
+    return {
+        "torch": lambda: field_forward_reference(x, *packed, n_layers=5),
+        "triton": lambda: fused_field_packed(x, packed, 5, backend="triton"),
+    }
 
 
-register_benchmark("04", "fused_field[256^2 points, m=64, H=64, L=5, r=16]", _bench,
-                   lambda: bytes_model(256 * 256, 64, 64, 5))
+register_benchmark(
+    "04",
+    "fused_field[256^2 points, m=64, H=64, L=5, r=16]",
+    _bench,
+    lambda: bytes_model(256 * 256, 64, 64, 5),
+)
 
 
 def _bench_train(device, n=256 * 256):
@@ -254,12 +476,19 @@ def _bench_train(device, n=256 * 256):
             opt.zero_grad()
             loss.backward()
             opt.step()
+
         return run
+
     return {"torch": step("torch"), "triton": step("triton")}
 
 
-register_benchmark("04", "lora_train_step[256^2 points, m=64, H=64, L=5, r=16]", _bench_train,
-                   lambda: dict(bytes_model(256 * 256, 64, 64, 5),
-                                flops=3 * bytes_model(256 * 256, 64, 64, 5)["flops"],
-                                note="forward + backward of the reference (about 3x the forward FLOPs)"))
-
+register_benchmark(
+    "04",
+    "lora_train_step[256^2 points, m=64, H=64, L=5, r=16]",
+    _bench_train,
+    lambda: dict(
+        bytes_model(256 * 256, 64, 64, 5),
+        flops=3 * bytes_model(256 * 256, 64, 64, 5)["flops"],
+        note="forward + backward of the reference (about 3x the forward FLOPs)",
+    ),
+)

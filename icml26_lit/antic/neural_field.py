@@ -9,6 +9,7 @@ import math
 
 import torch
 import torch.nn.functional as F
+from fastcore.basics import patch
 from torch import nn
 
 from ..core import resolve_backend
@@ -18,8 +19,10 @@ from .kernels import fused_field, fusable
 __all__ = ['grid_coords', 'NeuralField', 'state_bytes', 'MinMaxNormalizer', 'normalize', 'denormalize', 'fit_field']
 
 # %% ../../nbs/04_antic/05_neural_field.ipynb #8ffdab89
-def grid_coords(n: int, length: float = 2 * math.pi, dtype=torch.float32, device="cpu") -> torch.Tensor:
-    "Coordinates (x, y) of an n x n grid, shape (n*n, 2), row-major over [iy, ix] (Chapter 04, *The MLP+ architecture*)."
+def grid_coords(
+    n: int, length: float = 2 * math.pi, dtype=torch.float32, device="cpu"
+) -> torch.Tensor:
+    "Grid (x, y), shape (n*n, 2), row-major over [iy, ix] (Chapter 04, *The MLP+ architecture*)."
     c = torch.arange(n, dtype=dtype, device=device) * (length / n)
     y, x = torch.meshgrid(c, c, indexing="ij")
     return torch.stack([x.reshape(-1), y.reshape(-1)], dim=-1)
@@ -32,21 +35,27 @@ def _notice_fallback(field) -> None:
     key = (field.n_freq, field.hidden, field.out_dim)
     if key not in _NOTICED:
         _NOTICED.add(key)
-        print(f"NeuralField: the fused kernel needs n_freq and hidden powers of two >= 16 and one output; "
-              f"m={field.n_freq}, H={field.hidden}, out={field.out_dim} runs the PyTorch forward")
+        print(
+            "NeuralField: the fused kernel needs n_freq and hidden powers of two >= 16 "
+            "and one output; "
+            f"m={field.n_freq}, H={field.hidden}, out={field.out_dim} runs the PyTorch forward"
+        )
 
-
+# %% ../../nbs/04_antic/05_neural_field.ipynb #df0b97c8
 class NeuralField(nn.Module):
-    "The paper's MLP+ coordinate network with optional LoRA on the hidden layers (Chapter 04, *The MLP+ architecture*)."
+    "The paper's MLP+ coordinate network, optional LoRA (Chapter 04, *The MLP+ architecture*)."
 
-    def __init__(self, hidden: int = 32,  # width of each hidden layer
-                 n_layers: int = 3,  # number of hidden layers
-                 n_freq: int = 32,  # Fourier frequencies m (features 2m)
-                 fourier_scale: float = 7.0,  # std of the initial Fourier matrix
-                 in_dim: int = 2, out_dim: int = 1,
-                 seed: int = 0,  # seed of the initial weights
-                 backend: str = "auto",  # forward: "auto" (fused Triton kernel on CUDA), "triton", "torch"
-                 ):
+    def __init__(
+        self,
+        hidden: int = 32,  # width of each hidden layer
+        n_layers: int = 3,  # number of hidden layers
+        n_freq: int = 32,  # Fourier frequencies m (features 2m)
+        fourier_scale: float = 7.0,  # std of the initial Fourier matrix
+        in_dim: int = 2,
+        out_dim: int = 1,
+        seed: int = 0,  # seed of the initial weights
+        backend: str = "auto",  # forward: "auto" (fused Triton kernel on CUDA), "triton", "torch"
+    ):
         super().__init__()
         for name, v in (("hidden", hidden), ("n_layers", n_layers), ("n_freq", n_freq)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -60,124 +69,168 @@ class NeuralField(nn.Module):
         dims = [2 * n_freq] + [hidden] * n_layers
         # LeCun-normal kernels and zero biases, the Flax defaults
         self.kernels = nn.ParameterList(
-            [nn.Parameter(torch.randn(dims[i], dims[i + 1], generator=g) / math.sqrt(dims[i]))
-             for i in range(n_layers)])
+            [
+                nn.Parameter(torch.randn(dims[i], dims[i + 1], generator=g) / math.sqrt(dims[i]))
+                for i in range(n_layers)
+            ]
+        )
         self.biases = nn.ParameterList([nn.Parameter(torch.zeros(hidden)) for _ in range(n_layers)])
-        self.ln_weights = nn.ParameterList([nn.Parameter(torch.ones(hidden)) for _ in range(n_layers)])
-        self.ln_biases = nn.ParameterList([nn.Parameter(torch.zeros(hidden)) for _ in range(n_layers)])
-        self.out_kernel = nn.Parameter(torch.randn(hidden, out_dim, generator=g) / math.sqrt(hidden))
+        self.ln_weights = nn.ParameterList(
+            [nn.Parameter(torch.ones(hidden)) for _ in range(n_layers)]
+        )
+        self.ln_biases = nn.ParameterList(
+            [nn.Parameter(torch.zeros(hidden)) for _ in range(n_layers)]
+        )
+        self.out_kernel = nn.Parameter(
+            torch.randn(hidden, out_dim, generator=g) / math.sqrt(hidden)
+        )
         self.out_bias = nn.Parameter(torch.zeros(out_dim))
         self.lora_a = None
         self.lora_b = None
 
-    # --- forward ------------------------------------------------------------------------
-    def features(self, x: torch.Tensor) -> torch.Tensor:
-        "Fourier features [cos xB, sin xB], shape (N, 2m)."
-        z = x @ self.fourier
-        return torch.cat([torch.cos(z), torch.sin(z)], dim=-1)
+# %% ../../nbs/04_antic/05_neural_field.ipynb #c0340edd
+@patch
+def features(self: NeuralField, x: torch.Tensor) -> torch.Tensor:
+    "Fourier features [cos xB, sin xB], shape (N, 2m)."
+    z = x @ self.fourier
+    return torch.cat([torch.cos(z), torch.sin(z)], dim=-1)
 
-    def forward(self, x: torch.Tensor,  # coordinates (N, 2)
-                ) -> torch.Tensor:
-        "Field values (N, out_dim); on CUDA (backend 'auto') or with 'triton' through `fused_field`."
-        if not isinstance(x, torch.Tensor):
-            raise TypeError(f"x must be a torch.Tensor of coordinates, got {type(x).__name__}")
-        if x.ndim != 2 or x.shape[1] != self.fourier.shape[0]:
-            raise ValueError(f"x must have shape (N, {self.fourier.shape[0]}), got {tuple(x.shape)}")
-        if not torch.isfinite(x).all():
-            raise ValueError("x (the coordinates) contains non-finite values")
-        if self.backend != "torch" and resolve_backend(self.backend, x) == "triton":
-            if fusable(self) or self.backend == "triton":
-                # the kernel runs the forward; its backward recomputes the reference in PyTorch
-                return fused_field(x, self, backend="triton", differentiable=True)[:, None]
-            _notice_fallback(self)
-        h = self.features(x)
+
+@patch
+def forward(
+    self: NeuralField,
+    x: torch.Tensor,  # coordinates (N, 2)
+) -> torch.Tensor:
+    "Field values (N, out_dim); on CUDA ('auto') or with 'triton' through `fused_field`."
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a torch.Tensor of coordinates, got {type(x).__name__}")
+    if x.ndim != 2 or x.shape[1] != self.fourier.shape[0]:
+        raise ValueError(f"x must have shape (N, {self.fourier.shape[0]}), got {tuple(x.shape)}")
+    if not torch.isfinite(x).all():
+        raise ValueError("x (the coordinates) contains non-finite values")
+    if self.backend != "torch" and resolve_backend(self.backend, x) == "triton":
+        if fusable(self) or self.backend == "triton":
+            # the kernel runs the forward; its backward recomputes the reference in PyTorch
+            return fused_field(x, self, backend="triton", differentiable=True)[:, None]
+        _notice_fallback(self)
+    h = self.features(x)
+    for i in range(self.n_layers):
+        pre = h @ self.kernels[i] + self.biases[i]
+        if self.lora_a is not None:
+            # (h A) B: the low-rank term without forming W + A B
+            pre = pre + (h @ self.lora_a[i]) @ self.lora_b[i]
+        h = F.silu(
+            F.layer_norm(pre, (self.hidden,), self.ln_weights[i], self.ln_biases[i], eps=1e-6)
+        )
+    return h @ self.out_kernel + self.out_bias
+
+# %% ../../nbs/04_antic/05_neural_field.ipynb #48a9d76e
+@patch
+def add_lora(
+    self: NeuralField,
+    rank: int,  # rank r of the update
+    seed: int = 0,  # seed of the He-uniform A
+) -> None:
+    "Attach fresh LoRA factors: A He-uniform, B zero (the update starts at zero)."
+    if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
+        raise ValueError(f"rank must be a positive int, got {rank!r}")
+    g = torch.Generator().manual_seed(seed)
+    a, b = [], []
+    for k in self.kernels:
+        d_in, d_out = k.shape
+        bound = math.sqrt(6.0 / d_in)
+        a.append(nn.Parameter((torch.rand(d_in, rank, generator=g) * 2 - 1) * bound))
+        b.append(nn.Parameter(torch.zeros(rank, d_out)))
+    self.lora_a, self.lora_b = nn.ParameterList(a), nn.ParameterList(b)
+    self.lora_a.to(self.fourier.device)
+    self.lora_b.to(self.fourier.device)
+
+
+@patch
+def merge_lora(self: NeuralField) -> None:
+    "Fold A B into the base kernels and drop the LoRA factors."
+    if self.lora_a is None:
+        raise ValueError("the field has no LoRA factors to merge")
+    with torch.no_grad():
+        for k, a, b in zip(self.kernels, self.lora_a, self.lora_b):
+            k += a @ b
+    self.lora_a = self.lora_b = None
+
+
+@patch
+def base_parameters(self: NeuralField) -> list[nn.Parameter]:
+    "All parameters except the LoRA factors."
+    return [
+        self.fourier,
+        *self.kernels,
+        *self.biases,
+        *self.ln_weights,
+        *self.ln_biases,
+        self.out_kernel,
+        self.out_bias,
+    ]
+
+
+@patch
+def lora_parameters(self: NeuralField) -> list[nn.Parameter]:
+    "The LoRA factors A_1, B_1, ..., A_L, B_L."
+    if self.lora_a is None:
+        return []
+    return [p for pair in zip(self.lora_a, self.lora_b) for p in pair]
+
+# %% ../../nbs/04_antic/05_neural_field.ipynb #b077eda2
+@patch
+def full_state(self: NeuralField) -> dict[str, torch.Tensor]:
+    "Detached copies of all base parameters, by name."
+    names = (
+        ["fourier"]
+        + [f"kernel{i}" for i in range(self.n_layers)]
+        + [f"bias{i}" for i in range(self.n_layers)]
+        + [f"ln_w{i}" for i in range(self.n_layers)]
+        + [f"ln_b{i}" for i in range(self.n_layers)]
+        + ["out_kernel", "out_bias"]
+    )
+    return {n: p.detach().clone() for n, p in zip(names, self.base_parameters())}
+
+
+@patch
+def lora_state(self: NeuralField) -> dict[str, torch.Tensor]:
+    "Detached copies of the LoRA factors, by name."
+    if self.lora_a is None:
+        raise ValueError("the field has no LoRA factors")
+    out = {}
+    for i, (a, b) in enumerate(zip(self.lora_a, self.lora_b)):
+        out[f"lora_a{i}"], out[f"lora_b{i}"] = a.detach().clone(), b.detach().clone()
+    return out
+
+
+@patch
+def load_full(self: NeuralField, state: dict[str, torch.Tensor]) -> None:
+    "Overwrite the base parameters from a `full_state` dict (any float dtype)."
+    with torch.no_grad():
+        for p, (name, v) in zip(self.base_parameters(), self.full_state().items()):
+            p.copy_(state[name].to(p.dtype))
+
+
+@patch
+def load_lora(self: NeuralField, state: dict[str, torch.Tensor]) -> None:
+    "Set the LoRA factors from a `lora_state` dict (creates them if needed)."
+    rank = state["lora_a0"].shape[1]
+    if self.lora_a is None or self.lora_a[0].shape[1] != rank:
+        self.add_lora(rank)
+    with torch.no_grad():
         for i in range(self.n_layers):
-            pre = h @ self.kernels[i] + self.biases[i]
-            if self.lora_a is not None:
-                # (h A) B: the low-rank term without forming W + A B
-                pre = pre + (h @ self.lora_a[i]) @ self.lora_b[i]
-            h = F.silu(F.layer_norm(pre, (self.hidden,), self.ln_weights[i], self.ln_biases[i], eps=1e-6))
-        return h @ self.out_kernel + self.out_bias
-
-    # --- LoRA ---------------------------------------------------------------------------
-    def add_lora(self, rank: int,  # rank r of the update
-                 seed: int = 0,  # seed of the He-uniform A
-                 ) -> None:
-        "Attach fresh LoRA factors: A He-uniform, B zero (the update starts at zero)."
-        if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
-            raise ValueError(f"rank must be a positive int, got {rank!r}")
-        g = torch.Generator().manual_seed(seed)
-        a, b = [], []
-        for k in self.kernels:
-            d_in, d_out = k.shape
-            bound = math.sqrt(6.0 / d_in)
-            a.append(nn.Parameter((torch.rand(d_in, rank, generator=g) * 2 - 1) * bound))
-            b.append(nn.Parameter(torch.zeros(rank, d_out)))
-        self.lora_a, self.lora_b = nn.ParameterList(a), nn.ParameterList(b)
-        self.lora_a.to(self.fourier.device)
-        self.lora_b.to(self.fourier.device)
-
-    def merge_lora(self) -> None:
-        "Fold A B into the base kernels and drop the LoRA factors."
-        if self.lora_a is None:
-            raise ValueError("the field has no LoRA factors to merge")
-        with torch.no_grad():
-            for k, a, b in zip(self.kernels, self.lora_a, self.lora_b):
-                k += a @ b
-        self.lora_a = self.lora_b = None
-
-    def base_parameters(self) -> list[nn.Parameter]:
-        "All parameters except the LoRA factors."
-        return [self.fourier, *self.kernels, *self.biases, *self.ln_weights, *self.ln_biases,
-                self.out_kernel, self.out_bias]
-
-    def lora_parameters(self) -> list[nn.Parameter]:
-        "The LoRA factors A_1, B_1, ..., A_L, B_L."
-        if self.lora_a is None:
-            return []
-        return [p for pair in zip(self.lora_a, self.lora_b) for p in pair]
-
-    # --- what is stored -----------------------------------------------------------------
-    def full_state(self) -> dict[str, torch.Tensor]:
-        "Detached copies of all base parameters, by name."
-        names = (["fourier"] + [f"kernel{i}" for i in range(self.n_layers)]
-                 + [f"bias{i}" for i in range(self.n_layers)] + [f"ln_w{i}" for i in range(self.n_layers)]
-                 + [f"ln_b{i}" for i in range(self.n_layers)] + ["out_kernel", "out_bias"])
-        return {n: p.detach().clone() for n, p in zip(names, self.base_parameters())}
-
-    def lora_state(self) -> dict[str, torch.Tensor]:
-        "Detached copies of the LoRA factors, by name."
-        if self.lora_a is None:
-            raise ValueError("the field has no LoRA factors")
-        out = {}
-        for i, (a, b) in enumerate(zip(self.lora_a, self.lora_b)):
-            out[f"lora_a{i}"], out[f"lora_b{i}"] = a.detach().clone(), b.detach().clone()
-        return out
-
-    def load_full(self, state: dict[str, torch.Tensor]) -> None:
-        "Overwrite the base parameters from a `full_state` dict (any float dtype)."
-        with torch.no_grad():
-            for p, (name, v) in zip(self.base_parameters(), self.full_state().items()):
-                p.copy_(state[name].to(p.dtype))
-
-    def load_lora(self, state: dict[str, torch.Tensor]) -> None:
-        "Set the LoRA factors from a `lora_state` dict (creates them if needed)."
-        rank = state["lora_a0"].shape[1]
-        if self.lora_a is None or self.lora_a[0].shape[1] != rank:
-            self.add_lora(rank)
-        with torch.no_grad():
-            for i in range(self.n_layers):
-                self.lora_a[i].copy_(state[f"lora_a{i}"].float())
-                self.lora_b[i].copy_(state[f"lora_b{i}"].float())
+            self.lora_a[i].copy_(state[f"lora_a{i}"].float())
+            self.lora_b[i].copy_(state[f"lora_b{i}"].float())
 
 
 def state_bytes(state: dict[str, torch.Tensor]) -> int:
-    "Bytes of the tensors in a state dict (numel x element size) (Chapter 04, *The MLP+ architecture*)."
+    "Bytes of a state dict's tensors (numel x element size) (Chapter 04, *The MLP+ architecture*)."
     return sum(t.numel() * t.element_size() for t in state.values())
 
 # %% ../../nbs/04_antic/05_neural_field.ipynb #48b14ca1
 class MinMaxNormalizer:
-    "Running min-max statistics over a stream, mapping to [-1, 1] (Chapter 04, *Normalisation and fitting*)."
+    "Running min-max over a stream, mapping to [-1, 1] (Chapter 04, *Normalisation and fitting*)."
 
     def __init__(self):
         self.lo, self.hi = math.inf, -math.inf
@@ -194,7 +247,7 @@ class MinMaxNormalizer:
 
 
 def normalize(x: torch.Tensor, stats: torch.Tensor) -> torch.Tensor:
-    "Map x to [-1, 1] with stats = (min, max); a constant range maps to 0 (Chapter 04, *Normalisation and fitting*)."
+    "Map x to [-1, 1] by (min, max); a flat range to 0 (Chapter 04, *Normalisation and fitting*)."
     lo, hi = float(stats[0]), float(stats[1])
     if hi == lo:
         return torch.zeros_like(x)
@@ -208,17 +261,20 @@ def denormalize(x: torch.Tensor, stats: torch.Tensor) -> torch.Tensor:
         return torch.full_like(x, lo)
     return (x + 1) * (hi - lo) / 2 + lo
 
-
-def fit_field(field: NeuralField,  # the network, trained in place
-              coords: torch.Tensor,  # (N, 2) coordinates
-              target: torch.Tensor,  # (N,) normalised values
-              steps: int,  # optimiser steps
-              params: str = "all",  # "all" or "lora"
-              lr: float = 1e-3, lr_end: float = 1e-5, weight_decay: float = 1e-4,
-              batch_size: int | None = None,  # coordinates per step (None: all)
-              seed: int = 0,  # seed of the mini-batch draws
-              ) -> float:
-    "Fit the field by AdamW with cosine decay; return the final full-grid MSE (Chapter 04, *Normalisation and fitting*)."
+# %% ../../nbs/04_antic/05_neural_field.ipynb #74d80f6a
+def fit_field(
+    field: NeuralField,  # the network, trained in place
+    coords: torch.Tensor,  # (N, 2) coordinates
+    target: torch.Tensor,  # (N,) normalised values
+    steps: int,  # optimiser steps
+    params: str = "all",  # "all" or "lora"
+    lr: float = 1e-3,
+    lr_end: float = 1e-5,
+    weight_decay: float = 1e-4,
+    batch_size: int | None = None,  # coordinates per step (None: all)
+    seed: int = 0,  # seed of the mini-batch draws
+) -> float:
+    "AdamW fit, cosine decay; returns the full-grid MSE (Chapter 04, *Normalisation and fitting*)."
     for name, v in (("lr", lr), ("lr_end", lr_end), ("weight_decay", weight_decay)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
             raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
@@ -248,7 +304,9 @@ def fit_field(field: NeuralField,  # the network, trained in place
                 if batch_size is None or batch_size >= len(coords):
                     xb, yb = coords, target
                 else:
-                    idx = torch.randint(0, len(coords), (batch_size,), generator=g).to(coords.device)
+                    idx = torch.randint(0, len(coords), (batch_size,), generator=g).to(
+                        coords.device
+                    )
                     xb, yb = coords[idx], target[idx]
                 loss = F.mse_loss(field(xb), yb)
                 opt.zero_grad(set_to_none=True)

@@ -8,13 +8,14 @@ from __future__ import annotations
 import math
 
 import torch
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['pearson', 'StreamSelector', 'PATSSelector', 'half_copy', 'UniformSelector', 'select_offline']
 
 # %% ../../nbs/04_antic/04_pats.ipynb #8e547777
 def pearson(a: torch.Tensor, b: torch.Tensor) -> float:
-    "Pearson correlation over all grid points; 1 for identical constant frames, 0 for other 0/0 cases (Chapter 04, *The criterion*)."
+    "Pearson correlation; 1 if equal constant frames, else 0 for 0/0 (Chapter 04, *The criterion*)."
     a = a.reshape(-1).to(torch.float64)
     b = b.reshape(-1).to(torch.float64)
     da, db = a - a.mean(), b - b.mean()
@@ -32,7 +33,7 @@ def _ratio(num: float, den: float) -> float:
 
 # %% ../../nbs/04_antic/04_pats.ipynb #b5e42182
 class StreamSelector:
-    "Base of the streaming selectors: kept indices and the kept frames not yet popped (Chapter 04, *The streaming selector*)."
+    "Base of the selectors: kept indices, unpopped frames (Chapter 04, *The streaming selector*)."
 
     def __init__(self):
         self.selected: list[int] = []
@@ -48,15 +49,20 @@ class StreamSelector:
         out, self._new = self._new, []
         return out
 
-
+# %% ../../nbs/04_antic/04_pats.ipynb #03aefe7b
 class PATSSelector(StreamSelector):
-    "Physics-aware temporal selector for 2-D vorticity, as in the official EnstrophySelector (Chapter 04, *The streaming selector*)."
+    "PATS for 2-D vorticity, the official EnstrophySelector (Chapter 04, *The streaming selector*)."
 
-    def __init__(self, corr_threshold: float = 0.9,  # minimum Pearson correlation with the anchor, in (0, 1)
-                 window: int = 5,  # the longest run of skipped frames before a forced selection (>= 1)
-                 ):
-        if isinstance(corr_threshold, bool) or not isinstance(corr_threshold, (int, float)) \
-                or not (0.0 < corr_threshold < 1.0):
+    def __init__(
+        self,
+        corr_threshold: float = 0.9,  # minimum Pearson correlation with the anchor, in (0, 1)
+        window: int = 5,  # the longest run of skipped frames before a forced selection (>= 1)
+    ):
+        if (
+            isinstance(corr_threshold, bool)
+            or not isinstance(corr_threshold, (int, float))
+            or not (0.0 < corr_threshold < 1.0)
+        ):
             raise ValueError(f"corr_threshold must be in (0, 1), got {corr_threshold!r}")
         if isinstance(window, bool) or not isinstance(window, int) or window < 1:
             raise ValueError(f"window must be an int >= 1, got {window!r}")
@@ -76,119 +82,149 @@ class PATSSelector(StreamSelector):
         "Activity E = <omega^2> (mean square vorticity)."
         return float((frame.to(torch.float64) ** 2).mean())
 
-    def _select(self, idx, frame, e):
-        if idx == self._anchor_idx:  # re-anchoring on the anchor itself (two breaks in a row):
-            return  # keep it as it is, raw or the reconstruction a compressor handed back
-        if idx not in self.selected:  # never store the same frame twice
-            self._keep(idx, frame)
-        self._anchor, self._anchor_e, self._anchor_idx = frame, e, idx
-        self._anchor_raw = True
-        flat = frame.reshape(-1)
-        # a constant anchor is remembered as its value, so any stand-in keeps the 0/0 rule exact
-        self._anchor_const = float(flat[0]) if bool((flat == flat[0]).all()) else None
+# %% ../../nbs/04_antic/04_pats.ipynb #7047a40e
+@patch
+def _select(self: PATSSelector, idx, frame, e):
+    if idx == self._anchor_idx:  # re-anchoring on the anchor itself (two breaks in a row):
+        return  # keep it as it is, raw or the reconstruction a compressor handed back
+    if idx not in self.selected:  # never store the same frame twice
+        self._keep(idx, frame)
+    self._anchor, self._anchor_e, self._anchor_idx = frame, e, idx
+    self._anchor_raw = True
+    flat = frame.reshape(-1)
+    # a constant anchor is remembered as its value, so any stand-in keeps the 0/0 rule exact
+    self._anchor_const = float(flat[0]) if bool((flat == flat[0]).all()) else None
 
-    def _corr(self, frame):
-        if self._anchor_const is not None:  # pearson's 0/0 rule against a constant raw anchor
-            return 1.0 if bool((frame.to(torch.float64) == self._anchor_const).all()) else 0.0
-        return pearson(frame, self._anchor)
 
-    def _check(self, frame):
-        if not isinstance(frame, torch.Tensor):
-            raise TypeError(f"frame must be a torch.Tensor, got {type(frame).__name__}")
-        if frame.ndim < 1 or frame.numel() < 2:
-            raise ValueError(f"frame must have at least 2 values, got shape {tuple(frame.shape)}")
-        if not torch.isfinite(frame).all():
-            raise ValueError(f"frame {self.n_seen} contains non-finite values")
-        if self._anchor is not None and frame.shape != self._anchor.shape:
-            raise ValueError(f"frame {self.n_seen} has shape {tuple(frame.shape)}, "
-                             f"expected {tuple(self._anchor.shape)}")
+@patch
+def _corr(self: PATSSelector, frame):
+    if self._anchor_const is not None:  # pearson's 0/0 rule against a constant raw anchor
+        return 1.0 if bool((frame.to(torch.float64) == self._anchor_const).all()) else 0.0
+    return pearson(frame, self._anchor)
 
-    def update(self, frame: torch.Tensor,  # the current frame, any fixed shape
-               ) -> list[int]:
-        "Consume one frame; return the indices selected so far."
-        self._check(frame)
-        idx = self.n_seen
-        self.n_seen += 1
-        e = self.activity(frame)
-        if self._anchor is None:  # the initial condition is always kept
-            self._select(idx, frame, e)
-            return list(self.selected)
-        # step flux f_k = |E_k - E_{k-1}|
-        prev_e = self._queue[-1][0] if self._queue else self._anchor_e
-        flux = abs(e - prev_e)
-        self._max_flux = max(self._max_flux, flux)
-        self._flux_sum += flux
-        self._queue.append((e, flux))
-        if self._e_diff0 is None:
-            self._e_diff0 = abs(e - self._anchor_e)
-        if self._max_flux == 0.0 and len(self._queue) < self.window:  # warm-up
-            self._prev, self._prev_e, self._prev_idx = frame, e, idx
-            return list(self.selected)
-        mean_flux = self._flux_sum / len(self._queue)
-        # phi = sqrt(max f / mean f), 1 when no flux was seen
-        factor = 1.0 if mean_flux == 0.0 else math.sqrt(self._max_flux / mean_flux)
-        within = (_ratio(abs(e - self._anchor_e), self._e_diff0) <= factor
-                  and self._corr(frame) >= self.corr_threshold)
-        if within:
-            if len(self._queue) < self.window:
-                self._prev, self._prev_e, self._prev_idx = frame, e, idx
-                return list(self.selected)
-            # the window is full: keep the current frame
-            self._select(idx, frame, e)
-            self._queue, self._flux_sum, self._e_diff0 = [], 0.0, None
-            self._prev = self._prev_e = self._prev_idx = None
-            return list(self.selected)
-        # the criterion broke: keep the previous (last in-bounds) frame and re-anchor on it
-        if self._prev is not None:
-            self._select(self._prev_idx, self._prev, self._prev_e)
-            new_flux = abs(e - self._anchor_e)
-            self._e_diff0 = new_flux
-            self._queue, self._flux_sum = [(e, new_flux)], new_flux
-        else:  # no look-back frame (first frame after the anchor): keep the current one
-            self._select(idx, frame, e)
-            self._queue, self._flux_sum, self._e_diff0 = [], 0.0, None
+
+@patch
+def _check(self: PATSSelector, frame):
+    if not isinstance(frame, torch.Tensor):
+        raise TypeError(f"frame must be a torch.Tensor, got {type(frame).__name__}")
+    if frame.ndim < 1 or frame.numel() < 2:
+        raise ValueError(f"frame must have at least 2 values, got shape {tuple(frame.shape)}")
+    if not torch.isfinite(frame).all():
+        raise ValueError(f"frame {self.n_seen} contains non-finite values")
+    if self._anchor is not None and frame.shape != self._anchor.shape:
+        raise ValueError(
+            f"frame {self.n_seen} has shape {tuple(frame.shape)}, "
+            f"expected {tuple(self._anchor.shape)}"
+        )
+
+# %% ../../nbs/04_antic/04_pats.ipynb #8313dd07
+@patch
+def update(
+    self: PATSSelector,
+    frame: torch.Tensor,  # the current frame, any fixed shape
+) -> list[int]:
+    "Consume one frame; return the indices selected so far."
+    self._check(frame)
+    idx = self.n_seen
+    self.n_seen += 1
+    e = self.activity(frame)
+    if self._anchor is None:  # the initial condition is always kept
+        self._select(idx, frame, e)
+        return list(self.selected)
+    # step flux f_k = |E_k - E_{k-1}|
+    prev_e = self._queue[-1][0] if self._queue else self._anchor_e
+    flux = abs(e - prev_e)
+    self._max_flux = max(self._max_flux, flux)
+    self._flux_sum += flux
+    self._queue.append((e, flux))
+    if self._e_diff0 is None:
+        self._e_diff0 = abs(e - self._anchor_e)
+    if self._max_flux == 0.0 and len(self._queue) < self.window:  # warm-up
         self._prev, self._prev_e, self._prev_idx = frame, e, idx
         return list(self.selected)
-
-    def finish(self) -> list[int]:
-        "End of the run: keep the last frame if it is held and not kept yet; return all indices."
-        if self._prev is not None and self._prev_idx == self.n_seen - 1:
-            self._select(self._prev_idx, self._prev, self._prev_e)
+    mean_flux = self._flux_sum / len(self._queue)
+    # phi = sqrt(max f / mean f), 1 when no flux was seen
+    factor = 1.0 if mean_flux == 0.0 else math.sqrt(self._max_flux / mean_flux)
+    within = (
+        _ratio(abs(e - self._anchor_e), self._e_diff0) <= factor
+        and self._corr(frame) >= self.corr_threshold
+    )
+    if within:
+        if len(self._queue) < self.window:
+            self._prev, self._prev_e, self._prev_idx = frame, e, idx
+            return list(self.selected)
+        # the window is full: keep the current frame
+        self._select(idx, frame, e)
+        self._queue, self._flux_sum, self._e_diff0 = [], 0.0, None
         self._prev = self._prev_e = self._prev_idx = None
         return list(self.selected)
+    # the criterion broke: keep the previous (last in-bounds) frame and re-anchor on it
+    if self._prev is not None:
+        self._select(self._prev_idx, self._prev, self._prev_e)
+        new_flux = abs(e - self._anchor_e)
+        self._e_diff0 = new_flux
+        self._queue, self._flux_sum = [(e, new_flux)], new_flux
+    else:  # no look-back frame (first frame after the anchor): keep the current one
+        self._select(idx, frame, e)
+        self._queue, self._flux_sum, self._e_diff0 = [], 0.0, None
+    self._prev, self._prev_e, self._prev_idx = frame, e, idx
+    return list(self.selected)
 
-    def set_anchor(self, index: int,  # index of a kept frame; ignored unless it is the anchor
-                   frame: torch.Tensor,  # a stand-in: a low-precision copy or the reconstruction
-                   ) -> None:
-        "Correlate with a stand-in for the anchor from now on, so its raw frame can go (Chapter 04, *Holding one raw frame*)."
-        if index != self._anchor_idx:
-            return  # an older kept frame: the selector no longer looks at it
-        if not isinstance(frame, torch.Tensor) or frame.shape != self._anchor.shape:
-            raise ValueError(f"frame must be a tensor of shape {tuple(self._anchor.shape)}, got "
-                             f"{tuple(frame.shape) if isinstance(frame, torch.Tensor) else type(frame).__name__}")
-        if not torch.isfinite(frame).all():
-            raise ValueError(f"frame (the stand-in for frame {index}) contains non-finite values")
-        self._anchor, self._anchor_raw = frame, False  # E_a stays the raw frame's activity
+# %% ../../nbs/04_antic/04_pats.ipynb #2c60df6c
+@patch
+def finish(self: PATSSelector) -> list[int]:
+    "End of the run: keep the last frame if it is held and not kept yet; return all indices."
+    if self._prev is not None and self._prev_idx == self.n_seen - 1:
+        self._select(self._prev_idx, self._prev, self._prev_e)
+    self._prev = self._prev_e = self._prev_idx = None
+    return list(self.selected)
 
-    def held_frames(self) -> int:
-        "Number of distinct raw frames the selector holds (the anchor unless replaced, and the look-back)."
-        held = [f for f, raw in ((self._anchor, self._anchor_raw), (self._prev, True)) if f is not None and raw]
-        return len({id(f) for f in held})
+
+@patch
+def set_anchor(
+    self: PATSSelector,
+    index: int,  # index of a kept frame; ignored unless it is the anchor
+    frame: torch.Tensor,  # a stand-in: a low-precision copy or the reconstruction
+) -> None:
+    "Swap the anchor for a stand-in; its raw frame goes (Chapter 04, *Holding one raw frame*)."
+    if index != self._anchor_idx:
+        return  # an older kept frame: the selector no longer looks at it
+    if not isinstance(frame, torch.Tensor) or frame.shape != self._anchor.shape:
+        raise ValueError(
+            f"frame must be a tensor of shape {tuple(self._anchor.shape)}, got "
+            f"{tuple(frame.shape) if isinstance(frame, torch.Tensor) else type(frame).__name__}"
+        )
+    if not torch.isfinite(frame).all():
+        raise ValueError(f"frame (the stand-in for frame {index}) contains non-finite values")
+    self._anchor, self._anchor_raw = frame, False  # E_a stays the raw frame's activity
+
+
+@patch
+def held_frames(self: PATSSelector) -> int:
+    "Distinct raw frames the selector holds (the anchor unless replaced, and the look-back)."
+    held = [
+        f
+        for f, raw in ((self._anchor, self._anchor_raw), (self._prev, True))
+        if f is not None and raw
+    ]
+    return len({id(f) for f in held})
 
 # %% ../../nbs/04_antic/04_pats.ipynb #7c626a74
 def half_copy(frame: torch.Tensor) -> torch.Tensor:
-    "fp16 copy of a frame scaled to max |value| = 1: a half-size stand-in with the same correlations (Chapter 04, *Holding one raw frame*)."
+    "fp16 copy scaled to max |value| = 1, same correlations (Chapter 04, *Holding one raw frame*)."
     frame = frame.detach()
     scale = frame.abs().max()
     return (frame / scale if scale > 0 else frame).to(torch.float16)
 
 # %% ../../nbs/04_antic/04_pats.ipynb #8e2f8ade
 class UniformSelector(StreamSelector):
-    "Keep n_keep evenly spaced frames of a run of n_frames, same interface as PATSSelector (Chapter 04, *A uniform selector*)."
+    "Keep n_keep of n_frames evenly spaced, as a PATSSelector (Chapter 04, *A uniform selector*)."
 
-    def __init__(self, n_frames: int,  # frames in the run (including the initial one)
-                 n_keep: int,  # frames to keep, 2 <= n_keep <= n_frames
-                 ):
+    def __init__(
+        self,
+        n_frames: int,  # frames in the run (including the initial one)
+        n_keep: int,  # frames to keep, 2 <= n_keep <= n_frames
+    ):
         if isinstance(n_frames, bool) or not isinstance(n_frames, int) or n_frames < 2:
             raise ValueError(f"n_frames must be an int >= 2, got {n_frames!r}")
         if isinstance(n_keep, bool) or not isinstance(n_keep, int) or not (2 <= n_keep <= n_frames):
@@ -200,8 +236,10 @@ class UniformSelector(StreamSelector):
     def update(self, frame: torch.Tensor) -> list[int]:
         "Consume one frame; return the indices selected so far."
         if self.n_seen >= self.n_frames:
-            raise ValueError(f"this UniformSelector was sized for a stream of n_frames={self.n_frames}, "
-                             f"got frame {self.n_seen}")
+            raise ValueError(
+                f"this UniformSelector was sized for a stream of n_frames={self.n_frames}, "
+                f"got frame {self.n_seen}"
+            )
         if not torch.isfinite(frame).all():
             raise ValueError(f"frame {self.n_seen} contains non-finite values")
         if self.n_seen in self.targets:
@@ -212,8 +250,10 @@ class UniformSelector(StreamSelector):
     def check_length(self, n: int) -> None:
         "Raise unless a stream of n frames is the one this selector was sized for."
         if n != self.n_frames:
-            raise ValueError(f"this UniformSelector was sized for a stream of n_frames={self.n_frames}, "
-                             f"the stream has {n} frames")
+            raise ValueError(
+                f"this UniformSelector was sized for a stream of n_frames={self.n_frames}, "
+                f"the stream has {n} frames"
+            )
 
     def finish(self) -> list[int]:
         "End of the run; return all selected indices (the stream must have had n_frames frames)."
@@ -225,9 +265,11 @@ class UniformSelector(StreamSelector):
         return 0
 
 
-def select_offline(frames: torch.Tensor,  # (T, ...) frames of a whole run
-                   selector) -> list[int]:
-    "Run a streaming selector over stored frames and return the kept indices (Chapter 04, *A uniform selector*)."
+def select_offline(
+    frames: torch.Tensor,  # (T, ...) frames of a whole run
+    selector,
+) -> list[int]:
+    "Kept indices of a selector run over stored frames (Chapter 04, *A uniform selector*)."
     for f in frames:
         selector.update(f)
         selector.pop_new()

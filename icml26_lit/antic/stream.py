@@ -7,12 +7,20 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, field as dc_field
+from dataclasses import dataclass, field as dc_field
 
 import torch
+from fastcore.basics import patch
 
-from .neural_field import (MinMaxNormalizer, NeuralField, denormalize, fit_field,
-                                           grid_coords, normalize, state_bytes)
+from icml26_lit.antic.neural_field import (
+    MinMaxNormalizer,
+    NeuralField,
+    denormalize,
+    fit_field,
+    grid_coords,
+    normalize,
+    state_bytes,
+)
 from .pats import PATSSelector, UniformSelector, half_copy
 from ..sim.navier_stokes import NavierStokes2D, energy_spectrum
 
@@ -24,6 +32,7 @@ __all__ = ['ANTICConfig', 'Record', 'Artefact', 'artefact_bytes', 'StreamCompres
 @dataclass
 class ANTICConfig:
     "Settings of the streaming compressor (Chapter 04, *What is stored*)."
+
     hidden: int = 32  # width of the hidden layers
     n_layers: int = 3  # hidden layers
     n_freq: int = 32  # Fourier frequencies
@@ -31,7 +40,9 @@ class ANTICConfig:
     first_steps: int = 200  # optimiser steps on the first kept frame
     steps: int = 50  # optimiser steps per later kept frame
     rank: int = 4  # LoRA rank
-    mode: str = "lora"  # "lora", "full" (warm start, store all) or "cold" (fresh network each frame)
+    mode: str = (
+        "lora"  # "lora", "full" (warm start, store all) or "cold" (fresh network each frame)
+    )
     reset_every: int = 50  # merge + full fine-tune every this many kept frames (0: never)
     lr: float = 1e-3
     lr_end: float = 1e-5
@@ -42,7 +53,9 @@ class ANTICConfig:
     tol: float = 0.0  # per-frame relative L2 target (0: none)
     max_steps: int = 0  # extra LoRA steps allowed to reach `tol`
     seed: int = 0
-    backend: str = "auto"  # network forward: "auto" (fused Triton kernel on CUDA), "triton" or "torch"
+    backend: str = (
+        "auto"  # network forward: "auto" (fused Triton kernel on CUDA), "triton" or "torch"
+    )
     device: str = "cpu"  # where the network trains and decodes
 
     def __post_init__(self):
@@ -58,7 +71,12 @@ class ANTICConfig:
                 raise ValueError(f"{name} must be an int >= 0, got {v!r}")
         for name in ("lr", "lr_end", "weight_decay"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, (int, float))
+                or not math.isfinite(v)
+                or v < 0
+            ):
                 raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
         if not self.lr > 0:
             raise ValueError(f"lr must be positive, got {self.lr!r}")
@@ -67,10 +85,11 @@ class ANTICConfig:
         if not (self.tol >= 0 and math.isfinite(self.tol)):
             raise ValueError(f"tol must be a finite number >= 0, got {self.tol!r}")
 
-
+# %% ../../nbs/04_antic/06_stream.ipynb #cb98d853
 @dataclass
 class Record:
     "One stored snapshot: its frame index, kind ('full' or 'lora') and tensors."
+
     index: int
     kind: str
     tensors: dict
@@ -80,6 +99,7 @@ class Record:
 @dataclass
 class Artefact:
     "Everything ANTIC stores for a run (Chapter 04, *What is stored*)."
+
     header: torch.Tensor  # int32 [n, n_frames, hidden, n_layers, n_freq, rank, n_out]
     records: list = dc_field(default_factory=list)
     length: float = 2 * math.pi
@@ -104,9 +124,10 @@ class Artefact:
 
 
 def artefact_bytes(artefact: Artefact) -> int:
-    "Stored bytes: header plus every record's tensors, numel x element size (Chapter 04, *What is stored*)."
-    return (artefact.header.numel() * artefact.header.element_size()
-            + sum(state_bytes(r.tensors) for r in artefact.records))
+    "Stored bytes: header plus each record's numel x element size (Chapter 04, *What is stored*)."
+    return artefact.header.numel() * artefact.header.element_size() + sum(
+        state_bytes(r.tensors) for r in artefact.records
+    )
 
 # %% ../../nbs/04_antic/06_stream.ipynb #b3c37e97
 def _rel_l2(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -117,115 +138,150 @@ def _rel_l2(a: torch.Tensor, b: torch.Tensor) -> float:
 class StreamCompressor:
     "Compress kept frames one at a time into an Artefact (Chapter 04, *The compressor*)."
 
-    def __init__(self, n: int,  # grid points per side
-                 config: ANTICConfig | None = None,
-                 length: float = 2 * math.pi):
+    def __init__(
+        self,
+        n: int,  # grid points per side
+        config: ANTICConfig | None = None,
+        length: float = 2 * math.pi,
+    ):
         self.cfg = config or ANTICConfig()
         c = self.cfg
         self.coords = grid_coords(n, length, device=c.device)
         self.field = self._new_field(c.seed)
         self.norm = MinMaxNormalizer()
         self.artefact = Artefact(
-            header=torch.tensor([n, 0, c.hidden, c.n_layers, c.n_freq, c.rank, 1], dtype=torch.int32),
-            length=length, fourier_scale=c.fourier_scale,
-            diagnostics=dict(fit_rel_l2=[], compress_s=[], kinds=[]))
+            header=torch.tensor(
+                [n, 0, c.hidden, c.n_layers, c.n_freq, c.rank, 1], dtype=torch.int32
+            ),
+            length=length,
+            fourier_scale=c.fourier_scale,
+            diagnostics=dict(fit_rel_l2=[], compress_s=[], kinds=[]),
+        )
         self._n_kept = 0
         self._last_full = -1
 
     def _new_field(self, seed):
         c = self.cfg
-        return NeuralField(c.hidden, c.n_layers, c.n_freq, c.fourier_scale, seed=seed,
-                           backend=c.backend).to(c.device)
+        return NeuralField(
+            c.hidden, c.n_layers, c.n_freq, c.fourier_scale, seed=seed, backend=c.backend
+        ).to(c.device)
 
     def _fit(self, target, steps, params):
         c = self.cfg
-        return fit_field(self.field, self.coords, target, steps, params=params, lr=c.lr, lr_end=c.lr_end,
-                         weight_decay=c.weight_decay, batch_size=c.batch_size or None,
-                         seed=c.seed + self._n_kept)
+        return fit_field(
+            self.field,
+            self.coords,
+            target,
+            steps,
+            params=params,
+            lr=c.lr,
+            lr_end=c.lr_end,
+            weight_decay=c.weight_decay,
+            batch_size=c.batch_size or None,
+            seed=c.seed + self._n_kept,
+        )
 
-    def _decode(self, shape, stats):
-        with torch.no_grad():
-            return denormalize(self.field(self.coords).reshape(shape), stats)
+# %% ../../nbs/04_antic/06_stream.ipynb #61a6a5ce
+@patch
+def _decode(self: StreamCompressor, shape, stats):
+    with torch.no_grad():
+        return denormalize(self.field(self.coords).reshape(shape), stats)
 
-    def _error(self, frame, stats):
-        return _rel_l2(self._decode(frame.shape, stats), frame)
 
-    def reconstruct_last(self) -> torch.Tensor:
-        "The last stored frame as the artefact will decode it (Chapter 04, *The streaming driver*)."
-        if not self.artefact.records:
-            raise ValueError("nothing is stored yet")
-        n = self.artefact.n
-        return self._decode((n, n), self.artefact.records[-1].tensors["norm"])
+@patch
+def _error(self: StreamCompressor, frame, stats):
+    return _rel_l2(self._decode(frame.shape, stats), frame)
 
-    def _store(self, index, kind, frame, stats):
-        state = self.field.full_state() if kind == "full" else self.field.lora_state()
-        err = self._error(frame, stats)
-        if self.cfg.fp16:
-            half = {k: v.half() for k, v in state.items()}
-            backup = {k: v.clone() for k, v in state.items()}
-            (self.field.load_full if kind == "full" else self.field.load_lora)(half)
-            err16 = self._error(frame, stats)
-            if err16 <= err * (1 + self.cfg.fp16_tol) + 1e-12:
-                state, err = half, err16  # keep training from the rounded weights
-            else:
-                (self.field.load_full if kind == "full" else self.field.load_lora)(backup)
-        tensors = {k: v.cpu() for k, v in state.items()}  # the artefact lives on the host
-        tensors.update(norm=stats.clone(), index=torch.tensor([index], dtype=torch.int32))
-        rec = Record(index=index, kind=kind, tensors=tensors,
-                     base=len(self.artefact.records) if kind == "full" else self._last_full)
-        if kind == "full":
-            self._last_full = len(self.artefact.records)
-        self.artefact.records.append(rec)
-        self.artefact.diagnostics["fit_rel_l2"].append(err)
-        self.artefact.diagnostics["kinds"].append(kind)
-        return rec
 
-    def add(self, index: int,  # frame index in the run
-            frame: torch.Tensor,  # (n, n) kept frame
-            ) -> Record:
-        "Compress one kept frame and append its record."
-        t0 = time.perf_counter()
-        c = self.cfg
-        frame = frame.detach().to(device=c.device, dtype=torch.float32)
-        if self.artefact.records and index <= self.artefact.records[-1].index:
-            raise ValueError(f"frames must arrive in increasing order, got {index} after "
-                             f"{self.artefact.records[-1].index}")
-        stats = self.norm.update(frame)
-        target = normalize(frame.reshape(-1), stats)
-        first = not self.artefact.records
-        if c.mode == "cold" and not first:
-            self.field = self._new_field(c.seed + index)
-        if first or c.mode == "cold":
-            self._fit(target, c.first_steps, "all")
-            kind = "full"
-        elif c.mode == "full":
-            self._fit(target, c.steps, "all")
-            kind = "full"
-        elif c.reset_every and self._n_kept % c.reset_every == 0:
-            self.field.merge_lora()  # merge and fine-tune everything, store a full record
-            self._fit(target, c.steps, "all")
-            kind = "full"
+@patch
+def reconstruct_last(self: StreamCompressor) -> torch.Tensor:
+    "The last stored frame as the artefact will decode it (Chapter 04, *The streaming driver*)."
+    if not self.artefact.records:
+        raise ValueError("nothing is stored yet")
+    n = self.artefact.n
+    return self._decode((n, n), self.artefact.records[-1].tensors["norm"])
+
+
+@patch
+def _store(self: StreamCompressor, index, kind, frame, stats):
+    state = self.field.full_state() if kind == "full" else self.field.lora_state()
+    err = self._error(frame, stats)
+    if self.cfg.fp16:
+        half = {k: v.half() for k, v in state.items()}
+        backup = {k: v.clone() for k, v in state.items()}
+        (self.field.load_full if kind == "full" else self.field.load_lora)(half)
+        err16 = self._error(frame, stats)
+        if err16 <= err * (1 + self.cfg.fp16_tol) + 1e-12:
+            state, err = half, err16  # keep training from the rounded weights
         else:
-            self._fit(target, c.steps, "lora")
-            kind = "lora"
-            if c.tol > 0 and c.max_steps > 0 and self._error(frame, stats) > c.tol:
-                done = 0
-                while done < c.max_steps and self._error(frame, stats) > c.tol:
-                    chunk = min(c.steps or 10, c.max_steps - done)
-                    self._fit(target, chunk, "lora")
-                    done += chunk
-                if self._error(frame, stats) > c.tol:  # escalate: merge and train everything
-                    self.field.merge_lora()
-                    self._fit(target, c.max_steps, "all")
-                    kind = "full"
-        rec = self._store(index, kind, frame, stats)
-        if c.mode == "lora" and kind == "full":
-            self.field.add_lora(c.rank, seed=c.seed)
-            self.field.to(c.device)
-        self._n_kept += 1
-        self.artefact.header[1] = index + 1
-        self.artefact.diagnostics["compress_s"].append(time.perf_counter() - t0)
-        return rec
+            (self.field.load_full if kind == "full" else self.field.load_lora)(backup)
+    tensors = {k: v.cpu() for k, v in state.items()}  # the artefact lives on the host
+    tensors.update(norm=stats.clone(), index=torch.tensor([index], dtype=torch.int32))
+    rec = Record(
+        index=index,
+        kind=kind,
+        tensors=tensors,
+        base=len(self.artefact.records) if kind == "full" else self._last_full,
+    )
+    if kind == "full":
+        self._last_full = len(self.artefact.records)
+    self.artefact.records.append(rec)
+    self.artefact.diagnostics["fit_rel_l2"].append(err)
+    self.artefact.diagnostics["kinds"].append(kind)
+    return rec
+
+# %% ../../nbs/04_antic/06_stream.ipynb #c65229d2
+@patch
+def add(
+    self: StreamCompressor,
+    index: int,  # frame index in the run
+    frame: torch.Tensor,  # (n, n) kept frame
+) -> Record:
+    "Compress one kept frame and append its record."
+    t0 = time.perf_counter()
+    c = self.cfg
+    frame = frame.detach().to(device=c.device, dtype=torch.float32)
+    if self.artefact.records and index <= self.artefact.records[-1].index:
+        raise ValueError(
+            f"frames must arrive in increasing order, got {index} after "
+            f"{self.artefact.records[-1].index}"
+        )
+    stats = self.norm.update(frame)
+    target = normalize(frame.reshape(-1), stats)
+    first = not self.artefact.records
+    if c.mode == "cold" and not first:
+        self.field = self._new_field(c.seed + index)
+    if first or c.mode == "cold":
+        self._fit(target, c.first_steps, "all")
+        kind = "full"
+    elif c.mode == "full":
+        self._fit(target, c.steps, "all")
+        kind = "full"
+    elif c.reset_every and self._n_kept % c.reset_every == 0:
+        self.field.merge_lora()  # merge and fine-tune everything, store a full record
+        self._fit(target, c.steps, "all")
+        kind = "full"
+    else:
+        self._fit(target, c.steps, "lora")
+        kind = "lora"
+        if c.tol > 0 and c.max_steps > 0 and self._error(frame, stats) > c.tol:
+            done = 0
+            while done < c.max_steps and self._error(frame, stats) > c.tol:
+                chunk = min(c.steps or 10, c.max_steps - done)
+                self._fit(target, chunk, "lora")
+                done += chunk
+            if self._error(frame, stats) > c.tol:  # escalate: merge and train everything
+                self.field.merge_lora()
+                self._fit(target, c.max_steps, "all")
+                kind = "full"
+    rec = self._store(index, kind, frame, stats)
+    if c.mode == "lora" and kind == "full":
+        self.field.add_lora(c.rank, seed=c.seed)
+        self.field.to(c.device)
+    self._n_kept += 1
+    self.artefact.header[1] = index + 1
+    self.artefact.diagnostics["compress_s"].append(time.perf_counter() - t0)
+    return rec
 
 # %% ../../nbs/04_antic/06_stream.ipynb #e7bb83ed
 def _decode_record(artefact: Artefact, pos: int, device="cpu", backend="auto") -> torch.Tensor:
@@ -241,12 +297,13 @@ def _decode_record(artefact: Artefact, pos: int, device="cpu", backend="auto") -
     return denormalize(out, rec.tensors["norm"])
 
 
-def decompress(artefact: Artefact,  # a compressed run
-               t: int,  # frame index, 0 <= t < artefact.n_frames
-               device="cpu",  # where the networks are evaluated
-               backend: str = "auto",  # "auto": the fused kernel on CUDA
-               ) -> torch.Tensor:
-    "Frame t of the run (n, n): decoded if kept, else interpolated in time (Chapter 04, *Decoding*)."
+def decompress(
+    artefact: Artefact,  # a compressed run
+    t: int,  # frame index, 0 <= t < artefact.n_frames
+    device="cpu",  # where the networks are evaluated
+    backend: str = "auto",  # "auto": the fused kernel on CUDA
+) -> torch.Tensor:
+    "Frame t (n, n): decoded if kept, else interpolated in time (Chapter 04, *Decoding*)."
     if isinstance(t, bool) or not isinstance(t, int):
         raise TypeError(f"t must be an int frame index, got {type(t).__name__}")
     if not artefact.records or not (0 <= t < artefact.n_frames):
@@ -255,10 +312,16 @@ def decompress(artefact: Artefact,  # a compressed run
     if t in kept:
         return _decode_record(artefact, kept.index(t), device, backend)
     if not kept[0] <= t <= kept[-1]:
-        raise ValueError(f"frame {t} lies outside the kept frames {kept[0]}..{kept[-1]}; it cannot be interpolated")
+        raise ValueError(
+            f"frame {t} lies outside the kept frames {kept[0]}..{kept[-1]}; "
+            "it cannot be interpolated"
+        )
     j = next(i for i, k in enumerate(kept) if k > t)
     a, b = kept[j - 1], kept[j]
-    wa, wb = _decode_record(artefact, j - 1, device, backend), _decode_record(artefact, j, device, backend)
+    wa, wb = (
+        _decode_record(artefact, j - 1, device, backend),
+        _decode_record(artefact, j, device, backend),
+    )
     return ((b - t) * wa + (t - a) * wb) / (b - a)
 
 
@@ -268,7 +331,9 @@ def decompress_all(artefact: Artefact, device="cpu", backend: str = "auto") -> t
     dec = [_decode_record(artefact, i, device, backend) for i in range(len(kept))]
     out = torch.empty(artefact.n_frames, artefact.n, artefact.n)
     if kept[0] != 0 or kept[-1] != artefact.n_frames - 1:
-        raise ValueError(f"the kept frames {kept[0]}..{kept[-1]} must span the run's {artefact.n_frames} frames")
+        raise ValueError(
+            f"the kept frames {kept[0]}..{kept[-1]} must span the run's {artefact.n_frames} frames"
+        )
     for j in range(len(kept)):
         out[kept[j]] = dec[j]
         if j + 1 < len(kept):
@@ -279,32 +344,18 @@ def decompress_all(artefact: Artefact, device="cpu", backend: str = "auto") -> t
 
 # %% ../../nbs/04_antic/06_stream.ipynb #830f214e
 class StreamStopped(ValueError):
-    "A non-finite frame stopped the stream; `.artefact` holds what was stored (Chapter 04, *The streaming driver*)."
+    "A non-finite frame stopped the stream; see `.artefact` (Chapter 04, *The streaming driver*)."
 
     def __init__(self, message: str, artefact: Artefact):
         super().__init__(message)
         self.artefact = artefact
 
 
-def compress_stream(solver,  # a NavierStokes2D, or an iterable of (n, n) frames
-                    n_steps: int,  # solver steps (frames after the initial one)
-                    omega0: torch.Tensor | None = None,  # initial vorticity (with a NavierStokes2D)
-                    dt_out: float | None = None,  # time between frames (with a NavierStokes2D)
-                    selector=None,  # PATSSelector (default) or UniformSelector
-                    config: ANTICConfig | None = None,  # compressor settings
-                    on_frame=None,  # optional callback(index, frame) seeing every raw frame
-                    anchor: str = "half",  # anchor stand-in: "half" (fp16 copy), "decoded", or "raw" (official)
-                    ) -> tuple[Artefact, int]:
-    "Run, select and compress in one pass; return (artefact, stored bytes) (Chapter 04, *The streaming driver*)."
-    if isinstance(n_steps, bool) or not isinstance(n_steps, int) or n_steps < 1:
-        raise ValueError(f"n_steps must be an int >= 1, got {n_steps!r}")
-    if anchor not in ("half", "decoded", "raw"):
-        raise ValueError(f"anchor must be 'half', 'decoded' or 'raw', got {anchor!r}")
-    max_held = 2 if anchor == "raw" else 1  # raw frames besides the current one
+def _frame_source(solver, n_steps, omega0, dt_out):
+    "(n, length, frames): a NavierStokes2D run from omega0, or an iterable's frames (n unknown)."
     if isinstance(solver, NavierStokes2D):
         if omega0 is None or dt_out is None:
             raise ValueError("omega0 and dt_out are required when solver is a NavierStokes2D")
-        n, length = solver.n, solver.length
 
         def frames():
             w = solver._check_field(omega0)
@@ -312,15 +363,63 @@ def compress_stream(solver,  # a NavierStokes2D, or an iterable of (n, n) frames
             for _ in range(n_steps):
                 w = solver.advance(w, dt_out)
                 yield w
-        source = frames()
-    else:
-        n, length, source = None, 2 * math.pi, iter(solver)
-    selector = selector if selector is not None else PATSSelector()
+
+        return solver.n, solver.length, frames()
+    return None, 2 * math.pi, iter(solver)
+
+
+def _size_selector(selector, solver, n_steps):
     if isinstance(selector, UniformSelector):  # a uniform selector must be sized for this stream
         if isinstance(solver, NavierStokes2D):
             selector.check_length(n_steps + 1)
         elif hasattr(solver, "__len__"):
             selector.check_length(min(len(solver), n_steps + 1))
+
+# %% ../../nbs/04_antic/06_stream.ipynb #b91d988b
+def _stopped(selector, comp, k) -> StreamStopped:
+    "Compress what the selector still holds; the error for a non-finite frame k."
+    if not isinstance(selector, UniformSelector):  # a uniform selector holds nothing
+        selector.finish()
+    for idx, f in selector.pop_new():
+        comp.add(idx, f)
+    art = comp.artefact
+    last = art.kept[-1] if art.records else -1
+    return StreamStopped(
+        f"frame {k} contains non-finite values; the stream stopped and frames "
+        f"0..{last} stay readable from error.artefact",
+        art,
+    )
+
+
+def _compress_new(selector, comp, anchor):
+    "Compress the newly kept frames and hand the selector a stand-in for each as its anchor."
+    for idx, kept in selector.pop_new():
+        comp.add(idx, kept)
+        if anchor != "raw" and hasattr(selector, "set_anchor"):
+            selector.set_anchor(
+                idx, half_copy(kept) if anchor == "half" else comp.reconstruct_last()
+            )
+
+# %% ../../nbs/04_antic/06_stream.ipynb #5e51c221
+def compress_stream(
+    solver,  # a NavierStokes2D, or an iterable of (n, n) frames
+    n_steps: int,  # solver steps (frames after the initial one)
+    omega0: torch.Tensor | None = None,  # initial vorticity (with a NavierStokes2D)
+    dt_out: float | None = None,  # time between frames (with a NavierStokes2D)
+    selector=None,  # PATSSelector (default) or UniformSelector
+    config: ANTICConfig | None = None,  # compressor settings
+    on_frame=None,  # optional callback(index, frame) seeing every raw frame
+    anchor: str = "half",  # anchor stand-in: "half" (fp16 copy), "decoded", or "raw" (official)
+) -> tuple[Artefact, int]:
+    "Run, select and compress in one pass: (artefact, bytes) (Chapter 04, *The streaming driver*)."
+    if isinstance(n_steps, bool) or not isinstance(n_steps, int) or n_steps < 1:
+        raise ValueError(f"n_steps must be an int >= 1, got {n_steps!r}")
+    if anchor not in ("half", "decoded", "raw"):
+        raise ValueError(f"anchor must be 'half', 'decoded' or 'raw', got {anchor!r}")
+    max_held = 2 if anchor == "raw" else 1  # raw frames besides the current one
+    n, length, source = _frame_source(solver, n_steps, omega0, dt_out)
+    selector = selector if selector is not None else PATSSelector()
+    _size_selector(selector, solver, n_steps)
     comp = None
     solver_s = []
     k = -1
@@ -330,9 +429,8 @@ def compress_stream(solver,  # a NavierStokes2D, or an iterable of (n, n) frames
             frame = next(source)
         except StopIteration:
             break
-        except FloatingPointError as e:  # the solver itself blew up
+        except FloatingPointError:  # the solver itself blew up
             frame = None
-            err = e
         solver_s.append(time.perf_counter() - t0)
         k += 1
         if comp is None:
@@ -342,25 +440,19 @@ def compress_stream(solver,  # a NavierStokes2D, or an iterable of (n, n) frames
             comp = StreamCompressor(n, config, length)
             comp.artefact.diagnostics["solver_s"] = solver_s
         if frame is None or not torch.isfinite(frame).all():
-            if not isinstance(selector, UniformSelector):  # a uniform selector holds nothing
-                selector.finish()
-            for idx, f in selector.pop_new():
-                comp.add(idx, f)
-            art = comp.artefact
-            last = art.kept[-1] if art.records else -1
-            raise StreamStopped(f"frame {k} contains non-finite values; the stream stopped and frames "
-                                f"0..{last} stay readable from error.artefact", art)
+            raise _stopped(selector, comp, k)
         if on_frame is not None:
             on_frame(k, frame)
-        if selector.held_frames() > max_held:  # what it holds from earlier steps, before this frame joins
-            raise RuntimeError(f"the selector holds {selector.held_frames()} raw frames besides the "
-                               f"current one, more than {max_held}")
+        if (
+            selector.held_frames() > max_held
+        ):  # what it holds from earlier steps, before this frame joins
+            raise RuntimeError(
+                f"the selector holds {selector.held_frames()} raw frames besides the "
+                f"current one, more than {max_held}"
+            )
         selector.update(frame)
-        for idx, kept in selector.pop_new():
-            comp.add(idx, kept)
-            if anchor != "raw" and hasattr(selector, "set_anchor"):
-                selector.set_anchor(idx, half_copy(kept) if anchor == "half" else comp.reconstruct_last())
-        kept = None  # a kept raw frame lives on only as the selector's look-back, if at all
+        # a kept raw frame lives on only as the selector's look-back, if at all
+        _compress_new(selector, comp, anchor)
         del frame  # the raw frame is dropped here
     selector.finish()
     for idx, f in selector.pop_new():
@@ -369,18 +461,25 @@ def compress_stream(solver,  # a NavierStokes2D, or an iterable of (n, n) frames
     return comp.artefact, comp.artefact.n_bytes
 
 # %% ../../nbs/04_antic/06_stream.ipynb #0eb79793
-def run_metrics(recon: torch.Tensor,  # (T, n, n) decoded frames
-                ref: torch.Tensor,  # (T, n, n) true frames
-                length: float = 2 * math.pi) -> dict:
-    "Relative L2, PSNR, enstrophy-trace and energy-spectrum errors over all frames (Chapter 04, *Metrics*)."
+def run_metrics(
+    recon: torch.Tensor,  # (T, n, n) decoded frames
+    ref: torch.Tensor,  # (T, n, n) true frames
+    length: float = 2 * math.pi,
+) -> dict:
+    "Relative L2, PSNR, enstrophy-trace and energy-spectrum errors (Chapter 04, *Metrics*)."
     if recon.shape != ref.shape:
-        raise ValueError(f"recon and ref must have the same shape, got {tuple(recon.shape)} and {tuple(ref.shape)}")
+        raise ValueError(
+            "recon and ref must have the same shape, "
+            f"got {tuple(recon.shape)} and {tuple(ref.shape)}"
+        )
     recon, ref = recon.to(torch.float64), ref.to(torch.float64)
     mse = float(((recon - ref) ** 2).mean())
     peak = float(ref.abs().max())
     z, zh = 0.5 * (ref**2).mean(dim=(1, 2)), 0.5 * (recon**2).mean(dim=(1, 2))
     e, eh = energy_spectrum(ref, length)[:, 1:], energy_spectrum(recon, length)[:, 1:]
-    return dict(rel_l2=_rel_l2(recon, ref),
-                psnr=10 * math.log10(peak**2 / mse) if mse > 0 else math.inf,
-                enstrophy_err=_rel_l2(zh, z),
-                spectrum_err=float(((eh - e).abs().sum(1) / e.sum(1)).mean()))
+    return dict(
+        rel_l2=_rel_l2(recon, ref),
+        psnr=10 * math.log10(peak**2 / mse) if mse > 0 else math.inf,
+        enstrophy_err=_rel_l2(zh, z),
+        spectrum_err=float(((eh - e).abs().sum(1) / e.sum(1)).mean()),
+    )

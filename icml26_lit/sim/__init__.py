@@ -7,11 +7,30 @@ __all__ = []
 
 # %% ../../nbs/04_antic/03_simulation_substrate.ipynb #ebf64fe4
 from .integrators import euler_step, rk4_step, integrate, euler_maruyama
-from .navier_stokes import (NavierStokes2D, kolmogorov_forcing, energy, enstrophy,
-                                          energy_spectrum, budget_rates)
+from icml26_lit.sim.navier_stokes import (
+    NavierStokes2D,
+    kolmogorov_forcing,
+    energy,
+    enstrophy,
+    energy_spectrum,
+    budget_rates,
+)
 from .kdv import KdV1D, RK4_IMAG_LIMIT
 from .beta_plane import BetaPlane, rossby_wave
 
-__all__ = ["euler_step", "rk4_step", "integrate", "euler_maruyama", "NavierStokes2D", "kolmogorov_forcing",
-           "energy", "enstrophy", "energy_spectrum", "budget_rates", "KdV1D", "RK4_IMAG_LIMIT",
-           "BetaPlane", "rossby_wave"]
+__all__ = [
+    "euler_step",
+    "rk4_step",
+    "integrate",
+    "euler_maruyama",
+    "NavierStokes2D",
+    "kolmogorov_forcing",
+    "energy",
+    "enstrophy",
+    "energy_spectrum",
+    "budget_rates",
+    "KdV1D",
+    "RK4_IMAG_LIMIT",
+    "BetaPlane",
+    "rossby_wave",
+]

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
@@ -14,20 +14,22 @@ import torch
 __all__ = ['euler_step', 'rk4_step', 'integrate', 'euler_maruyama']
 
 # %% ../../nbs/04_antic/01_integrators.ipynb #7b971a3a
-def euler_step(f: Callable,  # right-hand side f(t, y) -> dy/dt, same shape as y
-               t: float,  # current time
-               y: torch.Tensor,  # current state, any shape
-               dt: float,  # step size
-               ) -> torch.Tensor:
+def euler_step(
+    f: Callable,  # right-hand side f(t, y) -> dy/dt, same shape as y
+    t: float,  # current time
+    y: torch.Tensor,  # current state, any shape
+    dt: float,  # step size
+) -> torch.Tensor:
     "One explicit Euler step y + dt f(t, y) (Chapter 04, *One step of Euler and of Runge-Kutta 4*)."
     return y + dt * f(t, y)
 
 
-def rk4_step(f: Callable,  # right-hand side f(t, y) -> dy/dt, same shape as y
-             t: float,  # current time
-             y: torch.Tensor,  # current state, any shape
-             dt: float,  # step size
-             ) -> torch.Tensor:
+def rk4_step(
+    f: Callable,  # right-hand side f(t, y) -> dy/dt, same shape as y
+    t: float,  # current time
+    y: torch.Tensor,  # current state, any shape
+    dt: float,  # step size
+) -> torch.Tensor:
     "One classical Runge-Kutta 4 step (Chapter 04, *One step of Euler and of Runge-Kutta 4*)."
     k1 = f(t, y)
     k2 = f(t + 0.5 * dt, y + (0.5 * dt) * k1)
@@ -51,15 +53,16 @@ def _check_interval(y0, t0, t1, n_steps):
     return (float(t1) - float(t0)) / n_steps
 
 
-def integrate(f: Callable,  # right-hand side f(t, y) -> dy/dt
-              y0: torch.Tensor,  # initial state, any shape
-              t0: float,  # start time
-              t1: float,  # end time (may be < t0 to integrate backwards)
-              n_steps: int,  # number of equal steps
-              method: str = "rk4",  # "rk4" or "euler"
-              return_trajectory: bool = False,  # also return every intermediate state
-              ) -> torch.Tensor:
-    "y(t1) (or the trajectory, shape (n_steps+1, *y0.shape)) by fixed steps (Chapter 04, *Integrating over an interval*)."
+def integrate(
+    f: Callable,  # right-hand side f(t, y) -> dy/dt
+    y0: torch.Tensor,  # initial state, any shape
+    t0: float,  # start time
+    t1: float,  # end time (may be < t0 to integrate backwards)
+    n_steps: int,  # number of equal steps
+    method: str = "rk4",  # "rk4" or "euler"
+    return_trajectory: bool = False,  # also return every intermediate state
+) -> torch.Tensor:
+    "y(t1) or the trajectory (n_steps+1, *y0.shape) (Chapter 04, *Integrating over an interval*)."
     if method not in _STEPPERS:
         raise ValueError(f"method must be one of {sorted(_STEPPERS)}, got {method!r}")
     dt = _check_interval(y0, t0, t1, n_steps)
@@ -74,16 +77,17 @@ def integrate(f: Callable,  # right-hand side f(t, y) -> dy/dt
     return torch.stack(traj) if return_trajectory else y
 
 # %% ../../nbs/04_antic/01_integrators.ipynb #b9e66f61
-def euler_maruyama(drift: Callable,  # a(t, y) -> drift, same shape as y
-                   diffusion: Callable,  # b(t, y) -> diagonal noise amplitude, broadcastable to y
-                   y0: torch.Tensor,  # initial state, any shape (e.g. (n_paths, dim))
-                   t0: float,  # start time
-                   t1: float,  # end time, > t0
-                   n_steps: int,  # number of equal steps
-                   generator: torch.Generator | None = None,  # source of the Brownian increments
-                   return_trajectory: bool = False,  # also return every intermediate state
-                   ) -> torch.Tensor:
-    "Euler-Maruyama paths of dY = a dt + b dW (Chapter 04, *Stochastic differential equations: Euler-Maruyama*)."
+def euler_maruyama(
+    drift: Callable,  # a(t, y) -> drift, same shape as y
+    diffusion: Callable,  # b(t, y) -> diagonal noise amplitude, broadcastable to y
+    y0: torch.Tensor,  # initial state, any shape (e.g. (n_paths, dim))
+    t0: float,  # start time
+    t1: float,  # end time, > t0
+    n_steps: int,  # number of equal steps
+    generator: torch.Generator | None = None,  # source of the Brownian increments
+    return_trajectory: bool = False,  # also return every intermediate state
+) -> torch.Tensor:
+    "Paths of dY = a dt + b dW (Chapter 04, *Stochastic differential equations: Euler-Maruyama*)."
     dt = _check_interval(y0, t0, t1, n_steps)
     if dt <= 0:
         raise ValueError(f"t1 must be greater than t0 for an SDE, got t0={t0}, t1={t1}")

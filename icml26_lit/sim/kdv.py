@@ -6,9 +6,10 @@
 from __future__ import annotations
 
 import math
-from typing import Iterator
+from collections.abc import Iterator
 
 import torch
+from fastcore.basics import patch
 
 from .integrators import rk4_step
 
@@ -16,7 +17,8 @@ from .integrators import rk4_step
 __all__ = ['RK4_IMAG_LIMIT', 'KdV1D']
 
 # %% ../../nbs/04_antic/09_kdv.ipynb #8a0b23f6
-RK4_IMAG_LIMIT = 2.8  # dt * (largest frequency) allowed; RK4 is stable on the imaginary axis up to 2 sqrt 2
+# dt * (largest frequency) allowed; RK4 is stable on the imaginary axis up to 2 sqrt 2
+RK4_IMAG_LIMIT = 2.8
 
 
 def _check_positive(name, v):
@@ -26,19 +28,28 @@ def _check_positive(name, v):
 
 
 class KdV1D:
-    "Pseudo-spectral KdV solver u_t + u_xxx + alpha u u_x = 0, periodic, RK4 in Fourier space (Chapter 04, *Appendix: KdV solitons*)."
+    "Spectral KdV solver u_t + u_xxx + alpha u u_x = 0, RK4 (Chapter 04, *Appendix: KdV solitons*)."
 
-    def __init__(self, n: int = 256,  # grid points (even, >= 8)
-                 length: float = 10 * math.pi,  # domain length L
-                 alpha: float = 1.0,  # nonlinear coefficient
-                 dt: float | None = None,  # RK4 step; None: 1.5 / k_max^3
-                 *, dtype=torch.float64, device="cpu"):
+    def __init__(
+        self,
+        n: int = 256,  # grid points (even, >= 8)
+        length: float = 10 * math.pi,  # domain length L
+        alpha: float = 1.0,  # nonlinear coefficient
+        dt: float | None = None,  # RK4 step; None: 1.5 / k_max^3
+        *,
+        dtype=torch.float64,
+        device="cpu",
+    ):
         if isinstance(n, bool) or not isinstance(n, int):
             raise TypeError(f"n must be an int, got {type(n).__name__}")
         if n < 8 or n % 2:
             raise ValueError(f"n must be an even number of grid points >= 8, got {n}")
         self.length = _check_positive("length", length)
-        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha):
+        if (
+            isinstance(alpha, bool)
+            or not isinstance(alpha, (int, float))
+            or not math.isfinite(alpha)
+        ):
             raise ValueError(f"alpha must be a finite number, got {alpha!r}")
         self.n, self.alpha, self.dtype, self.device = n, float(alpha), dtype, device
         self.dx = self.length / n
@@ -48,123 +59,166 @@ class KdV1D:
         self.dt_max = RK4_IMAG_LIMIT / self.k_max**3
         self.dt = 1.5 / self.k_max**3 if dt is None else _check_positive("dt", dt)
         if self.dt > self.dt_max:
-            raise ValueError(f"dt={self.dt:.3g} is unstable for RK4: dt * k_max^3 = {self.dt * self.k_max**3:.3g} "
-                             f"exceeds {RK4_IMAG_LIMIT} (k_max = {self.k_max:.4g}); use dt <= {self.dt_max:.3g}")
+            raise ValueError(
+                f"dt={self.dt:.3g} is unstable for RK4: "
+                f"dt * k_max^3 = {self.dt * self.k_max**3:.3g} "
+                f"exceeds {RK4_IMAG_LIMIT} (k_max = {self.k_max:.4g}); use dt <= {self.dt_max:.3g}"
+            )
         self._lin = 1j * self.k**3  # i k^3
         self._nl = -0.5j * self.alpha * self.k  # -i alpha k / 2
 
-    # --- fields and transforms ----------------------------------------------------------------
-    def _check_field(self, u, name="u"):
-        if not isinstance(u, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(u).__name__}")
-        if u.ndim < 1 or u.shape[-1] != self.n:
-            raise ValueError(f"{name} must have shape (..., {self.n}), got {tuple(u.shape)}")
-        if u.is_complex():
-            raise TypeError(f"{name} must be real, got {u.dtype}")
-        if not torch.isfinite(u).all():
-            raise ValueError(f"{name} contains non-finite values")
-        return u.to(dtype=self.dtype, device=self.device)
+# %% ../../nbs/04_antic/09_kdv.ipynb #4144c848
+@patch
+def _check_field(self: KdV1D, u, name="u"):
+    if not isinstance(u, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(u).__name__}")
+    if u.ndim < 1 or u.shape[-1] != self.n:
+        raise ValueError(f"{name} must have shape (..., {self.n}), got {tuple(u.shape)}")
+    if u.is_complex():
+        raise TypeError(f"{name} must be real, got {u.dtype}")
+    if not torch.isfinite(u).all():
+        raise ValueError(f"{name} contains non-finite values")
+    return u.to(dtype=self.dtype, device=self.device)
 
-    def to_hat(self, u: torch.Tensor) -> torch.Tensor:
-        "Normalised real FFT (the official rfft(u) / n), shape (..., n//2 + 1)."
-        return torch.fft.rfft(u, norm="forward")
 
-    def to_real(self, u_hat: torch.Tensor) -> torch.Tensor:
-        "Real field of Fourier coefficients, shape (..., n)."
-        return torch.fft.irfft(u_hat, n=self.n, norm="forward")
+@patch
+def to_hat(self: KdV1D, u: torch.Tensor) -> torch.Tensor:
+    "Normalised real FFT (the official rfft(u) / n), shape (..., n//2 + 1)."
+    return torch.fft.rfft(u, norm="forward")
 
-    def derivative(self, u: torch.Tensor, order: int = 1) -> torch.Tensor:
-        "Spectral x-derivative of the given order."
-        return self.to_real((1j * self.k) ** order * self.to_hat(self._check_field(u)))
 
-    # --- right-hand side and time stepping ----------------------------------------------------
-    def rhs_hat(self, t: float, u_hat: torch.Tensor) -> torch.Tensor:
-        "d(u_hat)/dt = i (k^3 u_hat - alpha/2 k FFT(u^2)), the signature f(t, y) of rk4_step."
-        u = self.to_real(u_hat)
-        return self._lin * u_hat + self._nl * self.to_hat(u * u)
+@patch
+def to_real(self: KdV1D, u_hat: torch.Tensor) -> torch.Tensor:
+    "Real field of Fourier coefficients, shape (..., n)."
+    return torch.fft.irfft(u_hat, n=self.n, norm="forward")
 
-    def rhs(self, u: torch.Tensor) -> torch.Tensor:
-        "u_t = -u_xxx - alpha u u_x on the grid, shape (..., n)."
-        return self.to_real(self.rhs_hat(0.0, self.to_hat(self._check_field(u))))
 
-    def max_stable_dt(self, u: torch.Tensor) -> float:
-        "Largest step with dt (k_max^3 + |alpha| k_max max|u|) <= 2.8 for this field."
-        return RK4_IMAG_LIMIT / (self.k_max**3 + abs(self.alpha) * self.k_max * float(u.abs().max()))
+@patch
+def derivative(self: KdV1D, u: torch.Tensor, order: int = 1) -> torch.Tensor:
+    "Spectral x-derivative of the given order."
+    return self.to_real((1j * self.k) ** order * self.to_hat(self._check_field(u)))
 
-    def advance(self, u: torch.Tensor,  # field (..., n)
-                duration: float,  # time to advance
-                ) -> torch.Tensor:
-        "Advance by `duration` with the fewest equal RK4 steps no longer than dt."
-        duration = _check_positive("duration", duration)
-        u = self._check_field(u)
-        n_sub = max(1, math.ceil(duration / self.dt - 1e-9))
-        h = duration / n_sub
-        if h > self.max_stable_dt(u):
-            raise ValueError(f"dt={h:.3g} is unstable for this field (max|u| = {float(u.abs().max()):.3g}); "
-                             f"use dt <= {self.max_stable_dt(u):.3g}")
-        u_hat = self.to_hat(u)
-        for _ in range(n_sub):
-            u_hat = rk4_step(self.rhs_hat, 0.0, u_hat, h)
-        out = self.to_real(u_hat)
-        if not torch.isfinite(out).all():
-            raise FloatingPointError("the KdV solver produced non-finite values; reduce dt")
-        return out
+# %% ../../nbs/04_antic/09_kdv.ipynb #d668d812
+@patch
+def rhs_hat(self: KdV1D, t: float, u_hat: torch.Tensor) -> torch.Tensor:
+    "d(u_hat)/dt = i (k^3 u_hat - alpha/2 k FFT(u^2)), the signature f(t, y) of rk4_step."
+    u = self.to_real(u_hat)
+    return self._lin * u_hat + self._nl * self.to_hat(u * u)
 
-    def frames(self, u0: torch.Tensor,  # initial field (n,)
-               n_steps: int,  # number of outer steps (frames after the first)
-               dt_out: float,  # time between frames
-               ) -> Iterator[torch.Tensor]:
-        "Yield u0 and then the field after each of `n_steps` outer steps (a streaming run)."
-        if isinstance(n_steps, bool) or not isinstance(n_steps, int) or n_steps < 0:
-            raise ValueError(f"n_steps must be an int >= 0, got {n_steps!r}")
-        _check_positive("dt_out", dt_out)
-        u = self._check_field(u0, "u0")
+
+@patch
+def rhs(self: KdV1D, u: torch.Tensor) -> torch.Tensor:
+    "u_t = -u_xxx - alpha u u_x on the grid, shape (..., n)."
+    return self.to_real(self.rhs_hat(0.0, self.to_hat(self._check_field(u))))
+
+
+@patch
+def max_stable_dt(self: KdV1D, u: torch.Tensor) -> float:
+    "Largest step with dt (k_max^3 + |alpha| k_max max|u|) <= 2.8 for this field."
+    return RK4_IMAG_LIMIT / (self.k_max**3 + abs(self.alpha) * self.k_max * float(u.abs().max()))
+
+
+@patch
+def advance(
+    self: KdV1D,
+    u: torch.Tensor,  # field (..., n)
+    duration: float,  # time to advance
+) -> torch.Tensor:
+    "Advance by `duration` with the fewest equal RK4 steps no longer than dt."
+    duration = _check_positive("duration", duration)
+    u = self._check_field(u)
+    n_sub = max(1, math.ceil(duration / self.dt - 1e-9))
+    h = duration / n_sub
+    if h > self.max_stable_dt(u):
+        raise ValueError(
+            f"dt={h:.3g} is unstable for this field (max|u| = {float(u.abs().max()):.3g}); "
+            f"use dt <= {self.max_stable_dt(u):.3g}"
+        )
+    u_hat = self.to_hat(u)
+    for _ in range(n_sub):
+        u_hat = rk4_step(self.rhs_hat, 0.0, u_hat, h)
+    out = self.to_real(u_hat)
+    if not torch.isfinite(out).all():
+        raise FloatingPointError("the KdV solver produced non-finite values; reduce dt")
+    return out
+
+# %% ../../nbs/04_antic/09_kdv.ipynb #7ac05e18
+@patch
+def frames(
+    self: KdV1D,
+    u0: torch.Tensor,  # initial field (n,)
+    n_steps: int,  # number of outer steps (frames after the first)
+    dt_out: float,  # time between frames
+) -> Iterator[torch.Tensor]:
+    "Yield u0 and then the field after each of `n_steps` outer steps (a streaming run)."
+    if isinstance(n_steps, bool) or not isinstance(n_steps, int) or n_steps < 0:
+        raise ValueError(f"n_steps must be an int >= 0, got {n_steps!r}")
+    _check_positive("dt_out", dt_out)
+    u = self._check_field(u0, "u0")
+    yield u
+    for _ in range(n_steps):
+        u = self.advance(u, dt_out)
         yield u
-        for _ in range(n_steps):
-            u = self.advance(u, dt_out)
-            yield u
 
-    def rollout(self, u0: torch.Tensor, n_steps: int, dt_out: float) -> torch.Tensor:
-        "All frames of a run, shape (n_steps + 1, n)."
-        return torch.stack(list(self.frames(u0, n_steps, dt_out)))
 
-    # --- initial conditions ---------------------------------------------------------------------
-    def soliton(self, velocity: float,  # speed c > 0 (amplitude 3c/alpha)
-                position: float,  # centre x0 (taken modulo L)
-                ) -> torch.Tensor:
-        "Periodic soliton: (3c/alpha) sech^2(sqrt(c)/2 (x - x0)) summed over x0 and x0 +- L, shape (n,)."
-        c = _check_positive("velocity", velocity)
-        if self.alpha == 0:
-            raise ValueError("alpha must be nonzero for a soliton")
-        if isinstance(position, bool) or not isinstance(position, (int, float)) or not math.isfinite(position):
-            raise ValueError(f"position must be a finite number, got {position!r}")
-        x0 = float(position) % self.length
-        out = torch.zeros_like(self.x)
-        for shift in (-self.length, 0.0, self.length):
-            z = (0.5 * math.sqrt(c)) * (self.x - x0 - shift)
-            e = torch.exp(-2 * z.abs())
-            out = out + 4 * e / (1 + e) ** 2  # sech^2 z, without overflow
-        return (3 * c / self.alpha) * out
+@patch
+def rollout(self: KdV1D, u0: torch.Tensor, n_steps: int, dt_out: float) -> torch.Tensor:
+    "All frames of a run, shape (n_steps + 1, n)."
+    return torch.stack(list(self.frames(u0, n_steps, dt_out)))
 
-    def solitons(self, velocities, positions) -> torch.Tensor:
-        "Superposition of solitons (as the official initial condition), shape (n,)."
-        velocities, positions = list(velocities), list(positions)
-        if len(velocities) != len(positions) or not velocities:
-            raise ValueError(f"velocities and positions must be non-empty and of equal length, "
-                             f"got {len(velocities)} and {len(positions)}")
-        return sum(self.soliton(float(c), float(p)) for c, p in zip(velocities, positions))
+# %% ../../nbs/04_antic/09_kdv.ipynb #601b91d3
+@patch
+def soliton(
+    self: KdV1D,
+    velocity: float,  # speed c > 0 (amplitude 3c/alpha)
+    position: float,  # centre x0 (taken modulo L)
+) -> torch.Tensor:
+    "Periodic soliton (n,): (3c/alpha) sech^2(sqrt(c)/2 (x - x0)) summed over x0, x0 +- L."
+    c = _check_positive("velocity", velocity)
+    if self.alpha == 0:
+        raise ValueError("alpha must be nonzero for a soliton")
+    if (
+        isinstance(position, bool)
+        or not isinstance(position, (int, float))
+        or not math.isfinite(position)
+    ):
+        raise ValueError(f"position must be a finite number, got {position!r}")
+    x0 = float(position) % self.length
+    out = torch.zeros_like(self.x)
+    for shift in (-self.length, 0.0, self.length):
+        z = (0.5 * math.sqrt(c)) * (self.x - x0 - shift)
+        e = torch.exp(-2 * z.abs())
+        out = out + 4 * e / (1 + e) ** 2  # sech^2 z, without overflow
+    return (3 * c / self.alpha) * out
 
-    # --- conserved quantities -------------------------------------------------------------------
-    def mass(self, u: torch.Tensor) -> torch.Tensor:
-        "M = integral of u, shape (...)."
-        return self._check_field(u).sum(-1) * self.dx
 
-    def momentum(self, u: torch.Tensor) -> torch.Tensor:
-        "P = integral of u^2, shape (...)."
-        return (self._check_field(u) ** 2).sum(-1) * self.dx
+@patch
+def solitons(self: KdV1D, velocities, positions) -> torch.Tensor:
+    "Superposition of solitons (as the official initial condition), shape (n,)."
+    velocities, positions = list(velocities), list(positions)
+    if len(velocities) != len(positions) or not velocities:
+        raise ValueError(
+            f"velocities and positions must be non-empty and of equal length, "
+            f"got {len(velocities)} and {len(positions)}"
+        )
+    return sum(self.soliton(float(c), float(p)) for c, p in zip(velocities, positions))
 
-    def energy(self, u: torch.Tensor) -> torch.Tensor:
-        "H = integral of (u_x^2 / 2 - alpha u^3 / 6), conserved by KdV, shape (...)."
-        u = self._check_field(u)
-        ux = self.derivative(u)
-        return (0.5 * ux**2 - (self.alpha / 6) * u**3).sum(-1) * self.dx
+# %% ../../nbs/04_antic/09_kdv.ipynb #67c793a3
+@patch
+def mass(self: KdV1D, u: torch.Tensor) -> torch.Tensor:
+    "M = integral of u, shape (...)."
+    return self._check_field(u).sum(-1) * self.dx
+
+
+@patch
+def momentum(self: KdV1D, u: torch.Tensor) -> torch.Tensor:
+    "P = integral of u^2, shape (...)."
+    return (self._check_field(u) ** 2).sum(-1) * self.dx
+
+
+@patch
+def energy(self: KdV1D, u: torch.Tensor) -> torch.Tensor:
+    "H = integral of (u_x^2 / 2 - alpha u^3 / 6), conserved by KdV, shape (...)."
+    u = self._check_field(u)
+    ux = self.derivative(u)
+    return (0.5 * ux**2 - (self.alpha / 6) * u**3).sum(-1) * self.dx

@@ -6,9 +6,10 @@
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterator
+from collections.abc import Iterator
 
 import torch
+from fastcore.basics import patch
 
 from .integrators import rk4_step
 
@@ -23,11 +24,14 @@ def _check_grid(n):
         raise ValueError(f"n must be an even grid size >= 8, got {n}")
 
 
-def kolmogorov_forcing(n: int,  # grid points per side
-                       k_f: int = 4,  # forcing wavenumber
-                       length: float = 2 * math.pi,  # box side
-                       dtype=torch.float64, device="cpu") -> torch.Tensor:
-    "Vorticity source -k_f cos(k_f y) of the body force (sin k_f y, 0) (Chapter 04, *Vorticity form on a periodic box*)."
+def kolmogorov_forcing(
+    n: int,  # grid points per side
+    k_f: int = 4,  # forcing wavenumber
+    length: float = 2 * math.pi,  # box side
+    dtype=torch.float64,
+    device="cpu",
+) -> torch.Tensor:
+    "-k_f cos(k_f y), the curl of (sin k_f y, 0) (Chapter 04, *Vorticity form on a periodic box*)."
     _check_grid(n)
     y = torch.arange(n, dtype=dtype, device=device) * (length / n)
     kk = 2 * math.pi * k_f / length
@@ -35,28 +39,61 @@ def kolmogorov_forcing(n: int,  # grid points per side
     return (-kk * torch.cos(kk * y))[:, None].expand(n, n).contiguous()
 
 # %% ../../nbs/04_antic/02_navier_stokes.ipynb #56b13781
-class NavierStokes2D:
-    "Pseudo-spectral 2-D vorticity solver, periodic box, 2/3 dealiasing, RK4 (Chapter 04, *The solver*)."
+def _check_solver_args(n, nu, length, max_velocity, cfl):
+    _check_grid(n)
+    if not isinstance(nu, (int, float)) or not math.isfinite(nu) or nu < 0:
+        raise ValueError(f"nu must be a finite number >= 0, got {nu!r}")
+    for name, v in (("length", length), ("max_velocity", max_velocity)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+            raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+    if isinstance(cfl, bool) or not isinstance(cfl, (int, float)) or not (0 < cfl <= 1.5):
+        raise ValueError(f"cfl must be a number in (0, 1.5], got {cfl!r}")
 
-    def __init__(self, n: int,  # grid points per side (even, >= 8)
-                 nu: float,  # kinematic viscosity (>= 0)
-                 forcing=None,  # None, "kolmogorov" or an (n, n) vorticity source tensor
-                 *, drag: float | None = None,  # linear drag alpha (default 0.1 for "kolmogorov", else 0)
-                 length: float = 2 * math.pi,  # box side L
-                 max_velocity: float = 5.0,  # speed floor used by the CFL step
-                 cfl: float = 0.5,  # Courant number
-                 dealias: bool = True,  # apply the 2/3 rule
-                 dtype=torch.float64, device="cpu"):
-        _check_grid(n)
-        if not isinstance(nu, (int, float)) or not math.isfinite(nu) or nu < 0:
-            raise ValueError(f"nu must be a finite number >= 0, got {nu!r}")
-        for name, v in (("length", length), ("max_velocity", max_velocity)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-                raise ValueError(f"{name} must be a positive finite number, got {v!r}")
-        if isinstance(cfl, bool) or not isinstance(cfl, (int, float)) or not (0 < cfl <= 1.5):
-            raise ValueError(f"cfl must be a number in (0, 1.5], got {cfl!r}")
+
+def _solver_forcing(forcing, drag, n, length, dtype, device):
+    "The vorticity source (or None) and the drag of a solver's `forcing` and `drag` arguments."
+    if forcing is None:
+        return None, 0.0 if drag is None else float(drag)
+    if isinstance(forcing, str):
+        if forcing != "kolmogorov":
+            raise ValueError(
+                f"forcing must be None, 'kolmogorov' or an (n, n) tensor, got {forcing!r}"
+            )
+        return kolmogorov_forcing(n, 4, length, dtype, device), 0.1 if drag is None else float(drag)
+    if isinstance(forcing, torch.Tensor):
+        if forcing.shape != (n, n) or not torch.isfinite(forcing).all():
+            raise ValueError(
+                f"forcing must be a finite ({n}, {n}) tensor, got shape {tuple(forcing.shape)}"
+            )
+        return forcing.to(dtype=dtype, device=device), 0.0 if drag is None else float(drag)
+    raise TypeError(f"forcing must be None, 'kolmogorov' or a tensor, got {type(forcing).__name__}")
+
+# %% ../../nbs/04_antic/02_navier_stokes.ipynb #11d7388a
+class NavierStokes2D:
+    "Pseudo-spectral 2-D vorticity solver, 2/3 dealiasing, RK4 (Chapter 04, *The solver*)."
+
+    def __init__(
+        self,
+        n: int,  # grid points per side (even, >= 8)
+        nu: float,  # kinematic viscosity (>= 0)
+        forcing=None,  # None, "kolmogorov" or an (n, n) vorticity source tensor
+        *,
+        drag: float | None = None,  # linear drag alpha (default 0.1 for "kolmogorov", else 0)
+        length: float = 2 * math.pi,  # box side L
+        max_velocity: float = 5.0,  # speed floor used by the CFL step
+        cfl: float = 0.5,  # Courant number
+        dealias: bool = True,  # apply the 2/3 rule
+        dtype=torch.float64,
+        device="cpu",
+    ):
+        _check_solver_args(n, nu, length, max_velocity, cfl)
         self.n, self.nu, self.length = n, float(nu), float(length)
-        self.max_velocity, self.cfl, self.dtype, self.device = float(max_velocity), float(cfl), dtype, device
+        self.max_velocity, self.cfl, self.dtype, self.device = (
+            float(max_velocity),
+            float(cfl),
+            dtype,
+            device,
+        )
         self.dx = self.length / n
         coord = torch.arange(n, dtype=dtype, device=device) * self.dx
         self.y, self.x = torch.meshgrid(coord, coord, indexing="ij")  # [iy, ix]
@@ -66,142 +103,172 @@ class NavierStokes2D:
         self.k2 = self.kx**2 + self.ky**2
         self.inv_k2 = torch.where(self.k2 > 0, 1.0 / torch.where(self.k2 > 0, self.k2, 1.0), 0.0)
         kmax = 2 * math.pi / self.length * (n / 3)
-        self.mask = ((self.kx.abs() < kmax) & (self.ky.abs() < kmax)).to(dtype) if dealias \
+        self.mask = (
+            ((self.kx.abs() < kmax) & (self.ky.abs() < kmax)).to(dtype)
+            if dealias
             else torch.ones_like(self.k2)
-        if forcing is None:
-            self.forcing = None
-            self.drag = 0.0 if drag is None else float(drag)
-        elif isinstance(forcing, str):
-            if forcing != "kolmogorov":
-                raise ValueError(f"forcing must be None, 'kolmogorov' or an (n, n) tensor, got {forcing!r}")
-            self.forcing = kolmogorov_forcing(n, 4, self.length, dtype, device)
-            self.drag = 0.1 if drag is None else float(drag)
-        elif isinstance(forcing, torch.Tensor):
-            if forcing.shape != (n, n) or not torch.isfinite(forcing).all():
-                raise ValueError(f"forcing must be a finite ({n}, {n}) tensor, got shape {tuple(forcing.shape)}")
-            self.forcing = forcing.to(dtype=dtype, device=device)
-            self.drag = 0.0 if drag is None else float(drag)
-        else:
-            raise TypeError(f"forcing must be None, 'kolmogorov' or a tensor, got {type(forcing).__name__}")
-        self.forcing_hat = None if self.forcing is None else torch.fft.rfft2(self.forcing) * self.mask
+        )
+        self.forcing, self.drag = _solver_forcing(forcing, drag, n, self.length, dtype, device)
+        self.forcing_hat = (
+            None if self.forcing is None else torch.fft.rfft2(self.forcing) * self.mask
+        )
 
-    # --- spectral helpers -------------------------------------------------------------------
-    def _check_field(self, omega, name="omega"):
-        if not isinstance(omega, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(omega).__name__}")
-        if omega.shape[-2:] != (self.n, self.n):
-            raise ValueError(f"{name} must have shape (..., {self.n}, {self.n}), got {tuple(omega.shape)}")
-        if not torch.isfinite(omega).all():
-            raise ValueError(f"{name} contains non-finite values")
-        return omega.to(dtype=self.dtype, device=self.device)
+# %% ../../nbs/04_antic/02_navier_stokes.ipynb #a3a0150a
+@patch
+def _check_field(self: NavierStokes2D, omega, name="omega"):
+    if not isinstance(omega, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(omega).__name__}")
+    if omega.shape[-2:] != (self.n, self.n):
+        raise ValueError(
+            f"{name} must have shape (..., {self.n}, {self.n}), got {tuple(omega.shape)}"
+        )
+    if not torch.isfinite(omega).all():
+        raise ValueError(f"{name} contains non-finite values")
+    return omega.to(dtype=self.dtype, device=self.device)
 
-    def to_hat(self, omega: torch.Tensor) -> torch.Tensor:
-        "Dealiased Fourier coefficients of a real field, shape (..., n, n//2+1)."
-        return torch.fft.rfft2(omega) * self.mask
 
-    def to_real(self, omega_hat: torch.Tensor) -> torch.Tensor:
-        "Real field of Fourier coefficients, shape (..., n, n)."
-        return torch.fft.irfft2(omega_hat, s=(self.n, self.n))
+@patch
+def to_hat(self: NavierStokes2D, omega: torch.Tensor) -> torch.Tensor:
+    "Dealiased Fourier coefficients of a real field, shape (..., n, n//2+1)."
+    return torch.fft.rfft2(omega) * self.mask
 
-    def velocity(self, omega: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        "Velocity (u, v) = (d psi/dy, -d psi/dx) with -Laplacian psi = omega."
-        w_hat = torch.fft.rfft2(self._check_field(omega))
-        psi_hat = w_hat * self.inv_k2
-        return self.to_real(1j * self.ky * psi_hat), self.to_real(-1j * self.kx * psi_hat)
 
-    def rhs_hat(self, t: float, w_hat: torch.Tensor) -> torch.Tensor:
-        "d(omega_hat)/dt: dealiased -(u . grad omega) + nu Lap omega - drag omega + F."
-        w_hat = w_hat * self.mask
-        psi_hat = w_hat * self.inv_k2
-        u = self.to_real(1j * self.ky * psi_hat)
-        v = self.to_real(-1j * self.kx * psi_hat)
-        wx = self.to_real(1j * self.kx * w_hat)
-        wy = self.to_real(1j * self.ky * w_hat)
-        # N = -(u w_x + v w_y), product on the grid, then truncated again (2/3 rule)
-        adv_hat = torch.fft.rfft2(-(u * wx + v * wy)) * self.mask
-        out = adv_hat - (self.nu * self.k2 + self.drag) * w_hat
-        if self.forcing_hat is not None:
-            out = out + self.forcing_hat
-        return out
+@patch
+def to_real(self: NavierStokes2D, omega_hat: torch.Tensor) -> torch.Tensor:
+    "Real field of Fourier coefficients, shape (..., n, n)."
+    return torch.fft.irfft2(omega_hat, s=(self.n, self.n))
 
-    def rhs(self, omega: torch.Tensor) -> torch.Tensor:
-        "d omega/dt on the grid (physical space)."
-        return self.to_real(self.rhs_hat(0.0, self.to_hat(self._check_field(omega))))
 
-    # --- time stepping ----------------------------------------------------------------------
-    def stable_dt(self, omega: torch.Tensor) -> float:
-        "Largest step allowed by the CFL (advective) and diffusive limits."
-        u, v = self.velocity(omega)
-        speed = max(float(torch.sqrt(u**2 + v**2).max()), self.max_velocity)
-        dt = self.cfl * self.dx / speed
-        if self.nu > 0:
-            dt = min(dt, self.dx**2 / (4 * self.nu))
-        return dt
+@patch
+def velocity(self: NavierStokes2D, omega: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    "Velocity (u, v) = (d psi/dy, -d psi/dx) with -Laplacian psi = omega."
+    w_hat = torch.fft.rfft2(self._check_field(omega))
+    psi_hat = w_hat * self.inv_k2
+    return self.to_real(1j * self.ky * psi_hat), self.to_real(-1j * self.kx * psi_hat)
 
-    def step(self, omega: torch.Tensor, dt: float) -> torch.Tensor:
-        "One RK4 step of size dt."
-        w_hat = rk4_step(self.rhs_hat, 0.0, self.to_hat(self._check_field(omega)), dt)
-        return self.to_real(w_hat)
+# %% ../../nbs/04_antic/02_navier_stokes.ipynb #6ea05e14
+@patch
+def rhs_hat(self: NavierStokes2D, t: float, w_hat: torch.Tensor) -> torch.Tensor:
+    "d(omega_hat)/dt: dealiased -(u . grad omega) + nu Lap omega - drag omega + F."
+    w_hat = w_hat * self.mask
+    psi_hat = w_hat * self.inv_k2
+    u = self.to_real(1j * self.ky * psi_hat)
+    v = self.to_real(-1j * self.kx * psi_hat)
+    wx = self.to_real(1j * self.kx * w_hat)
+    wy = self.to_real(1j * self.ky * w_hat)
+    # N = -(u w_x + v w_y), product on the grid, then truncated again (2/3 rule)
+    adv_hat = torch.fft.rfft2(-(u * wx + v * wy)) * self.mask
+    out = adv_hat - (self.nu * self.k2 + self.drag) * w_hat
+    if self.forcing_hat is not None:
+        out = out + self.forcing_hat
+    return out
 
-    def advance(self, omega: torch.Tensor,  # vorticity (n, n)
-                duration: float,  # time to advance (one outer step)
-                ) -> torch.Tensor:
-        "Advance by `duration` with the fewest equal RK4 substeps obeying the CFL step."
-        if not (duration > 0 and math.isfinite(duration)):
-            raise ValueError(f"duration must be a positive finite number, got {duration!r}")
-        omega = self._check_field(omega)
-        n_sub = max(1, math.ceil(duration / self.stable_dt(omega) - 1e-9))
-        dt = duration / n_sub
-        w_hat = self.to_hat(omega)
-        for _ in range(n_sub):
-            w_hat = rk4_step(self.rhs_hat, 0.0, w_hat, dt)
-        out = self.to_real(w_hat)
-        if not torch.isfinite(out).all():
-            raise FloatingPointError("the solver produced non-finite vorticity; reduce cfl")
-        return out
 
-    def frames(self, omega0: torch.Tensor,  # initial vorticity (n, n)
-               n_steps: int,  # number of outer steps
-               dt_out: float,  # time between frames
-               ) -> Iterator[torch.Tensor]:
-        "Yield omega0 and then the frame after each of `n_steps` outer steps (a streaming run)."
-        if isinstance(n_steps, bool) or not isinstance(n_steps, int) or n_steps < 0:
-            raise ValueError(f"n_steps must be an int >= 0, got {n_steps!r}")
-        omega = self._check_field(omega0)
+@patch
+def rhs(self: NavierStokes2D, omega: torch.Tensor) -> torch.Tensor:
+    "d omega/dt on the grid (physical space)."
+    return self.to_real(self.rhs_hat(0.0, self.to_hat(self._check_field(omega))))
+
+# %% ../../nbs/04_antic/02_navier_stokes.ipynb #c062e377
+@patch
+def stable_dt(self: NavierStokes2D, omega: torch.Tensor) -> float:
+    "Largest step allowed by the CFL (advective) and diffusive limits."
+    u, v = self.velocity(omega)
+    speed = max(float(torch.sqrt(u**2 + v**2).max()), self.max_velocity)
+    dt = self.cfl * self.dx / speed
+    if self.nu > 0:
+        dt = min(dt, self.dx**2 / (4 * self.nu))
+    return dt
+
+
+@patch
+def step(self: NavierStokes2D, omega: torch.Tensor, dt: float) -> torch.Tensor:
+    "One RK4 step of size dt."
+    w_hat = rk4_step(self.rhs_hat, 0.0, self.to_hat(self._check_field(omega)), dt)
+    return self.to_real(w_hat)
+
+
+@patch
+def advance(
+    self: NavierStokes2D,
+    omega: torch.Tensor,  # vorticity (n, n)
+    duration: float,  # time to advance (one outer step)
+) -> torch.Tensor:
+    "Advance by `duration` with the fewest equal RK4 substeps obeying the CFL step."
+    if not (duration > 0 and math.isfinite(duration)):
+        raise ValueError(f"duration must be a positive finite number, got {duration!r}")
+    omega = self._check_field(omega)
+    n_sub = max(1, math.ceil(duration / self.stable_dt(omega) - 1e-9))
+    dt = duration / n_sub
+    w_hat = self.to_hat(omega)
+    for _ in range(n_sub):
+        w_hat = rk4_step(self.rhs_hat, 0.0, w_hat, dt)
+    out = self.to_real(w_hat)
+    if not torch.isfinite(out).all():
+        raise FloatingPointError("the solver produced non-finite vorticity; reduce cfl")
+    return out
+
+# %% ../../nbs/04_antic/02_navier_stokes.ipynb #467aa9a3
+@patch
+def frames(
+    self: NavierStokes2D,
+    omega0: torch.Tensor,  # initial vorticity (n, n)
+    n_steps: int,  # number of outer steps
+    dt_out: float,  # time between frames
+) -> Iterator[torch.Tensor]:
+    "Yield omega0 and then the frame after each of `n_steps` outer steps (a streaming run)."
+    if isinstance(n_steps, bool) or not isinstance(n_steps, int) or n_steps < 0:
+        raise ValueError(f"n_steps must be an int >= 0, got {n_steps!r}")
+    omega = self._check_field(omega0)
+    yield omega
+    for _ in range(n_steps):
+        omega = self.advance(omega, dt_out)
         yield omega
-        for _ in range(n_steps):
-            omega = self.advance(omega, dt_out)
-            yield omega
 
-    def rollout(self, omega0: torch.Tensor, n_steps: int, dt_out: float) -> torch.Tensor:
-        "All frames of a run, shape (n_steps + 1, n, n)."
-        return torch.stack(list(self.frames(omega0, n_steps, dt_out)))
 
-    # --- initial conditions -----------------------------------------------------------------
-    def taylor_green(self, k: int = 1, amplitude: float = 1.0) -> torch.Tensor:
-        "Taylor-Green vorticity 2 k A cos(kx) cos(ky) of psi = A cos(kx) cos(ky)."
-        kk = 2 * math.pi * k / self.length
-        return 2 * kk * amplitude * torch.cos(kk * self.x) * torch.cos(kk * self.y)
+@patch
+def rollout(
+    self: NavierStokes2D, omega0: torch.Tensor, n_steps: int, dt_out: float
+) -> torch.Tensor:
+    "All frames of a run, shape (n_steps + 1, n, n)."
+    return torch.stack(list(self.frames(omega0, n_steps, dt_out)))
 
-    def random_field(self, seed: int,  # seed of the random phases
-                     peak_wavenumber: float = 4.0,  # wavenumber of the spectral peak
-                     max_velocity: float | None = None,  # scale so that max |u| equals this
-                     ) -> torch.Tensor:
-        "Random vorticity with a band-limited spectrum peaked at `peak_wavenumber`, max speed scaled."
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise TypeError(f"seed must be an int, got {type(seed).__name__}")
-        g = torch.Generator().manual_seed(seed)
-        noise = torch.randn(self.n, self.n, generator=g, dtype=torch.float64).to(self.dtype).to(self.device)
-        kmag = torch.sqrt(self.k2) * self.length / (2 * math.pi)
-        # velocity spectrum E(k) ~ k^4 exp(-2 (k/k0)^2)  (our reconstruction of a "filtered" field)
-        amp = kmag**2 * torch.exp(-((kmag / peak_wavenumber) ** 2)) * torch.sqrt(self.k2)
-        w = self.to_real(torch.fft.rfft2(noise) * amp * self.mask)
-        u, v = self.velocity(w)
-        if max_velocity is not None and (isinstance(max_velocity, bool) or not isinstance(max_velocity, (int, float))
-                                         or not math.isfinite(max_velocity) or max_velocity <= 0):
-            raise ValueError(f"max_velocity must be a positive finite number, got {max_velocity!r}")
-        vmax = self.max_velocity if max_velocity is None else float(max_velocity)
-        return w * (vmax / float(torch.sqrt(u**2 + v**2).max()))
+# %% ../../nbs/04_antic/02_navier_stokes.ipynb #5c0015e1
+@patch
+def taylor_green(self: NavierStokes2D, k: int = 1, amplitude: float = 1.0) -> torch.Tensor:
+    "Taylor-Green vorticity 2 k A cos(kx) cos(ky) of psi = A cos(kx) cos(ky)."
+    kk = 2 * math.pi * k / self.length
+    return 2 * kk * amplitude * torch.cos(kk * self.x) * torch.cos(kk * self.y)
+
+
+@patch
+def random_field(
+    self: NavierStokes2D,
+    seed: int,  # seed of the random phases
+    peak_wavenumber: float = 4.0,  # wavenumber of the spectral peak
+    max_velocity: float | None = None,  # scale so that max |u| equals this
+) -> torch.Tensor:
+    "Random vorticity, band-limited spectrum peaked at `peak_wavenumber`, max speed scaled."
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    g = torch.Generator().manual_seed(seed)
+    noise = (
+        torch.randn(self.n, self.n, generator=g, dtype=torch.float64).to(self.dtype).to(self.device)
+    )
+    kmag = torch.sqrt(self.k2) * self.length / (2 * math.pi)
+    # velocity spectrum E(k) ~ k^4 exp(-2 (k/k0)^2)  (our reconstruction of a "filtered" field)
+    amp = kmag**2 * torch.exp(-((kmag / peak_wavenumber) ** 2)) * torch.sqrt(self.k2)
+    w = self.to_real(torch.fft.rfft2(noise) * amp * self.mask)
+    u, v = self.velocity(w)
+    if max_velocity is not None and (
+        isinstance(max_velocity, bool)
+        or not isinstance(max_velocity, (int, float))
+        or not math.isfinite(max_velocity)
+        or max_velocity <= 0
+    ):
+        raise ValueError(f"max_velocity must be a positive finite number, got {max_velocity!r}")
+    vmax = self.max_velocity if max_velocity is None else float(max_velocity)
+    return w * (vmax / float(torch.sqrt(u**2 + v**2).max()))
 
 # %% ../../nbs/04_antic/02_navier_stokes.ipynb #1668d5bb
 def energy(solver: NavierStokes2D, omega: torch.Tensor) -> torch.Tensor:
@@ -215,10 +282,11 @@ def enstrophy(omega: torch.Tensor) -> torch.Tensor:
     return 0.5 * (omega**2).mean(dim=(-2, -1))
 
 
-def energy_spectrum(omega: torch.Tensor,  # vorticity (..., n, n) on a box of side `length`
-                    length: float = 2 * math.pi,  # box side
-                    ) -> torch.Tensor:
-    "Shell energy spectrum E(k), k = 0..n//2, summing to the kinetic energy (Chapter 04, *Diagnostics*)."
+def energy_spectrum(
+    omega: torch.Tensor,  # vorticity (..., n, n) on a box of side `length`
+    length: float = 2 * math.pi,  # box side
+) -> torch.Tensor:
+    "Shell energy spectrum E(k), k = 0..n//2, summing to the energy (Chapter 04, *Diagnostics*)."
     n = omega.shape[-1]
     w_hat = torch.fft.fft2(omega.to(torch.float64)) / n**2
     k = torch.fft.fftfreq(n, d=1.0 / n).to(torch.float64)
@@ -232,15 +300,23 @@ def energy_spectrum(omega: torch.Tensor,  # vorticity (..., n, n) on a box of si
 
 # %% ../../nbs/04_antic/02_navier_stokes.ipynb #b3f9e3b1
 def budget_rates(solver: NavierStokes2D, omega: torch.Tensor) -> dict:
-    "Exact dE/dt and dZ/dt from the budgets, and as computed from the solver's right-hand side (Chapter 04, *Check 3*)."
+    "dE/dt and dZ/dt: exact budgets and the solver's right-hand side (Chapter 04, *Check 3*)."
     w_hat = solver.to_hat(solver._check_field(omega))
     w = solver.to_real(w_hat)
     psi = solver.to_real(w_hat * solver.inv_k2)
     dw = solver.to_real(solver.rhs_hat(0.0, w_hat))
-    grad2 = solver.to_real(1j * solver.kx * w_hat) ** 2 + solver.to_real(1j * solver.ky * w_hat) ** 2
-    F = solver.to_real(solver.forcing_hat) if solver.forcing_hat is not None else torch.zeros_like(w)
+    grad2 = (
+        solver.to_real(1j * solver.kx * w_hat) ** 2 + solver.to_real(1j * solver.ky * w_hat) ** 2
+    )
+    F = (
+        solver.to_real(solver.forcing_hat)
+        if solver.forcing_hat is not None
+        else torch.zeros_like(w)
+    )
     E, Z = energy(solver, w), enstrophy(w)
     return dict(
-        dE_solver=(psi * dw).mean(), dE_budget=-2 * solver.nu * Z - 2 * solver.drag * E + (psi * F).mean(),
+        dE_solver=(psi * dw).mean(),
+        dE_budget=-2 * solver.nu * Z - 2 * solver.drag * E + (psi * F).mean(),
         dZ_solver=(w * dw).mean(),
-        dZ_budget=-solver.nu * grad2.mean() - 2 * solver.drag * Z + (w * F).mean())
+        dZ_budget=-solver.nu * grad2.mean() - 2 * solver.drag * Z + (w * F).mean(),
+    )

@@ -1,10 +1,17 @@
 """Tests for the experiment helpers: classical codecs, matching, and the selection summary."""
+
 import numpy as np
 import pytest
 import torch
 
-from icml26_lit.antic.experiments import (CONFIG, blosc2_bytes, blosc2_roundtrip, codec_roundtrip, match_codec,
-                                          selection_summary)
+from icml26_lit.antic.experiments import (
+    CONFIG,
+    blosc2_bytes,
+    blosc2_roundtrip,
+    codec_roundtrip,
+    match_codec,
+    selection_summary,
+)
 
 
 @pytest.mark.parametrize("codec", ["zfp", "sz3"])

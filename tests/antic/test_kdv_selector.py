@@ -1,4 +1,5 @@
-"""Tests for icml26_lit.antic.kdv: the activity-quantile rule, the KdV activity, the streaming interface."""
+"""Tests for icml26_lit.antic.kdv: the activity-quantile rule, the KdV activity, streaming."""
+
 import math
 
 import numpy as np
@@ -53,7 +54,8 @@ def test_kdv_activity_is_max_abs_ut():
     # The activity goes through rfft, a multiplication by (ik)^3 and irfft. Rounding noise of
     # relative size ~eps per transform lands on every mode up to k_max = n/2 = 64, where the third
     # derivative amplifies it by k_max^3 = 2.6e5: an absolute error of order
-    # eps * k_max^3 * max|u| (~3e-11 here), i.e. ~1e-10 relative to max|u_t| ~ 0.6. We allow 4x that.
+    # eps * k_max^3 * max|u| (~3e-11 here), i.e. ~1e-10 relative to max|u_t| ~ 0.6.
+    # We allow 4x that.
     eps = torch.finfo(torch.float64).eps
     k_max = 128 // 2
     tol = 4 * eps * k_max**3 * A / float(ut.abs().max())
@@ -87,7 +89,8 @@ def test_streaming_interface_and_keep_last():
     for f in frames:
         sel.update(f)
         popped += sel.pop_new()
-    # 0: the seed; 3: b > Q95{a,a,a}; 4: b > Q95{a,a,b} = a + 0.9 (b - a); 5: b = Q95{a,b,b}, skipped
+    # 0: the seed; 3: b > Q95{a,a,a}; 4: b > Q95{a,a,b} = a + 0.9 (b - a);
+    # 5: b = Q95{a,b,b}, skipped
     assert [i for i, _ in popped] == [0, 3, 4] and sel.selected == [0, 3, 4]
     assert all(f is frames[i] for i, f in popped)
     assert sel.held_frames() == 1  # frame 5, held for finish()
@@ -110,14 +113,17 @@ def test_keep_last_does_not_duplicate():
     assert sel.finish() == [0]  # the official selector never forces the last frame
 
 
-@pytest.mark.parametrize("kwargs,msg", [
-    (dict(high_quantile=1.5), r"high_quantile must be a number in \[0, 1\]"),
-    (dict(low_quantile=-0.1), r"low_quantile must be a number in \[0, 1\]"),
-    (dict(high_quantile=0.3, low_quantile=0.5), "low_quantile must be below high_quantile"),
-    (dict(high_quantile=0.5, low_quantile=0.5), "low_quantile must be below high_quantile"),
-    (dict(window=0), "window must be an int >= 1"),
-    (dict(window=2.5), "window must be an int >= 1"),
-])
+@pytest.mark.parametrize(
+    "kwargs,msg",
+    [
+        (dict(high_quantile=1.5), r"high_quantile must be a number in \[0, 1\]"),
+        (dict(low_quantile=-0.1), r"low_quantile must be a number in \[0, 1\]"),
+        (dict(high_quantile=0.3, low_quantile=0.5), "low_quantile must be below high_quantile"),
+        (dict(high_quantile=0.5, low_quantile=0.5), "low_quantile must be below high_quantile"),
+        (dict(window=0), "window must be an int >= 1"),
+        (dict(window=2.5), "window must be an int >= 1"),
+    ],
+)
 def test_bad_arguments(kwargs, msg):
     with pytest.raises(ValueError, match=msg):
         QuantileActivitySelector(**kwargs)

@@ -1,11 +1,18 @@
 """Tests for the fused coordinate-network kernel (Triton interpreter, set by tests/conftest.py)."""
+
 import math
 
 import pytest
 import torch
 
-from icml26_lit.antic.kernels import (RANK_PAD, bytes_model, field_forward_reference, fused_field,
-                                      fused_field_packed, pack_field)
+from icml26_lit.antic.kernels import (
+    RANK_PAD,
+    bytes_model,
+    field_forward_reference,
+    fused_field,
+    fused_field_packed,
+    pack_field,
+)
 from icml26_lit.antic.neural_field import NeuralField
 from icml26_lit.core import KERNELS, check_kernel, compile_check
 
@@ -27,10 +34,15 @@ def make_inputs(size, dtype, g):
 
 
 def test_kernel_matches_reference_interpreter():
-    check_kernel(lambda x, p, l: fused_field_packed(x, p, l, backend="triton"),
-                 lambda x, p, l: field_forward_reference(x, *p, n_layers=l), make_inputs,
-                 sizes=[(1, 1), (67, 2), (130, 3)], dtypes=(torch.float32, torch.float64),
-                 atol=1e-4, rtol=1e-4)
+    check_kernel(
+        lambda x, p, l: fused_field_packed(x, p, l, backend="triton"),
+        lambda x, p, l: field_forward_reference(x, *p, n_layers=l),
+        make_inputs,
+        sizes=[(1, 1), (67, 2), (130, 3)],
+        dtypes=(torch.float32, torch.float64),
+        atol=1e-4,
+        rtol=1e-4,
+    )
 
 
 def test_reference_equals_neural_field_and_lora_is_not_formed(fresh_seed):
@@ -41,7 +53,9 @@ def test_reference_equals_neural_field_and_lora_is_not_formed(fresh_seed):
     torch.testing.assert_close(y, f64(x)[:, 0], atol=1e-10, rtol=1e-10)
     # without LoRA (all-zero padded factors) the kernel takes the no-LoRA path
     g = NeuralField(hidden=16, n_layers=2, n_freq=16, seed=3).double()
-    torch.testing.assert_close(fused_field(x, g, backend="triton"), g(x)[:, 0], atol=1e-10, rtol=1e-10)
+    torch.testing.assert_close(
+        fused_field(x, g, backend="triton"), g(x)[:, 0], atol=1e-10, rtol=1e-10
+    )
 
 
 def test_gradcheck_fp64(fresh_seed):

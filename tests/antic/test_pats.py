@@ -1,4 +1,5 @@
 """Tests for the PATS selector and the uniform baseline."""
+
 import math
 
 import pytest
@@ -57,12 +58,12 @@ def test_enstrophy_ratio_criterion_matches_hand_computation():
     base = torch.randn(10, 10, generator=torch.Generator().manual_seed(3))
     base = base / (base**2).mean().sqrt()  # <base^2> = 1, E_k = c_k^2
     c = [1.0, 1.1, 1.2, 1.25, 1.27, 1.28]
-    E = [ci**2 for ci in c]
     sel = PATSSelector(0.9, 10)
     for ci in c:
         sel.update(ci * base)
     # by hand: anchor 0; f = |dE|; k=1: ratio 1 <= sqrt(max/mean)=1 -> skip
-    # k=2: fluxes f1=.21, f2=.23: factor sqrt(.23/.22)=1.022, ratio (E2-E0)/(E1-E0)=.44/.21 > factor -> keep 1
+    # k=2: fluxes f1=.21, f2=.23: factor sqrt(.23/.22)=1.022,
+    # ratio (E2-E0)/(E1-E0)=.44/.21 > factor -> keep 1
     assert sel.selected[:2] == [0, 1]
 
 
@@ -115,7 +116,9 @@ def test_bad_inputs():
 def _rotating(n=24, T=30, step=0.04):
     c = torch.arange(n) * (2 * math.pi / n)
     y, x = torch.meshgrid(c, c, indexing="ij")
-    return torch.stack([torch.cos(3 * (x * math.cos(step * k) + y * math.sin(step * k))) for k in range(T)])
+    return torch.stack(
+        [torch.cos(3 * (x * math.cos(step * k) + y * math.sin(step * k))) for k in range(T)]
+    )
 
 
 def test_set_anchor_with_exact_reconstruction_keeps_the_official_decisions_and_one_raw_frame():

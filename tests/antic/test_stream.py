@@ -1,14 +1,28 @@
 """Tests for the neural field, the streaming compressor and the decoder."""
+
 import math
 
 import pytest
 import torch
 
-from icml26_lit.antic.neural_field import (MinMaxNormalizer, NeuralField, denormalize, fit_field,
-                                           grid_coords, normalize, state_bytes)
+from icml26_lit.antic.neural_field import (
+    MinMaxNormalizer,
+    NeuralField,
+    denormalize,
+    fit_field,
+    grid_coords,
+    normalize,
+    state_bytes,
+)
 from icml26_lit.antic.pats import UniformSelector
-from icml26_lit.antic.stream import (ANTICConfig, StreamStopped, compress_stream, decompress,
-                                     decompress_all, run_metrics)
+from icml26_lit.antic.stream import (
+    ANTICConfig,
+    StreamStopped,
+    compress_stream,
+    decompress,
+    decompress_all,
+    run_metrics,
+)
 from icml26_lit.sim import NavierStokes2D
 
 torch.set_num_threads(1)
@@ -19,8 +33,14 @@ def smooth_frames(n=16, T=8, seed=0):
     c = torch.arange(n) * (2 * math.pi / n)
     y, x = torch.meshgrid(c, c, indexing="ij")
     a = torch.randn(3, generator=g)
-    return torch.stack([a[0] * torch.sin(x + 0.1 * t) + a[1] * torch.cos(y - 0.05 * t)
-                        + 0.5 * a[2] * torch.sin(x + y) for t in range(T)])
+    return torch.stack(
+        [
+            a[0] * torch.sin(x + 0.1 * t)
+            + a[1] * torch.cos(y - 0.05 * t)
+            + 0.5 * a[2] * torch.sin(x + y)
+            for t in range(T)
+        ]
+    )
 
 
 def test_lora_zero_init_and_merge_equivalence(fresh_seed):
@@ -61,7 +81,9 @@ def test_lora_fit_freezes_the_base_only_while_it_trains(fresh_seed):
         nf = NeuralField(hidden=8, n_layers=2, n_freq=4, seed=fresh_seed)
         nf.add_lora(2, seed=fresh_seed)
         if freeze:
-            mse = fit_field(nf, x, y, steps=6, params="lora", lr=1e-2, batch_size=20, seed=fresh_seed)
+            mse = fit_field(
+                nf, x, y, steps=6, params="lora", lr=1e-2, batch_size=20, seed=fresh_seed
+            )
         else:  # the same loop by hand, base weights trainable
             opt = torch.optim.AdamW(nf.lora_parameters(), lr=1e-2, weight_decay=1e-4)
             sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=6, eta_min=1e-5)
@@ -102,10 +124,20 @@ def test_normalizer_roundtrip_and_constant():
 
 def test_byte_accounting_equals_stored_tensors():
     frames = smooth_frames()
-    cfg = ANTICConfig(hidden=8, n_layers=2, n_freq=8, first_steps=5, steps=2, rank=2, reset_every=3,
-                      fp16=True, fp16_tol=10.0)
-    art, n_bytes = compress_stream(list(frames), len(frames) - 1, selector=UniformSelector(8, 8),
-                                   config=cfg)
+    cfg = ANTICConfig(
+        hidden=8,
+        n_layers=2,
+        n_freq=8,
+        first_steps=5,
+        steps=2,
+        rank=2,
+        reset_every=3,
+        fp16=True,
+        fp16_tol=10.0,
+    )
+    art, n_bytes = compress_stream(
+        list(frames), len(frames) - 1, selector=UniformSelector(8, 8), config=cfg
+    )
     total = art.header.numel() * art.header.element_size()
     for r in art.records:
         total += sum(t.numel() * t.element_size() for t in r.tensors.values())
@@ -116,24 +148,44 @@ def test_byte_accounting_equals_stored_tensors():
     lora_rec = art.records[1]
     assert lora_rec.tensors["lora_a0"].dtype == torch.float16
     n_lora = 2 * ((16 + 8) + (8 + 8))
-    assert state_bytes({k: v for k, v in lora_rec.tensors.items() if k.startswith("lora")}) == 2 * n_lora
+    assert (
+        state_bytes({k: v for k, v in lora_rec.tensors.items() if k.startswith("lora")})
+        == 2 * n_lora
+    )
 
 
 def test_decompression_meets_requested_tolerance():
     frames = smooth_frames(T=5)
     tol = 0.03
-    cfg = ANTICConfig(hidden=16, n_layers=2, n_freq=16, fourier_scale=1.0, first_steps=400, steps=20,
-                      rank=4, lr=1e-2, lr_end=1e-3, tol=tol, max_steps=200)
+    cfg = ANTICConfig(
+        hidden=16,
+        n_layers=2,
+        n_freq=16,
+        fourier_scale=1.0,
+        first_steps=400,
+        steps=20,
+        rank=4,
+        lr=1e-2,
+        lr_end=1e-3,
+        tol=tol,
+        max_steps=200,
+    )
     art, _ = compress_stream(list(frames), 4, selector=UniformSelector(5, 5), config=cfg)
     errs = [float((decompress(art, t) - frames[t]).norm() / frames[t].norm()) for t in range(5)]
     assert max(errs) <= tol, errs
     # the recorded fit errors are the decoded errors
-    torch.testing.assert_close(torch.tensor(art.diagnostics["fit_rel_l2"]), torch.tensor(errs),
-                               atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(
+        torch.tensor(art.diagnostics["fit_rel_l2"]), torch.tensor(errs), atol=1e-5, rtol=1e-4
+    )
     # without the tolerance the same tiny budget misses it
-    loose = ANTICConfig(**{**cfg.__dict__, "tol": 0.0, "max_steps": 0, "steps": 1, "first_steps": 5})
+    loose = ANTICConfig(
+        **{**cfg.__dict__, "tol": 0.0, "max_steps": 0, "steps": 1, "first_steps": 5}
+    )
     art2, _ = compress_stream(list(frames), 4, selector=UniformSelector(5, 5), config=loose)
-    assert max(float((decompress(art2, t) - frames[t]).norm() / frames[t].norm()) for t in range(5)) > tol
+    assert (
+        max(float((decompress(art2, t) - frames[t]).norm() / frames[t].norm()) for t in range(5))
+        > tol
+    )
 
 
 def test_interpolation_of_skipped_frames():
@@ -165,8 +217,9 @@ def test_stream_from_solver_and_metrics():
     w0 = ns.random_field(seed=0)
     seen = []
     cfg = ANTICConfig(hidden=8, n_layers=2, n_freq=8, first_steps=5, steps=2, rank=2)
-    art, n_bytes = compress_stream(ns, 6, omega0=w0, dt_out=0.02, config=cfg,
-                                   on_frame=lambda k, f: seen.append(f.float()))
+    art, n_bytes = compress_stream(
+        ns, 6, omega0=w0, dt_out=0.02, config=cfg, on_frame=lambda k, f: seen.append(f.float())
+    )
     assert art.n_frames == 7 and art.kept[0] == 0 and art.kept[-1] == 6
     ref = torch.stack(seen)
     m = run_metrics(decompress_all(art), ref)
@@ -176,7 +229,9 @@ def test_stream_from_solver_and_metrics():
     # PSNR by hand for a known error
     noisy = ref + 0.1
     mse = 0.01
-    assert run_metrics(noisy, ref)["psnr"] == pytest.approx(10 * math.log10(float(ref.abs().max()) ** 2 / mse), rel=1e-4)
+    assert run_metrics(noisy, ref)["psnr"] == pytest.approx(
+        10 * math.log10(float(ref.abs().max()) ** 2 / mse), rel=1e-4
+    )
 
 
 def test_bad_inputs():
@@ -197,6 +252,7 @@ def test_frames_outside_kept_span_raise():
     frames = smooth_frames(T=6)
     cfg = ANTICConfig(hidden=8, n_layers=2, n_freq=8, first_steps=2, steps=1, rank=2)
     from icml26_lit.antic.stream import StreamCompressor
+
     comp = StreamCompressor(16, cfg)
     comp.add(0, frames[0])
     comp.add(3, frames[3])
@@ -227,13 +283,21 @@ class _Recorder:
 
 def test_stream_holds_one_raw_frame_besides_the_current_one():
     from icml26_lit.antic.pats import PATSSelector, select_offline
+
     ns = NavierStokes2D(16, 5e-2, forcing="kolmogorov")
     w0 = ns.random_field(seed=1)
     cfg = ANTICConfig(hidden=8, n_layers=2, n_freq=8, first_steps=30, steps=5, rank=2, lr=1e-2)
     seen = []
     rec = _Recorder(PATSSelector(0.9, 5))
-    art, _ = compress_stream(ns, 24, omega0=w0, dt_out=0.05, selector=rec, config=cfg,
-                             on_frame=lambda k, f: seen.append(f))
+    art, _ = compress_stream(
+        ns,
+        24,
+        omega0=w0,
+        dt_out=0.05,
+        selector=rec,
+        config=cfg,
+        on_frame=lambda k, f: seen.append(f),
+    )
     assert max(rec.held) == 1 and len(rec.held) == 25
     official = select_offline(torch.stack(seen), PATSSelector(0.9, 5))
     assert art.kept == official  # the half-precision anchor keeps the official decisions
@@ -250,6 +314,7 @@ def test_stream_holds_one_raw_frame_besides_the_current_one():
 
 def test_half_copy_keeps_correlations(fresh_seed):
     from icml26_lit.antic.pats import half_copy, pearson
+
     g = torch.Generator().manual_seed(fresh_seed)
     a, b = torch.randn(64, 64, generator=g), torch.randn(64, 64, generator=g)
     b = 0.9 * a + 0.3 * b
@@ -261,6 +326,7 @@ def test_half_copy_keeps_correlations(fresh_seed):
 
 def test_constant_anchor_rule_survives_a_stand_in():
     from icml26_lit.antic.pats import PATSSelector, half_copy, select_offline
+
     frames = [torch.full((8, 8), 0.1)] * 7  # 0.1 is not exact in fp16
     sel = PATSSelector(0.9, 3)
     for f in frames:
@@ -278,7 +344,9 @@ def test_stream_refuses_a_selector_that_holds_too_much():
             return 2
 
     cfg = ANTICConfig(hidden=8, n_layers=2, n_freq=8, first_steps=2, steps=1, rank=2)
-    with pytest.raises(RuntimeError, match="holds 2 raw frames besides the current one, more than 1"):
+    with pytest.raises(
+        RuntimeError, match="holds 2 raw frames besides the current one, more than 1"
+    ):
         compress_stream(list(smooth_frames(T=4)), 3, selector=Hoarder(), config=cfg)
     with pytest.raises(ValueError, match="anchor must be 'half', 'decoded' or 'raw'"):
         compress_stream(list(smooth_frames(T=4)), 3, config=cfg, anchor="both")
@@ -306,8 +374,12 @@ def test_neural_field_backend_triton_matches_torch_forward_and_gradients(fresh_s
         torch.testing.assert_close(fields["triton"](x), fields["torch"](x), atol=1e-4, rtol=1e-4)
     for gt, gr in zip(grads["triton"], grads["torch"]):
         torch.testing.assert_close(gt, gr, atol=1e-4, rtol=1e-4)
-    cfg = ANTICConfig(hidden=16, n_layers=2, n_freq=16, first_steps=2, steps=1, rank=2, backend="triton")
-    art, _ = compress_stream(list(smooth_frames(T=3)), 2, selector=UniformSelector(3, 3), config=cfg)
+    cfg = ANTICConfig(
+        hidden=16, n_layers=2, n_freq=16, first_steps=2, steps=1, rank=2, backend="triton"
+    )
+    art, _ = compress_stream(
+        list(smooth_frames(T=3)), 2, selector=UniformSelector(3, 3), config=cfg
+    )
     assert art.kept == [0, 1, 2]
 
 
@@ -323,7 +395,13 @@ def test_field_and_config_reject_bad_values():
         NeuralField(backend="gpu")
     for lr in (float("nan"), -1e-3, 0.0):
         with pytest.raises(ValueError, match="lr must be"):
-            fit_field(NeuralField(hidden=8, n_layers=1, n_freq=4), grid_coords(4), torch.zeros(16), 1, lr=lr)
+            fit_field(
+                NeuralField(hidden=8, n_layers=1, n_freq=4),
+                grid_coords(4),
+                torch.zeros(16),
+                1,
+                lr=lr,
+            )
         with pytest.raises(ValueError, match="lr must be"):
             ANTICConfig(lr=lr)
     with pytest.raises(ValueError, match="lr_end must be a finite number >= 0"):
@@ -335,9 +413,13 @@ def test_field_and_config_reject_bad_values():
 def test_uniform_selector_sized_for_another_stream():
     frames = list(smooth_frames(T=6))
     cfg = ANTICConfig(hidden=8, n_layers=2, n_freq=8, first_steps=1, steps=1, rank=2)
-    with pytest.raises(ValueError, match="sized for a stream of n_frames=5, the stream has 6 frames"):
+    with pytest.raises(
+        ValueError, match="sized for a stream of n_frames=5, the stream has 6 frames"
+    ):
         compress_stream(frames, 5, selector=UniformSelector(5, 3), config=cfg)
-    with pytest.raises(ValueError, match="sized for a stream of n_frames=8, the stream has 6 frames"):
+    with pytest.raises(
+        ValueError, match="sized for a stream of n_frames=8, the stream has 6 frames"
+    ):
         compress_stream(frames, 5, selector=UniformSelector(8, 3), config=cfg)
     sel = UniformSelector(3, 2)
     for f in frames[:3]:

@@ -1,4 +1,5 @@
 """Tests for icml26_lit.sim.integrators against closed-form ODE/SDE solutions."""
+
 import math
 
 import pytest
@@ -14,8 +15,10 @@ def decay(t, y):
 @pytest.mark.parametrize("method,order", [("euler", 1.0), ("rk4", 4.0)])
 def test_order_of_convergence_exponential_decay(method, order):
     y0 = torch.ones((), dtype=torch.float64)
-    errs = [abs(integrate(decay, y0, 0.0, 1.0, n, method=method).item() - math.exp(-1))
-            for n in (16, 32)]
+    errs = [
+        abs(integrate(decay, y0, 0.0, 1.0, n, method=method).item() - math.exp(-1))
+        for n in (16, 32)
+    ]
     assert abs(math.log2(errs[0] / errs[1]) - order) < 0.15
 
 
@@ -23,7 +26,9 @@ def test_time_dependent_rhs_uses_correct_stage_times():
     # y' = cos(t), y(0) = 0 -> sin(t); a wrong stage time breaks 4th order
     f = lambda t, y: torch.full_like(y, math.cos(t))
     y = integrate(f, torch.zeros(2, dtype=torch.float64), 0.0, 2.0, 20)
-    torch.testing.assert_close(y, torch.full((2,), math.sin(2.0), dtype=torch.float64), atol=1e-6, rtol=0)
+    torch.testing.assert_close(
+        y, torch.full((2,), math.sin(2.0), dtype=torch.float64), atol=1e-6, rtol=0
+    )
 
 
 def test_harmonic_oscillator_any_shape_and_backward_time():
@@ -40,7 +45,7 @@ def test_harmonic_oscillator_any_shape_and_backward_time():
 def test_trajectory_shape_and_endpoints():
     traj = integrate(decay, torch.ones(5), 0.0, 1.0, 7, method="euler", return_trajectory=True)
     assert traj.shape == (8, 5)
-    torch.testing.assert_close(traj[-1], torch.full((5,), 0.9 ** 0 * (1 - 1 / 7) ** 7))
+    torch.testing.assert_close(traj[-1], torch.full((5,), 0.9**0 * (1 - 1 / 7) ** 7))
 
 
 def test_single_steps_closed_form():
@@ -62,8 +67,15 @@ def test_ou_mean_and_variance(fresh_seed):
     theta, sigma, x0, T = 2.0, 0.5, 1.0, 1.0
     g = torch.Generator().manual_seed(fresh_seed)
     n = 20_000
-    x = euler_maruyama(lambda t, x: -theta * x, lambda t, x: sigma,
-                       torch.full((n,), x0, dtype=torch.float64), 0.0, T, 200, generator=g)
+    x = euler_maruyama(
+        lambda t, x: -theta * x,
+        lambda t, x: sigma,
+        torch.full((n,), x0, dtype=torch.float64),
+        0.0,
+        T,
+        200,
+        generator=g,
+    )
     mean = x0 * math.exp(-theta * T)
     var = sigma**2 / (2 * theta) * (1 - math.exp(-2 * theta * T))
     assert abs(x.mean().item() - mean) < 5 * math.sqrt(var / n) + 2e-3
@@ -75,10 +87,26 @@ def test_brownian_motion_variance_and_reproducibility(fresh_seed):
     drift = lambda t, x: torch.zeros_like(x)
     g1 = torch.Generator().manual_seed(fresh_seed)
     g2 = torch.Generator().manual_seed(fresh_seed)
-    a = euler_maruyama(drift, lambda t, x: 1.0, torch.zeros(4000, 2), 0.0, 2.0, 10, generator=g1,
-                       return_trajectory=True)
-    b = euler_maruyama(drift, lambda t, x: 1.0, torch.zeros(4000, 2), 0.0, 2.0, 10, generator=g2,
-                       return_trajectory=True)
+    a = euler_maruyama(
+        drift,
+        lambda t, x: 1.0,
+        torch.zeros(4000, 2),
+        0.0,
+        2.0,
+        10,
+        generator=g1,
+        return_trajectory=True,
+    )
+    b = euler_maruyama(
+        drift,
+        lambda t, x: 1.0,
+        torch.zeros(4000, 2),
+        0.0,
+        2.0,
+        10,
+        generator=g2,
+        return_trajectory=True,
+    )
     assert a.shape == (11, 4000, 2)
     torch.testing.assert_close(a, b)
     assert abs(a[-1].var().item() - 2.0) < 0.2

@@ -1,4 +1,5 @@
-"""Tests for icml26_lit.sim.kdv: exact soliton, conservation laws, RK4 order, rhs oracle, bad input."""
+"""Tests for icml26_lit.sim.kdv: exact soliton, conservation laws, RK4 order, rhs, bad input."""
+
 import math
 
 import numpy as np
@@ -9,7 +10,8 @@ from icml26_lit.sim.kdv import RK4_IMAG_LIMIT, KdV1D
 
 
 def test_soliton_translates_exactly():
-    # n = 128 on L = 10 pi: k_max = 12.8, so a large step is allowed; c = 2 travels 4 (an eighth of L)
+    # n = 128 on L = 10 pi: k_max = 12.8, so a large step is allowed;
+    # c = 2 travels 4 (an eighth of L)
     s = KdV1D(128, dt=1e-3)
     u0 = s.soliton(2.0, 25.0)  # close to the right edge: the soliton wraps around the domain
     u1 = s.advance(u0, 2.0)
@@ -23,7 +25,9 @@ def test_soliton_profile_and_alpha_scaling():
     s = KdV1D(256, alpha=2.0)
     u = s.soliton(4.0, 10.0)
     # (3c/alpha) sech^2(sqrt(c)/2 (x - x0)), plus its two periodic copies at x0 -+ L
-    expected = sum(6.0 / torch.cosh(math.sqrt(4.0) / 2 * (s.x - 10.0 - m * s.length)) ** 2 for m in (-1, 0, 1))
+    expected = sum(
+        6.0 / torch.cosh(math.sqrt(4.0) / 2 * (s.x - 10.0 - m * s.length)) ** 2 for m in (-1, 0, 1)
+    )
     torch.testing.assert_close(u, expected, atol=1e-12, rtol=0)
     assert float(u.max()) == pytest.approx(6.0, rel=1e-2)
     # the same soliton is an exact travelling wave: u_t = -c u_x
@@ -36,13 +40,14 @@ def test_soliton_profile_and_alpha_scaling():
 
 
 def test_rhs_matches_independent_numpy_fft(fresh_seed):
-    # a random band-limited field (modes up to n/8), u u_x computed in numpy from the full complex FFT
+    # a random band-limited field (modes up to n/8),
+    # u u_x computed in numpy from the full complex FFT
     n, L, alpha = 64, 7.0, 1.3
     s = KdV1D(n, length=L, alpha=alpha)
     rng = np.random.default_rng(fresh_seed)
     coef = np.zeros(n, dtype=complex)
-    coef[1:n // 8] = rng.normal(size=n // 8 - 1) + 1j * rng.normal(size=n // 8 - 1)
-    coef[-(n // 8) + 1:] = np.conj(coef[1:n // 8][::-1])
+    coef[1 : n // 8] = rng.normal(size=n // 8 - 1) + 1j * rng.normal(size=n // 8 - 1)
+    coef[-(n // 8) + 1 :] = np.conj(coef[1 : n // 8][::-1])
     u = np.fft.ifft(coef).real * n
     k = 2 * np.pi * np.fft.fftfreq(n, d=L / n)
     U = np.fft.fft(u)
@@ -110,15 +115,18 @@ def test_stability_limit_and_default_dt():
         near.advance(near.soliton(25.0, 10.0), 0.01)
 
 
-@pytest.mark.parametrize("kwargs,exc,msg", [
-    (dict(n=255), ValueError, "n must be an even"),
-    (dict(n=4), ValueError, "n must be an even"),
-    (dict(n=64.0), TypeError, "n must be an int"),
-    (dict(length=0.0), ValueError, "length must be a positive"),
-    (dict(alpha=float("nan")), ValueError, "alpha must be a finite"),
-    (dict(dt=-1e-4), ValueError, "dt must be a positive"),
-    (dict(dt=float("inf")), ValueError, "dt must be a positive"),
-])
+@pytest.mark.parametrize(
+    "kwargs,exc,msg",
+    [
+        (dict(n=255), ValueError, "n must be an even"),
+        (dict(n=4), ValueError, "n must be an even"),
+        (dict(n=64.0), TypeError, "n must be an int"),
+        (dict(length=0.0), ValueError, "length must be a positive"),
+        (dict(alpha=float("nan")), ValueError, "alpha must be a finite"),
+        (dict(dt=-1e-4), ValueError, "dt must be a positive"),
+        (dict(dt=float("inf")), ValueError, "dt must be a positive"),
+    ],
+)
 def test_bad_constructor_arguments(kwargs, exc, msg):
     with pytest.raises(exc, match=msg):
         KdV1D(**kwargs)
@@ -142,7 +150,9 @@ def test_bad_fields_and_arguments():
         s.soliton(-1.0, 0.0)
     with pytest.raises(ValueError, match="position must be a finite"):
         s.soliton(1.0, float("nan"))
-    with pytest.raises(ValueError, match="velocities and positions must be non-empty and of equal length"):
+    with pytest.raises(
+        ValueError, match="velocities and positions must be non-empty and of equal length"
+    ):
         s.solitons([1.0, 2.0], [0.0])
     with pytest.raises(ValueError, match="alpha must be nonzero"):
         KdV1D(32, alpha=0.0).soliton(1.0, 0.0)

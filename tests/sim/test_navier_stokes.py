@@ -1,11 +1,18 @@
 """Tests for icml26_lit.sim.navier_stokes: exact solutions, budgets, conservation, bad input."""
+
 import math
 
 import pytest
 import torch
 
-from icml26_lit.sim import (NavierStokes2D, budget_rates, energy, energy_spectrum, enstrophy,
-                            kolmogorov_forcing)
+from icml26_lit.sim import (
+    NavierStokes2D,
+    budget_rates,
+    energy,
+    energy_spectrum,
+    enstrophy,
+    kolmogorov_forcing,
+)
 
 
 @pytest.mark.parametrize("n,k", [(16, 1), (32, 3)])
@@ -64,7 +71,7 @@ def test_energy_decay_matches_budget_over_time():
     s = NavierStokes2D(32, 5e-3)
     w = s.random_field(seed=2, max_velocity=1.0)
     E0 = float(energy(s, w))
-    ts, rates = [], []
+    rates = []
     h = 0.02
     for _ in range(10):
         rates.append(-2 * s.nu * float(enstrophy(w)))
@@ -124,18 +131,21 @@ def test_bad_inputs():
         s.advance(torch.zeros(16, 16), 0.0)
 
 
-@pytest.mark.parametrize("kwargs,msg", [
-    (dict(max_velocity=0.0), "max_velocity must be a positive finite number"),
-    (dict(max_velocity=-5.0), "max_velocity must be a positive finite number"),
-    (dict(max_velocity=float("inf")), "max_velocity must be a positive finite number"),
-    (dict(length=0.0), "length must be a positive finite number"),
-    (dict(length=-1.0), "length must be a positive finite number"),
-    (dict(length=float("nan")), "length must be a positive finite number"),
-    (dict(cfl="0.5"), r"cfl must be a number in \(0, 1.5\]"),
-    (dict(cfl=None), r"cfl must be a number in \(0, 1.5\]"),
-    (dict(cfl=True), r"cfl must be a number in \(0, 1.5\]"),
-    (dict(cfl=2.0), r"cfl must be a number in \(0, 1.5\]"),
-])
+@pytest.mark.parametrize(
+    "kwargs,msg",
+    [
+        (dict(max_velocity=0.0), "max_velocity must be a positive finite number"),
+        (dict(max_velocity=-5.0), "max_velocity must be a positive finite number"),
+        (dict(max_velocity=float("inf")), "max_velocity must be a positive finite number"),
+        (dict(length=0.0), "length must be a positive finite number"),
+        (dict(length=-1.0), "length must be a positive finite number"),
+        (dict(length=float("nan")), "length must be a positive finite number"),
+        (dict(cfl="0.5"), r"cfl must be a number in \(0, 1.5\]"),
+        (dict(cfl=None), r"cfl must be a number in \(0, 1.5\]"),
+        (dict(cfl=True), r"cfl must be a number in \(0, 1.5\]"),
+        (dict(cfl=2.0), r"cfl must be a number in \(0, 1.5\]"),
+    ],
+)
 def test_bad_solver_parameters(kwargs, msg):
     with pytest.raises(ValueError, match=msg):
         NavierStokes2D(16, 1e-3, **kwargs)
