@@ -75,7 +75,7 @@ def source(nb: Path) -> str:
     text = TEMPLATE.replace("{extra}", extra(nb))
     nodeps = pins.nodeps_for(extra(nb))
     if nodeps:
-        text += NODEPS.replace("{pins}", repr(nodeps))
+        text += NODEPS.replace("{pins}", json.dumps(nodeps))  # double quotes, as ruff format wants
     return text + (INTERPRETER if nb.stem.startswith("90_exercises") else "")
 
 
