@@ -9,12 +9,34 @@ __all__ = []
 from .kernels import prime_attention, prime_attention_reference
 from .filters import PrimeFilters, pair_mask
 from .model import PrimeITransformer, RevIN, n_filter_parameters
-from .data import (simulate_pair_laws, simulate_var2, lagged_xcorr_scores,
-                                              make_windows, standardize, split_bounds, window_index,
-                                              load_daphnet, TRUE_PAIRS)
-from . import _solutions  # registers the exercises
+from icml26_lit.prime_attention.data import (
+    simulate_pair_laws,
+    simulate_var2,
+    lagged_xcorr_scores,
+    make_windows,
+    standardize,
+    split_bounds,
+    window_index,
+    load_daphnet,
+    TRUE_PAIRS,
+)
+from . import _solutions  # noqa: F401 (registers the exercises)
 
-__all__ = ["prime_attention", "prime_attention_reference", "PrimeFilters", "pair_mask",
-           "PrimeITransformer", "RevIN", "n_filter_parameters", "simulate_pair_laws",
-           "simulate_var2", "lagged_xcorr_scores", "make_windows", "standardize", "split_bounds",
-           "window_index", "load_daphnet", "TRUE_PAIRS"]
+__all__ = [
+    "prime_attention",
+    "prime_attention_reference",
+    "PrimeFilters",
+    "pair_mask",
+    "PrimeITransformer",
+    "RevIN",
+    "n_filter_parameters",
+    "simulate_pair_laws",
+    "simulate_var2",
+    "lagged_xcorr_scores",
+    "make_windows",
+    "standardize",
+    "split_bounds",
+    "window_index",
+    "load_daphnet",
+    "TRUE_PAIRS",
+]

@@ -20,61 +20,83 @@ def _scalar_reference(q, k, v, c):
 
 def _draw_scalar(rng):
     B, H, N, d = (int(rng.integers(1, m)) for m in (3, 4, 8, 6))
-    g = torch.Generator().manual_seed(int(rng.integers(2 ** 31)))
+    g = torch.Generator().manual_seed(int(rng.integers(2**31)))
     q, k, v = (torch.randn(B, H, N, d, generator=g, dtype=torch.float64) for _ in range(3))
     return q, k, v, torch.rand(H, N, N, generator=g, dtype=torch.float64) + 0.5
 
 
-def _wrong_scores_only(q, k, v, c):   # the filter on the keys only
+def _wrong_scores_only(q, k, v, c):  # the filter on the keys only
     s = torch.einsum("bhid,bhjd->bhij", q, k) * c / math.sqrt(q.shape[-1])
     return torch.einsum("bhij,bhjd->bhid", torch.softmax(s, -1), v)
 
 
 register_exercise(
-    "14.1", "Prime attention with scalar filters F_ij = c_ij 1, without forming K~.",
+    "14.1",
+    "Prime attention with scalar filters F_ij = c_ij 1, without forming K~.",
     reference=_scalar_reference,
-    cases=[(torch.ones(1, 1, 2, 1, dtype=torch.float64), torch.ones(1, 1, 2, 1, dtype=torch.float64),
-            torch.tensor([[[[1.0], [3.0]]]], dtype=torch.float64), torch.ones(1, 2, 2, dtype=torch.float64))],
+    cases=[
+        (
+            torch.ones(1, 1, 2, 1, dtype=torch.float64),
+            torch.ones(1, 1, 2, 1, dtype=torch.float64),
+            torch.tensor([[[[1.0], [3.0]]]], dtype=torch.float64),
+            torch.ones(1, 2, 2, dtype=torch.float64),
+        )
+    ],
     draw=_draw_scalar,
     # float64: a softmax over <= 7 scores and sums of <= 7 terms: ~1e-15
     tolerance=dict(rtol=1e-10, atol=1e-12),
-    hints=["q_i . (k_j * c_ij) = c_ij (q_i . k_j): scale the standard scores by c.",
-           "The values are scaled by c_ij too: multiply the attention weights by c before the sum."],
-    wrong=[_wrong_scores_only,
-           lambda q, k, v, c: torch.nn.functional.scaled_dot_product_attention(q, k, v)])
+    hints=[
+        "q_i . (k_j * c_ij) = c_ij (q_i . k_j): scale the standard scores by c.",
+        "The values are scaled by c_ij too: multiply the attention weights by c before the sum.",
+    ],
+    wrong=[
+        _wrong_scores_only,
+        lambda q, k, v, c: torch.nn.functional.scaled_dot_product_attention(q, k, v),
+    ],
+)
 
 # %% ../../nbs/14_prime_attention/90_exercises.ipynb #5485ac31
 def _draw_full(rng):
     q, k, v, c = _draw_scalar(rng)
-    g = torch.Generator().manual_seed(int(rng.integers(2 ** 31)))
+    g = torch.Generator().manual_seed(int(rng.integers(2**31)))
     return q, k, v, 1 + 0.5 * torch.randn(*c.shape, q.shape[-1], generator=g, dtype=torch.float64)
 
 
-def _wrong_transposed(q, k, v, f):   # F_ji instead of F_ij
+def _wrong_transposed(q, k, v, f):  # F_ji instead of F_ij
     return prime_attention_reference(q, k, v, f.transpose(1, 2))
 
 
-def _wrong_keys_only(q, k, v, f):    # values not modulated
+def _wrong_keys_only(q, k, v, f):  # values not modulated
     s = torch.einsum("bhid,bhijd->bhij", q, k[:, :, None] * f) / math.sqrt(q.shape[-1])
     return torch.einsum("bhij,bhjd->bhid", torch.softmax(s, -1), v)
 
 
 register_exercise(
-    "14.2", "Prime attention: softmax_j(q_i.(k_j*F_ij)/sqrt d) weighting v_j*F_ij.",
+    "14.2",
+    "Prime attention: softmax_j(q_i.(k_j*F_ij)/sqrt d) weighting v_j*F_ij.",
     reference=prime_attention_reference,
-    cases=[(torch.ones(1, 1, 2, 1, dtype=torch.float64), torch.ones(1, 1, 2, 1, dtype=torch.float64),
+    cases=[
+        (
+            torch.ones(1, 1, 2, 1, dtype=torch.float64),
+            torch.ones(1, 1, 2, 1, dtype=torch.float64),
             torch.tensor([[[[1.0], [3.0]]]], dtype=torch.float64),
-            torch.tensor([[[[1.0], [2.0]], [[1.0], [1.0]]]], dtype=torch.float64))],
+            torch.tensor([[[[1.0], [2.0]], [[1.0], [1.0]]]], dtype=torch.float64),
+        )
+    ],
     draw=_draw_full,
     # float64, sums of <= 7 terms
     tolerance=dict(rtol=1e-10, atol=1e-12),
-    hints=["Form K~ = k[:, :, None] * filters, of shape (B, H, N, N, d).",
-           "Modulate the values with the same filters before the weighted sum."],
-    wrong=[_wrong_transposed, _wrong_keys_only])
+    hints=[
+        "Form K~ = k[:, :, None] * filters, of shape (B, H, N, N, d).",
+        "Modulate the values with the same filters before the weighted sum.",
+    ],
+    wrong=[_wrong_transposed, _wrong_keys_only],
+)
 
 # %% ../../nbs/14_prime_attention/90_exercises.ipynb #e438ecbf
 def _mse_p1_24() -> float:
     from icml26_lit.prime_attention.experiments import CONFIG, load_data, train_arm
+
     torch.set_num_threads(1)
     cfg = CONFIG.get("ci")
     data = load_data(cfg.n_steps, cfg.noise_std, 0, lookbacks=(48, 24))
@@ -82,11 +104,15 @@ def _mse_p1_24() -> float:
 
 
 register_exercise(
-    "14.3", "Test MSE of P1 at lookback 24 on seed 0, ci settings.",
+    "14.3",
+    "Test MSE of P1 at lookback 24 on seed 0, ci settings.",
     value=_mse_p1_24,
     # seeded and single-threaded; another BLAS can move the last digits: 1e-3 relative
     tolerance=dict(rel=1e-3),
-    hints=["Only the lookbacks of load_data and the arm name change.",
-           "train_arm returns a dict; the answer is its 'test_mse' entry."],
-    wrong=[0.0, 1.0],   # a perfect forecast; the variance of the standardised series
-    time_limit_s=60.0)
+    hints=[
+        "Only the lookbacks of load_data and the arm name change.",
+        "train_arm returns a dict; the answer is its 'test_mse' entry.",
+    ],
+    wrong=[0.0, 1.0],  # a perfect forecast; the variance of the standardised series
+    time_limit_s=60.0,
+)

@@ -11,24 +11,38 @@ import numpy as np
 import torch
 
 N_CHANNELS = 12
-TRUE_PAIRS = ((0, 1), (2, 3), (4, 5), (6, 7), (7, 6), (8, 9))   # (driver, driven)
-LAWS = {(0, 1): "lag-3 copy", (2, 3): "lag-7 sign-inverted copy", (4, 5): "tanh(x_{t-5})^2",
-        (6, 7): "Kuramoto", (7, 6): "Kuramoto", (8, 9): "amplitude modulation"}
+TRUE_PAIRS = ((0, 1), (2, 3), (4, 5), (6, 7), (7, 6), (8, 9))  # (driver, driven)
+LAWS = {
+    (0, 1): "lag-3 copy",
+    (2, 3): "lag-7 sign-inverted copy",
+    (4, 5): "tanh(x_{t-5})^2",
+    (6, 7): "Kuramoto",
+    (7, 6): "Kuramoto",
+    (8, 9): "amplitude modulation",
+}
 _BURN_IN = 200
 
 
 def _check_sim_args(n_steps, noise_std, seed, min_steps=64):
-    if isinstance(n_steps, bool) or not isinstance(n_steps, (int, np.integer)) or n_steps < min_steps:
+    if (
+        isinstance(n_steps, bool)
+        or not isinstance(n_steps, (int, np.integer))
+        or n_steps < min_steps
+    ):
         raise ValueError(f"n_steps must be an integer >= {min_steps}, got {n_steps!r}")
-    if isinstance(noise_std, bool) or not isinstance(noise_std, (int, float)) or \
-            not math.isfinite(noise_std) or noise_std < 0:
+    if (
+        isinstance(noise_std, bool)
+        or not isinstance(noise_std, (int, float))
+        or not math.isfinite(noise_std)
+        or noise_std < 0
+    ):
         raise ValueError(f"noise_std must be a finite number >= 0, got {noise_std!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2 ** 32:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**32:
         raise ValueError(f"seed must be an integer in [0, 2**32), got {seed!r}")
 
 
 def _ar1(rng, T, phi=0.9):
-    e = rng.standard_normal(T) * math.sqrt(1 - phi ** 2)
+    e = rng.standard_normal(T) * math.sqrt(1 - phi**2)
     u = np.empty(T)
     u[0] = rng.standard_normal()
     for t in range(1, T):
@@ -47,27 +61,29 @@ def _kuramoto(rng, T, periods=(24, 36), coupling=0.02, phase_noise=0.02):
     th[0] = rng.uniform(0, 2 * math.pi, 2)
     eta = rng.standard_normal((T, 2)) * phase_noise
     for t in range(T - 1):
-        d = th[t, 1] - th[t, 0]        # theta_i += omega_i + K sin(theta_j - theta_i) + eta
+        d = th[t, 1] - th[t, 0]  # theta_i += omega_i + K sin(theta_j - theta_i) + eta
         th[t + 1] = th[t] + w + coupling * np.array([math.sin(d), -math.sin(d)]) + eta[t]
     return np.sin(th)
 
 
-def simulate_pair_laws(n_steps: int,            # number of time steps returned (>= 64)
-                       noise_std: float = 0.1,  # observation noise before the per-channel scale
-                       seed: int = 0):          # draws every process, the noise and the scales
-    "12 channels with named pair laws: (x (n_steps, 12) float32, graph (12, 12) bool) (Chapter 14, *Data*)."
+def simulate_pair_laws(
+    n_steps: int,  # number of time steps returned (>= 64)
+    noise_std: float = 0.1,  # observation noise before the per-channel scale
+    seed: int = 0,  # draws every process, the noise and the scales
+):
+    "Named pair laws: x (n_steps, 12) float32 and graph (12, 12) bool (Chapter 14, *Data*)."
     _check_sim_args(n_steps, noise_std, seed)
     rng = np.random.default_rng(seed)
     T = n_steps + _BURN_IN
     x = np.zeros((T, N_CHANNELS))
     for c in (0, 2, 4, 8, 10, 11):
         x[:, c] = _ar1(rng, T)
-    x[3:, 1] = x[:-3, 0]                            # 0 -> 1: lag-3 copy
-    x[7:, 3] = -x[:-7, 2]                           # 2 -> 3: lag-7 sign-inverted copy
-    x[5:, 5] = np.tanh(x[:-5, 4]) ** 2              # 4 -> 5: tanh(x_{t-5})^2
-    x[:, 6:8] = _kuramoto(rng, T)                   # 6 <-> 7: Kuramoto, periods 24 and 36
+    x[3:, 1] = x[:-3, 0]  # 0 -> 1: lag-3 copy
+    x[7:, 3] = -x[:-7, 2]  # 2 -> 3: lag-7 sign-inverted copy
+    x[5:, 5] = np.tanh(x[:-5, 4]) ** 2  # 4 -> 5: tanh(x_{t-5})^2
+    x[:, 6:8] = _kuramoto(rng, T)  # 6 <-> 7: Kuramoto, periods 24 and 36
     carrier = np.sin(2 * math.pi * np.arange(T) / 40)
-    x[2:, 9] = x[:-2, 8] * carrier[2:]              # 8 -> 9: x_{t-2} s_t
+    x[2:, 9] = x[:-2, 8] * carrier[2:]  # 8 -> 9: x_{t-2} s_t
     x = x + noise_std * rng.standard_normal(x.shape)
     x = x * np.exp(rng.uniform(-1, 1, N_CHANNELS))  # a random scale per channel
     graph = torch.zeros(N_CHANNELS, N_CHANNELS, dtype=torch.bool)
@@ -76,20 +92,25 @@ def simulate_pair_laws(n_steps: int,            # number of time steps returned 
     return torch.as_tensor(x[_BURN_IN:], dtype=torch.float32), graph
 
 # %% ../../nbs/14_prime_attention/03_data.ipynb #fe6ee034
-def lagged_xcorr_scores(x: torch.Tensor,    # series (T, N)
-                        max_lag: int = 12,  # lags 1..max_lag
-                        ) -> torch.Tensor:
+def lagged_xcorr_scores(
+    x: torch.Tensor,  # series (T, N)
+    max_lag: int = 12,  # lags 1..max_lag
+) -> torch.Tensor:
     "(N, N) max over lags of |corr(x_i[t - lag], x_j[t])|, [i, j]: i drives j (Chapter 14, *Data*)."
     x = torch.as_tensor(x, dtype=torch.float64)
     if x.dim() != 2 or x.shape[1] < 1:
         raise ValueError(f"x must have shape (T, N), got {tuple(x.shape)}")
-    if isinstance(max_lag, bool) or not isinstance(max_lag, int) or not 1 <= max_lag < x.shape[0] - 2:
+    if (
+        isinstance(max_lag, bool)
+        or not isinstance(max_lag, int)
+        or not 1 <= max_lag < x.shape[0] - 2
+    ):
         raise ValueError(f"max_lag must be an integer in [1, T - 2), got {max_lag!r}")
     if not bool(torch.isfinite(x).all()):
         raise ValueError("x contains NaN or infinite values")
     best = torch.zeros(x.shape[1], x.shape[1], dtype=torch.float64)
     for lag in range(1, max_lag + 1):
-        a, b = x[:-lag], x[lag:]                    # a = x_i[t - lag], b = x_j[t]
+        a, b = x[:-lag], x[lag:]  # a = x_i[t - lag], b = x_j[t]
         a = (a - a.mean(0)) / a.std(0).clamp(min=1e-12)
         b = (b - b.mean(0)) / b.std(0).clamp(min=1e-12)
         best = torch.maximum(best, (a.T @ b / (len(a) - 1)).abs())
@@ -109,7 +130,7 @@ def simulate_var2(n_steps: int, noise_std: float = 0.1, seed: int = 0, n_channel
     comp = np.zeros((2 * N, 2 * N))
     comp[:N, :N], comp[:N, N:], comp[N:, :N] = A[0], A[1], np.eye(N)
     rho = np.abs(np.linalg.eigvals(comp)).max()
-    A[0], A[1] = A[0] * 0.8 / rho, A[1] * (0.8 / rho) ** 2   # companion spectral radius 0.8
+    A[0], A[1] = A[0] * 0.8 / rho, A[1] * (0.8 / rho) ** 2  # companion spectral radius 0.8
     T = n_steps + _BURN_IN
     x = np.zeros((T, N))
     eps = rng.standard_normal((T, N)) * noise_std
@@ -127,7 +148,9 @@ def split_bounds(n_steps: int) -> dict:
     return {"train": (0, a), "val": (a, b), "test": (b, n_steps)}
 
 
-def window_index(n_steps: int, lookback: int, horizon: int, split: str, align_to: int | None = None):
+def window_index(
+    n_steps: int, lookback: int, horizon: int, split: str, align_to: int | None = None
+):
     "Time indices of the windows of `split`: inputs (n, lookback), targets (n, horizon)."
     if split not in SPLITS:
         raise ValueError(f"split must be one of {', '.join(SPLITS)}; got {split!r}")
@@ -141,8 +164,10 @@ def window_index(n_steps: int, lookback: int, horizon: int, split: str, align_to
     lo, hi = split_bounds(n_steps)[split]
     n = hi - lo - span - horizon + 1
     if n < 1:
-        raise ValueError(f"n_steps={n_steps} is too short for {split} windows of {span} + {horizon} steps")
-    t0 = lo + span + torch.arange(n)[:, None]                  # first target step of each window
+        raise ValueError(
+            f"n_steps={n_steps} is too short for {split} windows of {span} + {horizon} steps"
+        )
+    t0 = lo + span + torch.arange(n)[:, None]  # first target step of each window
     return t0 - lookback + torch.arange(lookback), t0 + torch.arange(horizon)
 
 # %% ../../nbs/14_prime_attention/03_data.ipynb #76060168
@@ -153,11 +178,13 @@ def standardize(x: torch.Tensor) -> torch.Tensor:
     return (x - mu) / sd
 
 
-def make_windows(x: torch.Tensor,      # series (T, N)
-                 lookback: int,        # input steps
-                 horizon: int,         # target steps
-                 split: str,           # "train", "val" or "test"
-                 align_to: int | None = None):  # align targets with those of this lookback
+def make_windows(
+    x: torch.Tensor,  # series (T, N)
+    lookback: int,  # input steps
+    horizon: int,  # target steps
+    split: str,  # "train", "val" or "test"
+    align_to: int | None = None,  # align targets with those of this lookback
+):
     "Stride-1 windows of one split: X (n, lookback, N), Y (n, horizon, N) (Chapter 14, *Data*)."
     if not isinstance(x, torch.Tensor) or x.dim() != 2:
         raise ValueError(f"x must be a (T, N) tensor, got {getattr(x, 'shape', type(x).__name__)}")
@@ -171,11 +198,17 @@ def daphnet_path():
     "Path of aeon's Daphnet S06R02E0 CSV, found without importing aeon; None if absent."
     import importlib.util
     import pathlib
+
     spec = importlib.util.find_spec("aeon")
     if spec is None or not spec.submodule_search_locations:
         return None
-    p = pathlib.Path(list(spec.submodule_search_locations)[0]) / "datasets" / "data" / \
-        "Daphnet_S06R02E0" / "S06R02E0.csv"
+    p = (
+        pathlib.Path(list(spec.submodule_search_locations)[0])
+        / "datasets"
+        / "data"
+        / "Daphnet_S06R02E0"
+        / "S06R02E0.csv"
+    )
     return p if p.exists() else None
 
 
@@ -185,4 +218,4 @@ def load_daphnet() -> torch.Tensor:
     if p is None:
         raise FileNotFoundError("Daphnet needs aeon installed (pip install aeon); it ships the CSV")
     arr = np.genfromtxt(p, delimiter=",", skip_header=1, usecols=range(1, 10), dtype=np.float64)
-    return torch.as_tensor(arr, dtype=torch.float32)   # the timestamp and label columns dropped
+    return torch.as_tensor(arr, dtype=torch.float32)  # the timestamp and label columns dropped

@@ -5,29 +5,48 @@
 # %% ../../nbs/14_prime_attention/05_experiments.ipynb #99827d93
 from __future__ import annotations
 
-import json
 import time
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..core import repo_root, sizes
-from .data import (TRUE_PAIRS, lagged_xcorr_scores, make_windows,
-                                              simulate_pair_laws, split_bounds, standardize)
+from ..core import sizes
+from icml26_lit.prime_attention.data import (
+    lagged_xcorr_scores,
+    make_windows,
+    simulate_pair_laws,
+    split_bounds,
+    standardize,
+)
 from .model import PrimeITransformer
 
 # %% auto #0
 __all__ = ['CONFIG', 'load_data', 'evaluate', 'train_arm', 'ridge_r2', 'pair_auc', 'run_pilot', 'run_seed', 'smoke_step']
 
 # %% ../../nbs/14_prime_attention/05_experiments.ipynb #71522d41
-_ARMS = {"standard_48": ("standard", 48), "prime_48": ("prime", 48), "prime_24": ("prime", 24),
-         "standard_30": ("standard", 30), "prime_30": ("prime", 30)}
+_ARMS = {
+    "standard_48": ("standard", 48),
+    "prime_48": ("prime", 48),
+    "prime_24": ("prime", 24),
+    "standard_30": ("standard", 30),
+    "prime_30": ("prime", 30),
+}
 # lr picks, noise and row-3 margin from the cpu pilot: results/prime_attention/pilot_cpu.json
-_PICKS = dict(lr={"standard_48": 3e-3, "prime_48": 3e-3, "standard_30": 3e-3, "prime_30": 3e-3},
-              noise_std=0.1, margin=0.01408437091151318)
-_COMMON = dict(horizon=12, lr_grid=[1e-3, 3e-3], noise_grid=[0.1, 0.3, 0.6, 1.0], pilot_seed=100,
-               eval_batch=512, arms=["standard_48", "prime_48", "standard_30", "prime_30"], **_PICKS)
+_PICKS = dict(
+    lr={"standard_48": 3e-3, "prime_48": 3e-3, "standard_30": 3e-3, "prime_30": 3e-3},
+    noise_std=0.1,
+    margin=0.01408437091151318,
+)
+_COMMON = dict(
+    horizon=12,
+    lr_grid=[1e-3, 3e-3],
+    noise_grid=[0.1, 0.3, 0.6, 1.0],
+    pilot_seed=100,
+    eval_batch=512,
+    arms=["standard_48", "prime_48", "standard_30", "prime_30"],
+    **_PICKS,
+)
 CONFIG = sizes(
     ci=dict(n_steps=12_000, batch=32, steps=400, n_seeds=5, run_pilot=False, **_COMMON),
     cpu=dict(n_steps=24_000, batch=64, steps=400, n_seeds=10, run_pilot=True, **_COMMON),
@@ -41,8 +60,10 @@ def load_data(n_steps: int, noise_std: float, seed: int, lookbacks=(48, 30), hor
     x, graph = simulate_pair_laws(n_steps, noise_std=noise_std, seed=seed)
     xs = standardize(x)
     L_max = max(lookbacks)
-    win = {L: {s: make_windows(xs, L, horizon, s, align_to=L_max) for s in ("train", "val", "test")}
-           for L in lookbacks}
+    win = {
+        L: {s: make_windows(xs, L, horizon, s, align_to=L_max) for s in ("train", "val", "test")}
+        for L in lookbacks
+    }
     lo, hi = split_bounds(n_steps)["train"]
     return dict(x=xs, graph=graph, windows=win, train=xs[lo:hi])
 
@@ -51,20 +72,29 @@ def evaluate(model, X, Y, batch: int = 512) -> float:
     "Mean squared error of `model` on every window (X, Y)."
     model.eval()
     with torch.no_grad():
-        se = sum(float(F.mse_loss(model(X[i:i + batch]), Y[i:i + batch], reduction="sum"))
-                 for i in range(0, len(X), batch))
+        se = sum(
+            float(F.mse_loss(model(X[i : i + batch]), Y[i : i + batch], reduction="sum"))
+            for i in range(0, len(X), batch)
+        )
     model.train()
     return se / Y.numel()
 
 # %% ../../nbs/14_prime_attention/05_experiments.ipynb #efd6398c
-def train_arm(data: dict, arm: str, cfg, seed: int, lr: float, steps: int | None = None,
-              backend: str = "auto") -> dict:
+def train_arm(
+    data: dict, arm: str, cfg, seed: int, lr: float, steps: int | None = None, backend: str = "auto"
+) -> dict:
     "Train one arm (attention, lookback) with Adam; val and test MSE at the end (Chapter 14)."
     attention, L = _ARMS[arm]
     (X, Y), (Xv, Yv), (Xt, Yt) = (data["windows"][L][s] for s in ("train", "val", "test"))
     g = torch.Generator().manual_seed(seed * 1000 + 7)
-    model = PrimeITransformer(X.shape[2], L, cfg.horizon, attention=attention, backend=backend,
-                              generator=torch.Generator().manual_seed(seed))
+    model = PrimeITransformer(
+        X.shape[2],
+        L,
+        cfg.horizon,
+        attention=attention,
+        backend=backend,
+        generator=torch.Generator().manual_seed(seed),
+    )
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     t0, c0 = time.perf_counter(), time.process_time()
     for _ in range(steps if steps is not None else cfg.steps):
@@ -73,15 +103,20 @@ def train_arm(data: dict, arm: str, cfg, seed: int, lr: float, steps: int | None
         F.mse_loss(model(X[idx]), Y[idx]).backward()
         opt.step()
     secs, cpu = time.perf_counter() - t0, time.process_time() - c0  # training only
-    return dict(model=model, seconds=secs, cpu_seconds=cpu,
-                val_mse=evaluate(model, Xv, Yv, cfg.eval_batch),
-                test_mse=evaluate(model, Xt, Yt, cfg.eval_batch))
+    return dict(
+        model=model,
+        seconds=secs,
+        cpu_seconds=cpu,
+        val_mse=evaluate(model, Xv, Yv, cfg.eval_batch),
+        test_mse=evaluate(model, Xt, Yt, cfg.eval_batch),
+    )
 
 # %% ../../nbs/14_prime_attention/05_experiments.ipynb #1e2f19bb
 def ridge_r2(data: dict, L: int = 48) -> float:
     "Mean test R^2 of scikit-learn RidgeCV on flattened lagged windows (Chapter 14)."
     from sklearn.linear_model import RidgeCV
     from sklearn.metrics import r2_score
+
     (X, Y), (Xt, Yt) = data["windows"][L]["train"], data["windows"][L]["test"]
     m = RidgeCV(alphas=np.logspace(-2, 4, 7)).fit(X.flatten(1).numpy(), Y.flatten(1).numpy())
     return float(r2_score(Yt.flatten(1).numpy(), m.predict(Xt.flatten(1).numpy())))
@@ -90,13 +125,14 @@ def ridge_r2(data: dict, L: int = 48) -> float:
 def pair_auc(scores: torch.Tensor, graph: torch.Tensor) -> float:
     "ROC-AUC of `scores` for the true ordered pairs, over the N (N - 1) off-diagonal pairs."
     from sklearn.metrics import roc_auc_score
+
     off = ~torch.eye(graph.shape[0], dtype=torch.bool)
     return float(roc_auc_score(graph[off].numpy(), scores[off].numpy()))
 
 # %% ../../nbs/14_prime_attention/05_experiments.ipynb #a193bfee
 def run_pilot(cfg) -> dict:
     "Noise calibration by RidgeCV, then lr per arm by validation MSE on the pilot seed."
-    cfg = CONFIG.get("ci")          # the pilot runs at ci sizes, whatever the calling preset
+    cfg = CONFIG.get("ci")  # the pilot runs at ci sizes, whatever the calling preset
     r2 = {}
     for noise in cfg.noise_grid:
         r2[noise] = ridge_r2(load_data(cfg.n_steps, noise, cfg.pilot_seed))
@@ -105,12 +141,19 @@ def run_pilot(cfg) -> dict:
     in_band = [n for n in r2 if 0.3 <= r2[n] <= 0.7]
     noise = min(in_band or r2, key=lambda n: abs(r2[n] - 0.5))
     data = load_data(cfg.n_steps, noise, cfg.pilot_seed)
-    runs = {arm: {lr: train_arm(data, arm, cfg, cfg.pilot_seed, lr) for lr in cfg.lr_grid}
-            for arm in cfg.arms}
+    runs = {
+        arm: {lr: train_arm(data, arm, cfg, cfg.pilot_seed, lr) for lr in cfg.lr_grid}
+        for arm in cfg.arms
+    }
     picks = {arm: min(r, key=lambda lr: r[lr]["val_mse"]) for arm, r in runs.items()}
     margin = 0.02 * runs["standard_48"][picks["standard_48"]]["test_mse"]
-    return dict(noise_std=noise, ridge_r2={str(k): v for k, v in r2.items()}, lr=picks, margin=margin,
-                val_mse={a: {str(lr): r["val_mse"] for lr, r in rs.items()} for a, rs in runs.items()})
+    return dict(
+        noise_std=noise,
+        ridge_r2={str(k): v for k, v in r2.items()},
+        lr=picks,
+        margin=margin,
+        val_mse={a: {str(lr): r["val_mse"] for lr, r in rs.items()} for a, rs in runs.items()},
+    )
 
 # %% ../../nbs/14_prime_attention/05_experiments.ipynb #2a45374d
 def run_seed(cfg, seed: int, lr: dict, noise_std: float) -> dict:

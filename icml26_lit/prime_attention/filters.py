@@ -11,18 +11,25 @@ from torch import nn
 MODES = ("full", "sparse", "dynamic")
 
 
-def pair_mask(scores: torch.Tensor,   # (N, N) pair scores, [i, j]: i drives j
-              fraction: float,        # fraction of the N (N - 1) off-diagonal pairs kept, in (0, 1]
-              ) -> torch.Tensor:
-    "The top `fraction` of ordered off-diagonal pairs by score, (N, N) bool (Chapter 14, *Prime attention*)."
-    if not isinstance(scores, torch.Tensor) or scores.dim() != 2 or scores.shape[0] != scores.shape[1]:
+def pair_mask(
+    scores: torch.Tensor,  # (N, N) pair scores, [i, j]: i drives j
+    fraction: float,  # fraction of the N (N - 1) off-diagonal pairs kept, in (0, 1]
+) -> torch.Tensor:
+    "Top `fraction` of off-diagonal pairs by score, (N, N) bool (Chapter 14, *Prime attention*)."
+    if (
+        not isinstance(scores, torch.Tensor)
+        or scores.dim() != 2
+        or scores.shape[0] != scores.shape[1]
+    ):
         raise ValueError("scores must be a square (N, N) tensor")
     if not 0 < float(fraction) <= 1:
         raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
     N = scores.shape[0]
     off = ~torch.eye(N, dtype=torch.bool)
     n_keep = max(1, round(float(fraction) * N * (N - 1)))
-    flat = torch.where(off, scores.double(), torch.tensor(-torch.inf, dtype=torch.float64)).flatten()
+    flat = torch.where(
+        off, scores.double(), torch.tensor(-torch.inf, dtype=torch.float64)
+    ).flatten()
     mask = torch.zeros(N * N, dtype=torch.bool)
     mask[torch.argsort(flat, descending=True, stable=True)[:n_keep]] = True
     return mask.view(N, N)
@@ -41,17 +48,28 @@ def _random_pairs(N: int, fraction: float, generator: torch.Generator | None) ->
 
 
 def _check_filter_args(n_heads, n_channels, head_dim, mode, sparsity, mask, rank):
-    for name, val in (("n_heads", n_heads), ("n_channels", n_channels), ("head_dim", head_dim),
-                      ("rank", rank)):
+    for name, val in (
+        ("n_heads", n_heads),
+        ("n_channels", n_channels),
+        ("head_dim", head_dim),
+        ("rank", rank),
+    ):
         if isinstance(val, bool) or not isinstance(val, int) or val < 1:
             raise ValueError(f"{name} must be a positive integer, got {val!r}")
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
-    if isinstance(sparsity, bool) or not isinstance(sparsity, (int, float)) or not 0 < sparsity <= 1:
+    if (
+        isinstance(sparsity, bool)
+        or not isinstance(sparsity, (int, float))
+        or not 0 < sparsity <= 1
+    ):
         raise ValueError(f"sparsity must be in (0, 1], got {sparsity!r}")
     if mask is not None:
-        if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool or \
-                tuple(mask.shape) != (n_channels, n_channels):
+        if (
+            not isinstance(mask, torch.Tensor)
+            or mask.dtype != torch.bool
+            or tuple(mask.shape) != (n_channels, n_channels)
+        ):
             raise ValueError(f"mask must be a bool tensor of shape ({n_channels}, {n_channels})")
         if mode != "sparse":
             raise ValueError(f"mask is used only with mode='sparse', got mode={mode!r}")
@@ -60,31 +78,37 @@ def _check_filter_args(n_heads, n_channels, head_dim, mode, sparsity, mask, rank
 
 # %% ../../nbs/14_prime_attention/01_prime_attention.ipynb #b80f7792
 class PrimeFilters(nn.Module):
-    "The filters F of one prime-attention layer: P1 full, P2 sparse, P3 dynamic (Chapter 14, *Prime attention*)."
+    "The filters F of one layer: P1 full, P2 sparse, P3 dynamic (Chapter 14, *Prime attention*)."
 
-    def __init__(self, n_heads: int,            # H
-                 n_channels: int,               # N, one token per channel
-                 head_dim: int,                 # d, the head width
-                 mode: str = "full",            # "full" (P1), "sparse" (P2) or "dynamic" (P3)
-                 sparsity: float = 1.0,         # P2 without a mask: the random fraction of pairs
-                 mask: torch.Tensor | None = None,  # P2: (N, N) bool, [i, j] = i drives j
-                 d_model: int | None = None,    # P3: token width (required for "dynamic")
-                 rank: int = 4,                 # P3: rank of h
-                 generator: torch.Generator | None = None):  # P2 random pairs, P3 init
+    def __init__(
+        self,
+        n_heads: int,  # H
+        n_channels: int,  # N, one token per channel
+        head_dim: int,  # d, the head width
+        mode: str = "full",  # "full" (P1), "sparse" (P2) or "dynamic" (P3)
+        sparsity: float = 1.0,  # P2 without a mask: the random fraction of pairs
+        mask: torch.Tensor | None = None,  # P2: (N, N) bool, [i, j] = i drives j
+        d_model: int | None = None,  # P3: token width (required for "dynamic")
+        rank: int = 4,  # P3: rank of h
+        generator: torch.Generator | None = None,  # P2 random pairs, P3 init
+    ):
         super().__init__()
         _check_filter_args(n_heads, n_channels, head_dim, mode, sparsity, mask, rank)
-        self.n_heads, self.n_channels, self.head_dim, self.mode = n_heads, n_channels, head_dim, mode
+        self.n_heads, self.n_channels = n_heads, n_channels
+        self.head_dim, self.mode = head_dim, mode
         H, N, d = n_heads, n_channels, head_dim
-        if mode == "full":          # P1: one filter per head and ordered pair, F = 1 at init
+        if mode == "full":  # P1: one filter per head and ordered pair, F = 1 at init
             self.weight = nn.Parameter(torch.ones(H, N, N, d))
-        elif mode == "sparse":      # P2: filters on the masked pairs only; mask [i, j] -> F_ji
+        elif mode == "sparse":  # P2: filters on the masked pairs only; mask [i, j] -> F_ji
             qk = mask.T if mask is not None else _random_pairs(N, float(sparsity), generator)
             self.register_buffer("pairs", torch.nonzero(qk.flatten()).flatten())
             self.weight = nn.Parameter(torch.ones(H, len(self.pairs), d))
-        else:                       # P3: F_ij = 1 + tanh(W (A z_i + B z_j)), W = 0 at init
+        else:  # P3: F_ij = 1 + tanh(W (A z_i + B z_j)), W = 0 at init
             if isinstance(d_model, bool) or not isinstance(d_model, int) or d_model < 1:
-                raise ValueError(f"d_model must be a positive integer for mode='dynamic', got {d_model!r}")
-            bound = d_model ** -0.5
+                raise ValueError(
+                    f"d_model must be a positive integer for mode='dynamic', got {d_model!r}"
+                )
+            bound = d_model**-0.5
             self.a = nn.Parameter((torch.rand(rank, d_model, generator=generator) * 2 - 1) * bound)
             self.b = nn.Parameter((torch.rand(rank, d_model, generator=generator) * 2 - 1) * bound)
             self.w = nn.Parameter(torch.zeros(H * d, rank))
@@ -99,6 +123,6 @@ class PrimeFilters(nn.Module):
             return flat.index_copy(1, self.pairs, self.weight).view(H, N, N, d)
         if z is None:
             raise ValueError("z (the tokens, (B, N, d_model)) is required for mode='dynamic'")
-        u = z @ self.a.T, z @ self.b.T                          # A z_i and B z_j, (B, N, r)
-        h = (u[0][:, :, None, :] + u[1][:, None, :, :]) @ self.w.T   # W (A z_i + B z_j)
+        u = z @ self.a.T, z @ self.b.T  # A z_i and B z_j, (B, N, r)
+        h = (u[0][:, :, None, :] + u[1][:, None, :, :]) @ self.w.T  # W (A z_i + B z_j)
         return (1 + torch.tanh(h)).view(z.shape[0], N, N, H, d).permute(0, 3, 1, 2, 4)

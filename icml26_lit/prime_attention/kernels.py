@@ -10,8 +10,13 @@ import math
 import torch
 import torch.nn.functional as F
 
-from ..core import (HAS_TRITON, check_tensor, register_benchmark, register_kernel,
-                             resolve_backend)
+from icml26_lit.core import (
+    HAS_TRITON,
+    check_tensor,
+    register_benchmark,
+    register_kernel,
+    resolve_backend,
+)
 
 if HAS_TRITON:
     import triton
@@ -21,37 +26,55 @@ if HAS_TRITON:
 __all__ = ['prime_attention_reference', 'check_attention_inputs', 'prime_attention', 'make_attention_inputs']
 
 # %% ../../nbs/14_prime_attention/04_kernels.ipynb #07787a14
-def prime_attention_reference(q: torch.Tensor,        # queries (B, H, N, d)
-                              k: torch.Tensor,        # keys (B, H, N, d)
-                              v: torch.Tensor,        # values (B, H, N, d)
-                              filters: torch.Tensor,  # F (H, N, N, d) or (B, H, N, N, d)
-                              ) -> torch.Tensor:
+def prime_attention_reference(
+    q: torch.Tensor,  # queries (B, H, N, d)
+    k: torch.Tensor,  # keys (B, H, N, d)
+    v: torch.Tensor,  # values (B, H, N, d)
+    filters: torch.Tensor,  # F (H, N, N, d) or (B, H, N, N, d)
+) -> torch.Tensor:
     "Prime attention in PyTorch, materialising K~ and V~ (Chapter 14, *Kernels*)."
-    kt = k[:, :, None, :, :] * filters              # k~_ij = k_j * F_ij      (B, H, N, N, d)
-    vt = v[:, :, None, :, :] * filters              # v~_ij = v_j * F_ij
+    kt = k[:, :, None, :, :] * filters  # k~_ij = k_j * F_ij      (B, H, N, N, d)
+    vt = v[:, :, None, :, :] * filters  # v~_ij = v_j * F_ij
     s = torch.einsum("bhid,bhijd->bhij", q, kt) / math.sqrt(q.shape[-1])  # q_i . k~_ij / sqrt(d)
-    a = torch.softmax(s, dim=-1)                    # a_ij = softmax_j(s_ij)
+    a = torch.softmax(s, dim=-1)  # a_ij = softmax_j(s_ij)
     return torch.einsum("bhij,bhijd->bhid", a, vt)  # o_i = sum_j a_ij v~_ij
 
 # %% ../../nbs/14_prime_attention/04_kernels.ipynb #ecf58be6
 if HAS_TRITON:
+
     @triton.jit
-    def flash_prime_kernel(q_ptr, k_ptr, v_ptr, f_ptr, o_ptr, H, N, D, stride_fb, scale,
-                           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr):
-        bh = tl.program_id(0)                        # sample * H + head
+    def flash_prime_kernel(
+        q_ptr,
+        k_ptr,
+        v_ptr,
+        f_ptr,
+        o_ptr,
+        H,
+        N,
+        D,
+        stride_fb,
+        scale,
+        BLOCK_M: tl.constexpr,
+        BLOCK_N: tl.constexpr,
+        BLOCK_D: tl.constexpr,
+    ):
+        bh = tl.program_id(0)  # sample * H + head
         h = bh % H
-        rows = tl.program_id(1) * BLOCK_M + tl.arange(0, BLOCK_M)   # query channels i
-        cols_d = tl.arange(0, BLOCK_D)               # head width, padded to a power of two
+        rows = tl.program_id(1) * BLOCK_M + tl.arange(0, BLOCK_M)  # query channels i
+        cols_d = tl.arange(0, BLOCK_D)  # head width, padded to a power of two
         rmask, dmask = rows < N, cols_d < D
         base = bh * N * D
-        q = tl.load(q_ptr + base + rows[:, None] * D + cols_d[None, :],
-                    mask=rmask[:, None] & dmask[None, :], other=0.0)
-        f_base = f_ptr + (bh // H) * stride_fb + h * N * N * D       # stride_fb = 0: shared F
+        q = tl.load(
+            q_ptr + base + rows[:, None] * D + cols_d[None, :],
+            mask=rmask[:, None] & dmask[None, :],
+            other=0.0,
+        )
+        f_base = f_ptr + (bh // H) * stride_fb + h * N * N * D  # stride_fb = 0: shared F
         m_i = tl.full([BLOCK_M], float("-inf"), dtype=q.dtype)
         l_i = tl.zeros([BLOCK_M], dtype=q.dtype)
         acc = tl.zeros([BLOCK_M, BLOCK_D], dtype=q.dtype)
         for start in range(0, N, BLOCK_N):
-            cols = start + tl.arange(0, BLOCK_N)     # key channels j
+            cols = start + tl.arange(0, BLOCK_N)  # key channels j
             cmask = cols < N
             kv_off = base + cols[:, None] * D + cols_d[None, :]
             kv_mask = cmask[:, None] & dmask[None, :]
@@ -59,11 +82,11 @@ if HAS_TRITON:
             v = tl.load(v_ptr + kv_off, mask=kv_mask, other=0.0)
             f_off = (rows[:, None, None] * N + cols[None, :, None]) * D + cols_d[None, None, :]
             f_mask = rmask[:, None, None] & cmask[None, :, None] & dmask[None, None, :]
-            f = tl.load(f_base + f_off, mask=f_mask, other=0.0)       # F tile (BM, BN, BD)
+            f = tl.load(f_base + f_off, mask=f_mask, other=0.0)  # F tile (BM, BN, BD)
             # s_ij = sum_c q_ic F_ijc k_jc / sqrt(d): a 3-D broadcast and reduce, no tl.dot
             s = tl.sum(q[:, None, :] * f * k[None, :, :], axis=2) * scale
             s = tl.where(cmask[None, :], s, float("-inf"))
-            m_new = tl.maximum(m_i, tl.max(s, axis=1))   # every block holds one valid key
+            m_new = tl.maximum(m_i, tl.max(s, axis=1))  # every block holds one valid key
             alpha = tl.exp(m_i - m_new)
             p = tl.exp(s - m_new[:, None])
             l_i = l_i * alpha + tl.sum(p, axis=1)
@@ -71,8 +94,11 @@ if HAS_TRITON:
             acc = acc * alpha[:, None] + tl.sum(p[:, :, None] * f * v[None, :, :], axis=1)
             m_i = m_new
         out = acc / l_i[:, None]
-        tl.store(o_ptr + base + rows[:, None] * D + cols_d[None, :], out,
-                 mask=rmask[:, None] & dmask[None, :])
+        tl.store(
+            o_ptr + base + rows[:, None] * D + cols_d[None, :],
+            out,
+            mask=rmask[:, None] & dmask[None, :],
+        )
 
 # %% ../../nbs/14_prime_attention/04_kernels.ipynb #f566a2ad
 def _tiles(N: int, D: int):
@@ -84,15 +110,31 @@ def _tiles(N: int, D: int):
 
 
 if HAS_TRITON:
-    _SIG = {"q_ptr": "*fp32", "k_ptr": "*fp32", "v_ptr": "*fp32", "f_ptr": "*fp32",
-            "o_ptr": "*fp32", "H": "i32", "N": "i32", "D": "i32", "stride_fb": "i32",
-            "scale": "fp32", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_D": "constexpr"}
-    SIGNATURES = {torch.float32: _SIG,
-                  torch.float64: {k: v.replace("fp32", "fp64") for k, v in _SIG.items()}}
+    _SIG = {
+        "q_ptr": "*fp32",
+        "k_ptr": "*fp32",
+        "v_ptr": "*fp32",
+        "f_ptr": "*fp32",
+        "o_ptr": "*fp32",
+        "H": "i32",
+        "N": "i32",
+        "D": "i32",
+        "stride_fb": "i32",
+        "scale": "fp32",
+        "BLOCK_M": "constexpr",
+        "BLOCK_N": "constexpr",
+        "BLOCK_D": "constexpr",
+    }
+    SIGNATURES = {
+        torch.float32: _SIG,
+        torch.float64: {k: v.replace("fp32", "fp64") for k, v in _SIG.items()},
+    }
     # compiled for the largest tile the wrapper launches (d = 16)
     TILE = {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_D": 16}
     for _dt, _name in ((torch.float32, "fp32"), (torch.float64, "fp64")):
-        register_kernel("14", flash_prime_kernel, SIGNATURES[_dt], TILE, name=f"flash_prime_{_name}")
+        register_kernel(
+            "14", flash_prime_kernel, SIGNATURES[_dt], TILE, name=f"flash_prime_{_name}"
+        )
 
 # %% ../../nbs/14_prime_attention/04_kernels.ipynb #7b5e4e85
 def _launch(q, k, v, filters):
@@ -102,10 +144,22 @@ def _launch(q, k, v, filters):
     if q.numel() == 0:
         return o
     bm, bn, bd = _tiles(N, D)
-    stride_fb = 0 if filters.dim() == 4 else H * N * N * D   # the batch-shared F: stride 0
+    stride_fb = 0 if filters.dim() == 4 else H * N * N * D  # the batch-shared F: stride 0
     flash_prime_kernel[(B * H, triton.cdiv(N, bm))](
-        q, k, v, filters, o, H, N, D, stride_fb, 1.0 / math.sqrt(D),
-        BLOCK_M=bm, BLOCK_N=bn, BLOCK_D=bd)
+        q,
+        k,
+        v,
+        filters,
+        o,
+        H,
+        N,
+        D,
+        stride_fb,
+        1.0 / math.sqrt(D),
+        BLOCK_M=bm,
+        BLOCK_N=bn,
+        BLOCK_D=bd,
+    )
     return o
 
 
@@ -137,18 +191,21 @@ def check_attention_inputs(q, k, v, filters):
         raise ValueError(f"filters must have shape (H, N, N, d) or (B, H, N, N, d), got {got}")
     want = (H, N, N, D) if filters.dim() == 4 else (B, H, N, N, D)
     if tuple(filters.shape) != want:
-        raise ValueError(f"filters must have shape {want} to match {H} heads, {N} channels and "
-                         f"head width {D} of q, got {tuple(filters.shape)}")
+        raise ValueError(
+            f"filters must have shape {want} to match {H} heads, {N} channels and "
+            f"head width {D} of q, got {tuple(filters.shape)}"
+        )
     filters = check_tensor(filters, "filters", dtypes=(q.dtype,), device=q.device)
     return q, k, v, filters
 
 
-def prime_attention(q: torch.Tensor,        # queries (B, H, N, d)
-                    k: torch.Tensor,        # keys (B, H, N, d)
-                    v: torch.Tensor,        # values (B, H, N, d)
-                    filters: torch.Tensor,  # F (H, N, N, d), shared by the batch, or (B, H, N, N, d)
-                    backend: str = "auto",  # "auto", "triton" or "torch"
-                    ) -> torch.Tensor:
+def prime_attention(
+    q: torch.Tensor,  # queries (B, H, N, d)
+    k: torch.Tensor,  # keys (B, H, N, d)
+    v: torch.Tensor,  # values (B, H, N, d)
+    filters: torch.Tensor,  # F (H, N, N, d), shared by the batch, or (B, H, N, N, d)
+    backend: str = "auto",  # "auto", "triton" or "torch"
+) -> torch.Tensor:
     "Prime attention o_i = sum_j softmax_j(q_i.(k_j*F_ij)/sqrt d) v_j*F_ij (Chapter 14, *Kernels*)."
     q, k, v, filters = check_attention_inputs(q, k, v, filters)
     if resolve_backend(backend, q, k, v, filters) == "torch":
@@ -166,23 +223,31 @@ def make_attention_inputs(size, dtype, generator):
 
 # %% ../../nbs/14_prime_attention/04_kernels.ipynb #9fb6c620
 def _bench_model(B=32, H=8, N=862, D=16, bytes_per=4):
-    qkv = 4 * B * H * N * D * bytes_per                  # q, k, v read, o written
-    f_reads = B * H * N * N * D * bytes_per              # F tile per sample (upper bound)
-    materialised = 2 * B * H * N * N * D * bytes_per     # K~ and V~ of the reference
-    flops = 6 * B * H * N * N * D                        # q*F*k, F*v and the two sums
-    return dict(bytes=qkv + f_reads, flops=flops, reference_bytes=qkv + f_reads + 2 * materialised,
-                note=f"B={B}, H={H}, N={N}, d={D}, fp32; the reference materialises K~ and V~: "
-                     f"{materialised / 1e9:.1f} GB; F itself: {H * N * N * D * bytes_per / 1e9:.2f} GB")
+    qkv = 4 * B * H * N * D * bytes_per  # q, k, v read, o written
+    f_reads = B * H * N * N * D * bytes_per  # F tile per sample (upper bound)
+    materialised = 2 * B * H * N * N * D * bytes_per  # K~ and V~ of the reference
+    flops = 6 * B * H * N * N * D  # q*F*k, F*v and the two sums
+    return dict(
+        bytes=qkv + f_reads,
+        flops=flops,
+        reference_bytes=qkv + f_reads + 2 * materialised,
+        note=f"B={B}, H={H}, N={N}, d={D}, fp32; the reference materialises K~ and V~: "
+        f"{materialised / 1e9:.1f} GB; F itself: {H * N * N * D * bytes_per / 1e9:.2f} GB",
+    )
 
 
 def _bench(device, B=32, H=8, D=16, Ns=(64, 256, 862)):
     g = torch.Generator().manual_seed(0)
     out = {}
     for N in Ns:
-        q, k, v, f = (t.to(device) for t in make_attention_inputs((B, H, N, D, False), torch.float32, g))
-        out[f"triton N={N}"] = lambda q=q, k=k, v=v, f=f: prime_attention(q, k, v, f, backend="triton")
+        q, k, v, f = (
+            t.to(device) for t in make_attention_inputs((B, H, N, D, False), torch.float32, g)
+        )
+        out[f"triton N={N}"] = lambda q=q, k=k, v=v, f=f: prime_attention(
+            q, k, v, f, backend="triton"
+        )
         out[f"sdpa N={N}"] = lambda q=q, k=k, v=v: F.scaled_dot_product_attention(q, k, v)
-        if 2 * B * H * N * N * D * 4 < 8e9:              # the reference's K~ and V~ must fit
+        if 2 * B * H * N * N * D * 4 < 8e9:  # the reference's K~ and V~ must fit
             out[f"torch N={N}"] = lambda q=q, k=k, v=v, f=f: prime_attention_reference(q, k, v, f)
     return out
 

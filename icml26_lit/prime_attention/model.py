@@ -9,6 +9,7 @@ import math
 
 import torch
 import torch.nn.functional as F
+from fastcore.basics import patch
 from torch import nn
 
 from ..core import BACKENDS
@@ -46,21 +47,41 @@ class RevIN(nn.Module):
 class PrimeAttentionLayer(nn.Module):
     "Multi-head attention over channel tokens, standard or prime (Chapter 14, *Backbone*)."
 
-    def __init__(self, n_channels, d_model, n_heads, attention="prime", mode="full", sparsity=1.0,
-                 mask=None, rank=4, backend="auto", generator=None):
+    def __init__(
+        self,
+        n_channels,
+        d_model,
+        n_heads,
+        attention="prime",
+        mode="full",
+        sparsity=1.0,
+        mask=None,
+        rank=4,
+        backend="auto",
+        generator=None,
+    ):
         super().__init__()
-        self.n_heads, self.head_dim, self.attention, self.backend = n_heads, d_model // n_heads, attention, backend
+        self.n_heads, self.head_dim = n_heads, d_model // n_heads
+        self.attention, self.backend = attention, backend
         self.q, self.k, self.v, self.out = (nn.Linear(d_model, d_model) for _ in range(4))
-        self.filters = None if attention == "standard" else PrimeFilters(
-            n_heads, n_channels, self.head_dim, mode, sparsity, mask, d_model, rank, generator)
+        self.filters = (
+            None
+            if attention == "standard"
+            else PrimeFilters(
+                n_heads, n_channels, self.head_dim, mode, sparsity, mask, d_model, rank, generator
+            )
+        )
 
     def forward(self, z: torch.Tensor) -> torch.Tensor:
         B, N, D = z.shape
-        q, k, v = (lin(z).view(B, N, self.n_heads, self.head_dim).transpose(1, 2)
-                   for lin in (self.q, self.k, self.v))                     # (B, H, N, d_h)
-        if self.filters is None:     # standard attention: the same layer without filters
+        # q, k, v: (B, H, N, d_h)
+        q, k, v = (
+            lin(z).view(B, N, self.n_heads, self.head_dim).transpose(1, 2)
+            for lin in (self.q, self.k, self.v)
+        )
+        if self.filters is None:  # standard attention: the same layer without filters
             o = F.scaled_dot_product_attention(q, k, v)
-        else:                        # a_ij = softmax_j(q_i.(k_j*F_ij)/sqrt d_h), o_i = sum a_ij v_j*F_ij
+        else:  # a_ij = softmax_j(q_i.(k_j*F_ij)/sqrt d_h), o_i = sum a_ij v_j*F_ij
             o = prime_attention(q, k, v, self.filters(z), backend=self.backend)
         return self.out(o.transpose(1, 2).reshape(B, N, D))
 
@@ -79,11 +100,18 @@ class EncoderLayer(nn.Module):
         return self.norm2(z + self.ff2(F.gelu(self.ff1(z))))
 
 # %% ../../nbs/14_prime_attention/02_backbone.ipynb #0edf9759
-def _check_model_args(n_channels, lookback, horizon, d_model, n_layers, n_heads, d_ff, attention,
-                      mode, backend):
-    for name, val, low in (("n_channels", n_channels, 1), ("lookback", lookback, 2),
-                           ("horizon", horizon, 1), ("d_model", d_model, 1), ("n_layers", n_layers, 1),
-                           ("n_heads", n_heads, 1), ("d_ff", d_ff, 1)):
+def _check_model_args(
+    n_channels, lookback, horizon, d_model, n_layers, n_heads, d_ff, attention, mode, backend
+):
+    for name, val, low in (
+        ("n_channels", n_channels, 1),
+        ("lookback", lookback, 2),
+        ("horizon", horizon, 1),
+        ("d_model", d_model, 1),
+        ("n_layers", n_layers, 1),
+        ("n_heads", n_heads, 1),
+        ("d_ff", d_ff, 1),
+    ):
         if isinstance(val, bool) or not isinstance(val, int) or val < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {val!r}")
     if d_model % n_heads:
@@ -109,43 +137,71 @@ def _init_linears(module: nn.Module, generator: torch.Generator | None):
 class PrimeITransformer(nn.Module):
     "iTransformer forecaster with prime or standard attention (Chapter 14, *Backbone*)."
 
-    def __init__(self, n_channels: int, lookback: int, horizon: int,
-                 d_model: int = 32, n_layers: int = 2, n_heads: int = 4, d_ff: int = 64,
-                 attention: str = "prime",      # "prime" or "standard"
-                 mode: str = "full",            # filters: "full" (P1), "sparse" (P2), "dynamic" (P3)
-                 sparsity: float = 1.0,         # P2 without a mask: random fraction of pairs
-                 mask: torch.Tensor | None = None,  # P2: (N, N) bool, [i, j] = i drives j
-                 rank: int = 4,                 # P3: rank of h
-                 backend: str = "auto",         # passed to prime_attention in every layer
-                 generator: torch.Generator | None = None):   # all initial weights come from it
+    def __init__(
+        self,
+        n_channels: int,
+        lookback: int,
+        horizon: int,
+        d_model: int = 32,
+        n_layers: int = 2,
+        n_heads: int = 4,
+        d_ff: int = 64,
+        attention: str = "prime",  # "prime" or "standard"
+        mode: str = "full",  # filters: "full" (P1), "sparse" (P2), "dynamic" (P3)
+        sparsity: float = 1.0,  # P2 without a mask: random fraction of pairs
+        mask: torch.Tensor | None = None,  # P2: (N, N) bool, [i, j] = i drives j
+        rank: int = 4,  # P3: rank of h
+        backend: str = "auto",  # passed to prime_attention in every layer
+        generator: torch.Generator | None = None,  # all initial weights come from it
+    ):
         super().__init__()
-        _check_model_args(n_channels, lookback, horizon, d_model, n_layers, n_heads, d_ff,
-                          attention, mode, backend)
-        self.n_channels, self.lookback, self.horizon, self.attention = n_channels, lookback, horizon, attention
-        with torch.random.fork_rng(devices=[]):   # torch's default inits draw from the global RNG:
-            self.revin = RevIN(n_channels)        # fork it, then overwrite every weight from
-            self.embed = nn.Linear(lookback, d_model)   # `generator`, so the global state is untouched
+        _check_model_args(
+            n_channels,
+            lookback,
+            horizon,
+            d_model,
+            n_layers,
+            n_heads,
+            d_ff,
+            attention,
+            mode,
+            backend,
+        )
+        self.n_channels, self.lookback = n_channels, lookback
+        self.horizon, self.attention = horizon, attention
+        # torch's default inits draw from the global RNG: fork it, then overwrite every weight
+        # from `generator`, so the global state is untouched
+        with torch.random.fork_rng(devices=[]):
+            self.revin = RevIN(n_channels)
+            self.embed = nn.Linear(lookback, d_model)
+            args = (n_channels, d_model, n_heads, attention, mode, sparsity, mask, rank, backend)
             self.layers = nn.ModuleList(
-                EncoderLayer(d_model, d_ff, PrimeAttentionLayer(
-                    n_channels, d_model, n_heads, attention, mode, sparsity, mask, rank, backend,
-                    generator)) for _ in range(n_layers))
+                EncoderLayer(d_model, d_ff, PrimeAttentionLayer(*args, generator))
+                for _ in range(n_layers)
+            )
             self.norm = nn.LayerNorm(d_model)
             self.head = nn.Linear(d_model, horizon)
         _init_linears(self, generator)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        "x (B, lookback, N) -> forecast (B, horizon, N)."
-        if not isinstance(x, torch.Tensor) or x.dim() != 3 or tuple(x.shape[1:]) != (self.lookback, self.n_channels):
-            got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
-            raise ValueError(f"x must have shape (B, {self.lookback}, {self.n_channels}), got {got}")
-        if not bool(torch.isfinite(x).all()):
-            raise ValueError("x contains NaN or infinite values (a window with missing data?)")
-        xn, stats = self.revin.normalize(x)
-        z = self.embed(xn.transpose(1, 2))                  # variate tokens (B, N, d_model)
-        for layer in self.layers:
-            z = layer(z)
-        y = self.head(self.norm(z)).transpose(1, 2)         # (B, horizon, N)
-        return self.revin.denormalize(y, stats)
+# %% ../../nbs/14_prime_attention/02_backbone.ipynb #3ccc6daa
+@patch
+def forward(self: PrimeITransformer, x: torch.Tensor) -> torch.Tensor:
+    "x (B, lookback, N) -> forecast (B, horizon, N)."
+    if (
+        not isinstance(x, torch.Tensor)
+        or x.dim() != 3
+        or tuple(x.shape[1:]) != (self.lookback, self.n_channels)
+    ):
+        got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
+        raise ValueError(f"x must have shape (B, {self.lookback}, {self.n_channels}), got {got}")
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError("x contains NaN or infinite values (a window with missing data?)")
+    xn, stats = self.revin.normalize(x)
+    z = self.embed(xn.transpose(1, 2))  # variate tokens (B, N, d_model)
+    for layer in self.layers:
+        z = layer(z)
+    y = self.head(self.norm(z)).transpose(1, 2)  # (B, horizon, N)
+    return self.revin.denormalize(y, stats)
 
 # %% ../../nbs/14_prime_attention/02_backbone.ipynb #ff98bac6
 @torch.no_grad()
@@ -157,12 +213,12 @@ def filter_scores(self, x: torch.Tensor | None = None) -> torch.Tensor:
     if filt.mode == "dynamic":
         if x is None:
             raise ValueError("x (a batch of windows) is required for mode='dynamic'")
-        self(x[:1])                                          # validates x
+        self(x[:1])  # validates x
         z = self.embed(self.revin.normalize(x)[0].transpose(1, 2))
-        dev = (filt(z) - 1).norm(dim=-1).mean(dim=(0, 1))    # (N, N), [query, key]
+        dev = (filt(z) - 1).norm(dim=-1).mean(dim=(0, 1))  # (N, N), [query, key]
     else:
         dev = (filt() - 1).norm(dim=-1).mean(dim=0)
-    return dev.T.contiguous()                                # [i, j] = ||F_ji - 1||
+    return dev.T.contiguous()  # [i, j] = ||F_ji - 1||
 
 
 PrimeITransformer.filter_scores = filter_scores

@@ -1,4 +1,5 @@
 """Chapter 14: prime attention's identities, the filters and the model."""
+
 import math
 
 import pytest
@@ -18,13 +19,22 @@ def _qkv(seed, B=2, H=3, N=7, d=5, dtype=torch.float32):
 def test_ones_is_standard_attention(fresh_seed):
     q, k, v = _qkv(fresh_seed)
     # fp32: one softmax over 7 scores and two sums of 5 and 7 terms, values O(1): ~1e-7
-    torch.testing.assert_close(prime_attention(q, k, v, torch.ones(3, 7, 7, 5)),
-                               F.scaled_dot_product_attention(q, k, v), atol=1e-6, rtol=1e-6)
+    torch.testing.assert_close(
+        prime_attention(q, k, v, torch.ones(3, 7, 7, 5)),
+        F.scaled_dot_product_attention(q, k, v),
+        atol=1e-6,
+        rtol=1e-6,
+    )
 
 
 def test_scalar_filters_equal_dense_einsum(fresh_seed):
     q, k, v = _qkv(fresh_seed, dtype=torch.float64)
-    c = torch.rand(3, 7, 7, generator=torch.Generator().manual_seed(fresh_seed + 1), dtype=torch.float64) + 0.5
+    c = (
+        torch.rand(
+            3, 7, 7, generator=torch.Generator().manual_seed(fresh_seed + 1), dtype=torch.float64
+        )
+        + 0.5
+    )
     s = torch.einsum("bhid,bhjd->bhij", q, k) * c / math.sqrt(5)
     want = torch.einsum("bhij,bhjd->bhid", torch.softmax(s, -1) * c, v)
     got = prime_attention(q, k, v, c[..., None].expand(3, 7, 7, 5).contiguous())
@@ -34,27 +44,32 @@ def test_scalar_filters_equal_dense_einsum(fresh_seed):
 
 def test_channel_permutation_equivariance(fresh_seed):
     q, k, v = _qkv(fresh_seed, dtype=torch.float64)
-    filt = 1 + 0.5 * torch.randn(3, 7, 7, 5, generator=torch.Generator().manual_seed(fresh_seed), dtype=torch.float64)
+    filt = 1 + 0.5 * torch.randn(
+        3, 7, 7, 5, generator=torch.Generator().manual_seed(fresh_seed), dtype=torch.float64
+    )
     perm = torch.randperm(7, generator=torch.Generator().manual_seed(fresh_seed))
     out = prime_attention(q, k, v, filt)
     outp = prime_attention(q[:, :, perm], k[:, :, perm], v[:, :, perm], filt[:, perm][:, :, perm])
-    torch.testing.assert_close(outp, out[:, :, perm], rtol=1e-12, atol=1e-12)  # fp64 reordering only
+    # fp64 reordering only
+    torch.testing.assert_close(outp, out[:, :, perm], rtol=1e-12, atol=1e-12)
 
 
 def test_p1_parameter_count_and_init():
-    std = PrimeITransformer(12, 48, 12, attention="standard", generator=torch.Generator().manual_seed(0))
+    std = PrimeITransformer(
+        12, 48, 12, attention="standard", generator=torch.Generator().manual_seed(0)
+    )
     p1 = PrimeITransformer(12, 48, 12, generator=torch.Generator().manual_seed(0))
     extra = sum(p.numel() for p in p1.parameters()) - sum(p.numel() for p in std.parameters())
-    assert extra == 2 * 4 * 12 ** 2 * 8 == n_filter_parameters(p1)
+    assert extra == 2 * 4 * 12**2 * 8 == n_filter_parameters(p1)
     x = torch.randn(3, 48, 12, generator=torch.Generator().manual_seed(1))
-    torch.testing.assert_close(p1(x), std(x), atol=1e-5, rtol=1e-5)   # F = 1 at init, fp32
+    torch.testing.assert_close(p1(x), std(x), atol=1e-5, rtol=1e-5)  # F = 1 at init, fp32
     p2 = PrimeITransformer(12, 48, 12, mode="sparse", mask=pair_mask(torch.rand(12, 12), 0.25))
     assert n_filter_parameters(p2) == 2 * 4 * 33 * 8
 
 
 def test_sparse_mask_convention():
     m = torch.zeros(4, 4, dtype=torch.bool)
-    m[0, 2] = True                      # channel 0 drives channel 2: the filter F_20
+    m[0, 2] = True  # channel 0 drives channel 2: the filter F_20
     f = PrimeFilters(1, 4, 2, mode="sparse", mask=m)
     with torch.no_grad():
         f.weight.fill_(3.0)
@@ -63,12 +78,14 @@ def test_sparse_mask_convention():
 
 
 def test_filter_scores_convention():
-    model = PrimeITransformer(4, 8, 2, n_heads=2, d_model=8, generator=torch.Generator().manual_seed(0))
+    model = PrimeITransformer(
+        4, 8, 2, n_heads=2, d_model=8, generator=torch.Generator().manual_seed(0)
+    )
     with torch.no_grad():
-        model.layers[0].attn.filters.weight[:, 3, 1] += 1.0   # F_31: query 3, key 1
+        model.layers[0].attn.filters.weight[:, 3, 1] += 1.0  # F_31: query 3, key 1
     sc = model.filter_scores()
     assert sc[1, 3] > 0 and float(sc.sum()) == pytest.approx(float(sc[1, 3]))
-    assert float(sc[1, 3]) == pytest.approx(math.sqrt(4))     # ||1 * ones(4)|| averaged over heads
+    assert float(sc[1, 3]) == pytest.approx(math.sqrt(4))  # ||1 * ones(4)|| averaged over heads
 
 
 def test_model_triton_equals_torch_forward_backward(fresh_seed):
@@ -77,10 +94,17 @@ def test_model_triton_equals_torch_forward_backward(fresh_seed):
     y = torch.randn(3, 4, 5, generator=g)
     grads = []
     for backend in ("torch", "triton"):
-        m = PrimeITransformer(5, 10, 4, backend=backend, generator=torch.Generator().manual_seed(fresh_seed))
+        m = PrimeITransformer(
+            5, 10, 4, backend=backend, generator=torch.Generator().manual_seed(fresh_seed)
+        )
         with torch.no_grad():
             for layer in m.layers:
-                layer.attn.filters.weight.add_(0.3 * torch.randn(layer.attn.filters.weight.shape, generator=torch.Generator().manual_seed(1)))
+                layer.attn.filters.weight.add_(
+                    0.3
+                    * torch.randn(
+                        layer.attn.filters.weight.shape, generator=torch.Generator().manual_seed(1)
+                    )
+                )
         out = m(x)
         F.mse_loss(out, y).backward()
         grads.append((out.detach(), [p.grad.clone() for p in m.parameters()]))
@@ -96,20 +120,28 @@ def test_global_rng_untouched():
     assert torch.equal(torch.random.get_rng_state(), s)
 
 
-@pytest.mark.parametrize("kwargs,msg", [
-    (dict(lookback=1), "lookback must be an integer >= 2"),
-    (dict(horizon=0), "horizon must be an integer >= 1"),
-    (dict(sparsity=0.0, mode="sparse"), "sparsity must be in (0, 1]"),
-    (dict(sparsity=1.5, mode="sparse"), "sparsity must be in (0, 1]"),
-    (dict(mode="banded"), "mode must be one of"),
-    (dict(attention="linear"), "attention must be one of"),
-    (dict(backend="gpu"), "backend='gpu'"),
-    (dict(mask=torch.ones(3, 3, dtype=torch.bool), mode="sparse"), "mask must be a bool tensor of shape (6, 6)"),
-])
+@pytest.mark.parametrize(
+    "kwargs,msg",
+    [
+        (dict(lookback=1), "lookback must be an integer >= 2"),
+        (dict(horizon=0), "horizon must be an integer >= 1"),
+        (dict(sparsity=0.0, mode="sparse"), "sparsity must be in (0, 1]"),
+        (dict(sparsity=1.5, mode="sparse"), "sparsity must be in (0, 1]"),
+        (dict(mode="banded"), "mode must be one of"),
+        (dict(attention="linear"), "attention must be one of"),
+        (dict(backend="gpu"), "backend='gpu'"),
+        (
+            dict(mask=torch.ones(3, 3, dtype=torch.bool), mode="sparse"),
+            "mask must be a bool tensor of shape (6, 6)",
+        ),
+    ],
+)
 def test_model_bad_input(kwargs, msg):
     args = dict(n_channels=6, lookback=12, horizon=3)
     args.update(kwargs)
-    with pytest.raises(ValueError, match=msg.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
+    with pytest.raises(
+        ValueError, match=msg.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")
+    ):
         PrimeITransformer(**args)
 
 

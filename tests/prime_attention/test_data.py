@@ -1,4 +1,5 @@
 """Chapter 14: the simulators, the oracle, the windows and the cross-correlation score."""
+
 import math
 import socket
 
@@ -34,15 +35,15 @@ def test_pair_graph_and_laws():
     x, g = simulate_pair_laws(2000, noise_std=0.0, seed=3)
     assert {tuple(p) for p in torch.nonzero(g).tolist()} == set(TRUE_PAIRS)
     xd = x.double()
-    r = xd[7:, 3] / xd[:-7, 2]              # sign-inverted lag-7 copy: a constant negative ratio
+    r = xd[7:, 3] / xd[:-7, 2]  # sign-inverted lag-7 copy: a constant negative ratio
     assert float(r.max()) < 0 and float(r.std() / r.abs().mean()) < 1e-5
 
 
 def _var_case(seed, n=6000, sigma=0.1):
     x, A = simulate_var2(n, noise_std=sigma, seed=seed)
     a, b = split_bounds(n)["test"]
-    pred = x[a + 1:b - 1] @ A[0].T + x[a:b - 2] @ A[1].T   # oracle forecast of x[a + 2 : b]
-    err2 = (x[a + 2:b] - pred).pow(2)
+    pred = x[a + 1 : b - 1] @ A[0].T + x[a : b - 2] @ A[1].T  # oracle forecast of x[a + 2 : b]
+    err2 = (x[a + 2 : b] - pred).pow(2)
     return x, A, err2
 
 
@@ -54,13 +55,14 @@ def test_var2_oracle_is_sigma2():
 
 def test_statsmodels_var_reaches_oracle():
     from statsmodels.tsa.api import VAR
+
     x, A, err2 = _var_case(1)
     a, b = split_bounds(len(x))["test"]
-    res = VAR(x[:split_bounds(len(x))["train"][1]].numpy()).fit(maxlags=6, ic="aic")
+    res = VAR(x[: split_bounds(len(x))["train"][1]].numpy()).fit(maxlags=6, ic="aic")
     p = res.k_ar
     xn = x.numpy()
-    pred = np.stack([res.forecast(xn[t - p:t], 1)[0] for t in range(a + 2, b)])
-    mse = float(((xn[a + 2:b] - pred) ** 2).mean())
+    pred = np.stack([res.forecast(xn[t - p : t], 1)[0] for t in range(a + 2, b)])
+    mse = float(((xn[a + 2 : b] - pred) ** 2).mean())
     assert abs(mse / float(err2.mean()) - 1) < 0.02
 
 
@@ -102,6 +104,7 @@ def test_daphnet_opens_no_network(monkeypatch):
 
     def refuse(*a, **k):
         raise AssertionError("network access attempted")
+
     monkeypatch.setattr(socket, "socket", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
     d = load_daphnet()

@@ -1,4 +1,5 @@
 """Chapter 14: the experiment's presets, smoke step and AUC."""
+
 import json
 
 import pytest
@@ -19,7 +20,7 @@ def test_ci_preset_is_the_protocol():
     assert c.lr_grid == [1e-3, 3e-3] and c.pilot_seed == 100 and not c.run_pilot
     assert c.arms == ["standard_48", "prime_48", "standard_30", "prime_30"]
     path = repo_root() / "results" / "prime_attention" / "pilot_cpu.json"
-    if path.exists():   # the ci picks are the committed cpu pilot's
+    if path.exists():  # the ci picks are the committed cpu pilot's
         pilot = json.loads(path.read_text())["pilot"]
         assert c.lr == pilot["lr"] and c.noise_std == pilot["noise_std"]
         assert c.margin == pytest.approx(pilot["margin"], rel=1e-9)
