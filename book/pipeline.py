@@ -24,6 +24,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+import execute as execute_mod
 from build_html import build
 from execute import _env, execute, run_one
 from layout import BUILD, PY, ROOT, TIMINGS, chapter_dirs, has_parameters, test_dirs, write_timings
@@ -226,6 +227,10 @@ def run_at_scale(nb: str, scale: str, device: str, seed: int = 0) -> int:
         seed=seed,
         provenance=provenance(str(dev)),
         wall_s=round(wall, 1),
+        # CPU seconds (papermill + kernel) and the 1-minute load average at the end: a wall time
+        # measured beside other jobs is read against these
+        cpu_s=round(execute_mod.CPU_S.get(path, 0.0), 1),
+        load_avg_1min=round(os.getloadavg()[0], 2),
         claims=[asdict(c) for c in load_claims(directory=claims)],
     )
     dst = ROOT / "results" / slug / f"{scale}.json"
@@ -233,7 +238,10 @@ def run_at_scale(nb: str, scale: str, device: str, seed: int = 0) -> int:
     tmp = dst.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(res, indent=1))
     os.replace(tmp, dst)  # a results file is written whole or not at all
-    print(f"{nb} at scale={scale} on {res['provenance']['device_name']}: {wall:.0f} s; wrote {dst}")
+    print(
+        f"{nb} at scale={scale} on {res['provenance']['device_name']}: {wall:.0f} s wall, "
+        f"{res['cpu_s']:.0f} s cpu; wrote {dst}"
+    )
     return 0
 
 

@@ -11,7 +11,7 @@ import pkgutil
 import sys
 
 import icml26_lit
-from .core.bench import BENCHMARKS, run_benchmarks
+from .core.bench import run_benchmarks
 
 
 def load_chapter_kernels() -> list[str]:
