@@ -7,10 +7,34 @@ __all__ = []
 
 # %% ../../nbs/09_ldr/07_flows_api.ipynb #aedde4c1
 from .coupling import CouplingFlow, CouplingLayer, rqs_knots, rqs_transform
-from .estimators import effective_sample_size, estimate_log_Z, importance_log_weights
-from .matching import (interpolate, target_velocity, cfm_loss, gaussian_velocity,
-                                       sample_ode, divergence, log_prob_ode)
+from icml26_lit.flows.estimators import (
+    effective_sample_size,
+    estimate_log_Z,
+    importance_log_weights,
+)
+from icml26_lit.flows.matching import (
+    interpolate,
+    target_velocity,
+    cfm_loss,
+    gaussian_velocity,
+    sample_ode,
+    divergence,
+    log_prob_ode,
+)
 
-__all__ = ["CouplingFlow", "CouplingLayer", "rqs_knots", "rqs_transform", "effective_sample_size",
-           "estimate_log_Z", "importance_log_weights", "interpolate", "target_velocity",
-           "cfm_loss", "gaussian_velocity", "sample_ode", "divergence", "log_prob_ode"]
+__all__ = [
+    "CouplingFlow",
+    "CouplingLayer",
+    "rqs_knots",
+    "rqs_transform",
+    "effective_sample_size",
+    "estimate_log_Z",
+    "importance_log_weights",
+    "interpolate",
+    "target_velocity",
+    "cfm_loss",
+    "gaussian_velocity",
+    "sample_ode",
+    "divergence",
+    "log_prob_ode",
+]

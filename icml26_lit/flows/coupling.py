@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -19,16 +19,19 @@ __all__ = ['SplineFn', 'rqs_knots', 'check_knots', 'check_generator', 'rqs_trans
            'grid_integral']
 
 # %% ../../nbs/09_ldr/02_coupling_flows.ipynb #c865a814
-def rqs_knots(widths: torch.Tensor,  # unconstrained bin widths (..., K)
-              heights: torch.Tensor,  # unconstrained bin heights (..., K)
-              derivatives: torch.Tensor,  # unconstrained interior knot derivatives (..., K-1)
-              bound: float = 5.0,  # the spline acts on [-bound, bound]
-              slope: float = 1e-3,  # minimum slope of the spline
-              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    "Knot positions, values and derivatives (..., K+1) of a monotonic RQ spline (Chapter 09, *The rational-quadratic spline*)."
+def rqs_knots(
+    widths: torch.Tensor,  # unconstrained bin widths (..., K)
+    heights: torch.Tensor,  # unconstrained bin heights (..., K)
+    derivatives: torch.Tensor,  # unconstrained interior knot derivatives (..., K-1)
+    bound: float = 5.0,  # the spline acts on [-bound, bound]
+    slope: float = 1e-3,  # minimum slope of the spline
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    "Knots xk, yk, dk (..., K+1) of an RQ spline (Chapter 09, *The rational-quadratic spline*)."
     if widths.shape != heights.shape or derivatives.shape[-1] != widths.shape[-1] - 1:
-        raise ValueError("widths and heights must be (..., K) and derivatives (..., K-1), got "
-                         f"{tuple(widths.shape)}, {tuple(heights.shape)}, {tuple(derivatives.shape)}")
+        raise ValueError(
+            "widths and heights must be (..., K) and derivatives (..., K-1), got "
+            f"{tuple(widths.shape)}, {tuple(heights.shape)}, {tuple(derivatives.shape)}"
+        )
     log_slope = math.log(slope)
     # soft clip v / (1 + |2v / log s_min|) keeps every bin's slope above s_min
     widths = widths / (1 + (2 * widths / log_slope).abs())
@@ -39,7 +42,7 @@ def rqs_knots(widths: torch.Tensor,  # unconstrained bin widths (..., K)
     dk = torch.exp(F.pad(derivatives, (1, 1)))  # boundary derivatives exp(0) = 1
     return xk, yk, dk
 
-
+# %% ../../nbs/09_ldr/02_coupling_flows.ipynb #954c8967
 def check_knots(xk: torch.Tensor, yk: torch.Tensor, dk: torch.Tensor) -> None:
     "Raise ValueError unless xk, yk increase strictly and dk > 0 along the last dimension."
     for name, k in (("xk", xk), ("yk", yk)):
@@ -54,15 +57,16 @@ def check_generator(generator, name: str = "generator") -> None:
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"{name} must be a torch.Generator or None, got {type(generator).__name__}")
 
-
-def rqs_transform(x: torch.Tensor,  # points (...)
-                  xk: torch.Tensor,  # knot positions (..., K+1), increasing
-                  yk: torch.Tensor,  # knot values (..., K+1), increasing
-                  dk: torch.Tensor,  # knot derivatives (..., K+1), positive
-                  inverse: bool = False,  # False: y = f(x); True: x = f^{-1}(y)
-                  check: bool = True,  # validate the knots (False: they come from `rqs_knots`)
-                  ) -> tuple[torch.Tensor, torch.Tensor]:
-    "Monotonic RQ spline and its log|derivative| (reference; Chapter 09, *The rational-quadratic spline*)."
+# %% ../../nbs/09_ldr/02_coupling_flows.ipynb #2ccba944
+def rqs_transform(
+    x: torch.Tensor,  # points (...)
+    xk: torch.Tensor,  # knot positions (..., K+1), increasing
+    yk: torch.Tensor,  # knot values (..., K+1), increasing
+    dk: torch.Tensor,  # knot derivatives (..., K+1), positive
+    inverse: bool = False,  # False: y = f(x); True: x = f^{-1}(y)
+    check: bool = True,  # validate the knots (False: they come from `rqs_knots`)
+) -> tuple[torch.Tensor, torch.Tensor]:
+    "RQ spline and its log|derivative| (reference; Chapter 09, *The rational-quadratic spline*)."
     if check:
         check_knots(xk, yk, dk)
     n_bins = xk.shape[-1] - 1
@@ -87,9 +91,13 @@ def rqs_transform(x: torch.Tensor,  # points (...)
     om = xi * (1 - xi)
     den = s + (d0 + d1 - 2 * s) * om
     if not inverse:
-        out = y0 + h * (s * xi ** 2 + d0 * om) / den
+        out = y0 + h * (s * xi**2 + d0 * om) / den
     # log dy/dx = 2 log s + log(d1 xi^2 + 2 s xi(1-xi) + d0 (1-xi)^2) - 2 log den
-    ladj = 2 * torch.log(s) + torch.log(d1 * xi ** 2 + 2 * s * om + d0 * (1 - xi) ** 2) - 2 * torch.log(den)
+    ladj = (
+        2 * torch.log(s)
+        + torch.log(d1 * xi**2 + 2 * s * om + d0 * (1 - xi) ** 2)
+        - 2 * torch.log(den)
+    )
     if inverse:
         ladj = -ladj
     return torch.where(inside, out, x), torch.where(inside, ladj, 0.0)
@@ -108,16 +116,21 @@ def _mlp(d_in: int, d_out: int, hidden: int, n_hidden: int) -> nn.Sequential:
     nn.init.zeros_(last.bias)  # identity at initialisation
     return nn.Sequential(*layers, last)
 
-
+# %% ../../nbs/09_ldr/02_coupling_flows.ipynb #33c48263
 class CouplingLayer(nn.Module):
-    "One affine or RQ-spline coupling layer, normalising direction x -> z (Chapter 09, *Coupling layers*)."
+    "Affine or RQ-spline coupling layer; forward is x -> z (Chapter 09, *Coupling layers*)."
 
-    def __init__(self, mask: torch.Tensor,  # bool (D,), True where the layer transforms
-                 transform: str = "spline",  # "spline" (neural spline flow) or "affine" (RealNVP)
-                 hidden: int = 64, n_hidden: int = 2,  # conditioner width and depth
-                 bins: int = 8, bound: float = 5.0,  # spline bins and half-width of its interval
-                 spline_fn: SplineFn | None = None,  # same signature as `rqs_transform`
-                 scale_clamp: float = 3.0):  # affine log-scale bound
+    def __init__(
+        self,
+        mask: torch.Tensor,  # bool (D,), True where the layer transforms
+        transform: str = "spline",  # "spline" (neural spline flow) or "affine" (RealNVP)
+        hidden: int = 64,  # conditioner width
+        n_hidden: int = 2,  # conditioner depth
+        bins: int = 8,  # spline bins
+        bound: float = 5.0,  # half-width of the spline's interval
+        spline_fn: SplineFn | None = None,  # same signature as `rqs_transform`
+        scale_clamp: float = 3.0,  # affine log-scale bound
+    ):
         super().__init__()
         if transform not in ("spline", "affine"):
             raise ValueError(f"transform must be 'spline' or 'affine', got {transform!r}")
@@ -126,8 +139,11 @@ class CouplingLayer(nn.Module):
         self.register_buffer("idx_a", torch.nonzero(~mask).flatten(), persistent=False)
         self.register_buffer("idx_b", torch.nonzero(mask).flatten(), persistent=False)
         # columns of cat([x_A, x_B]) back in the original order
-        self.register_buffer("unperm", torch.argsort(torch.cat([self.idx_a, self.idx_b])), persistent=False)
-        self.transform, self.bins, self.bound, self.scale_clamp = transform, bins, bound, scale_clamp
+        self.register_buffer(
+            "unperm", torch.argsort(torch.cat([self.idx_a, self.idx_b])), persistent=False
+        )
+        self.transform, self.bins = transform, bins
+        self.bound, self.scale_clamp = bound, scale_clamp
         self.spline_fn = spline_fn or rqs_transform
         self.n_b, n_a = int(mask.sum()), int((~mask).sum())
         self.n_params = 3 * bins - 1 if transform == "spline" else 2
@@ -139,10 +155,14 @@ class CouplingLayer(nn.Module):
         if self.transform == "affine":
             log_s = self.scale_clamp * torch.tanh(p[..., 0] / self.scale_clamp)
             t = p[..., 1]
-            zb, ladj = ((xb - t) * torch.exp(-log_s), -log_s) if inverse else (xb * torch.exp(log_s) + t, log_s)
+            zb, ladj = (
+                ((xb - t) * torch.exp(-log_s), -log_s)
+                if inverse
+                else (xb * torch.exp(log_s) + t, log_s)
+            )
         else:
             K = self.bins
-            xk, yk, dk = rqs_knots(p[..., :K], p[..., K:2 * K], p[..., 2 * K:], self.bound)
+            xk, yk, dk = rqs_knots(p[..., :K], p[..., K : 2 * K], p[..., 2 * K :], self.bound)
             # knots from rqs_knots increase and have positive slopes by construction
             zb, ladj = self.spline_fn(xb, xk, yk, dk, inverse=inverse, check=False)
         return torch.cat([xa, zb], 1).index_select(1, self.unperm), ladj.sum(-1)
@@ -155,39 +175,72 @@ class CouplingLayer(nn.Module):
         "x = layer^{-1}(z) and log|det dx/dz| (N,)."
         return self._couple(z, True)
 
+# %% ../../nbs/09_ldr/02_coupling_flows.ipynb #3e8a41f0
+def _check_flow_args(dim, n_layers, bins) -> None:
+    "Raise ValueError unless dim >= 2, n_layers >= 1 and bins >= 2 are integers."
+    if isinstance(dim, bool) or not isinstance(dim, int) or dim < 2:
+        raise ValueError(
+            f"dim must be an integer >= 2 (a coupling layer needs two parts), got {dim!r}"
+        )
+    if isinstance(n_layers, bool) or not isinstance(n_layers, int) or n_layers < 1:
+        raise ValueError(f"n_layers must be a positive integer, got {n_layers!r}")
+    if isinstance(bins, bool) or not isinstance(bins, int) or bins < 2:
+        raise ValueError(f"bins must be an integer >= 2, got {bins!r}")
+
+
+def _check_batch(flow, x, name):
+    "x (N, D) in the flow's dtype, or a TypeError / ValueError that says what is wrong."
+    dtype = next(flow.parameters()).dtype
+    if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dtype != dtype:
+        raise TypeError(
+            f"{name} has dtype {str(x.dtype).replace('torch.', '')} but the flow is "
+            f"{str(dtype).replace('torch.', '')}: convert one of them"
+        )
+    return check_tensor(x, name, ndim=2, shape=(None, flow.dim))
+
+
+def _base_sample(flow, n, generator):
+    "z (n, D) ~ N(0, I) in the flow's dtype and on its device, drawn on the generator's device."
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    check_generator(generator)
+    p = next(flow.parameters())
+    z = torch.randn(
+        n,
+        flow.dim,
+        generator=generator,
+        dtype=p.dtype,
+        device=generator.device if generator is not None else p.device,
+    ).to(p.device)
+    return z
+
 # %% ../../nbs/09_ldr/02_coupling_flows.ipynb #bf5dc207
 class CouplingFlow(nn.Module):
     "A RealNVP or neural-spline coupling flow on R^D (Chapter 09, *The flow*)."
 
-    def __init__(self, dim: int,  # dimension D >= 2
-                 n_layers: int = 6,  # coupling layers
-                 hidden: int = 64, n_hidden: int = 2,  # conditioner width and depth
-                 transform: str = "spline",  # "spline" or "affine" (RealNVP)
-                 bins: int = 8, bound: float = 5.0,  # spline bins and interval half-width
-                 spline_fn: SplineFn | None = None):  # spline implementation (e.g. a Triton kernel)
+    def __init__(
+        self,
+        dim: int,  # dimension D >= 2
+        n_layers: int = 6,  # coupling layers
+        hidden: int = 64,  # conditioner width
+        n_hidden: int = 2,  # conditioner depth
+        transform: str = "spline",  # "spline" or "affine" (RealNVP)
+        bins: int = 8,  # spline bins
+        bound: float = 5.0,  # spline interval half-width
+        spline_fn: SplineFn | None = None,  # spline implementation (e.g. a Triton kernel)
+    ):
         super().__init__()
-        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 2:
-            raise ValueError(f"dim must be an integer >= 2 (a coupling layer needs two parts), got {dim!r}")
-        if isinstance(n_layers, bool) or not isinstance(n_layers, int) or n_layers < 1:
-            raise ValueError(f"n_layers must be a positive integer, got {n_layers!r}")
-        if isinstance(bins, bool) or not isinstance(bins, int) or bins < 2:
-            raise ValueError(f"bins must be an integer >= 2, got {bins!r}")
+        _check_flow_args(dim, n_layers, bins)
         self.dim = dim
         idx = torch.arange(dim)
         self.layers = nn.ModuleList(
             CouplingLayer(idx % 2 == l % 2, transform, hidden, n_hidden, bins, bound, spline_fn)
-            for l in range(n_layers))
-
-    def _check(self, x, name):
-        dtype = next(self.parameters()).dtype
-        if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dtype != dtype:
-            raise TypeError(f"{name} has dtype {str(x.dtype).replace('torch.', '')} but the flow is "
-                            f"{str(dtype).replace('torch.', '')}: convert one of them")
-        return check_tensor(x, name, ndim=2, shape=(None, self.dim))
+            for l in range(n_layers)
+        )
 
     def forward(self, x: torch.Tensor):
         "z = T^{-1}(x) (N, D) and log|det J_{T^{-1}}(x)| (N,)."
-        z, total = self._check(x, "x"), x.new_zeros(len(x))
+        z, total = _check_batch(self, x, "x"), x.new_zeros(len(x))
         for layer in self.layers:
             z, ladj = layer(z)
             total = total + ladj
@@ -195,7 +248,7 @@ class CouplingFlow(nn.Module):
 
     def inverse(self, z: torch.Tensor):
         "x = T(z) (N, D) and log|det J_T(z)| (N,)."
-        x, total = self._check(z, "z"), z.new_zeros(len(z))
+        x, total = _check_batch(self, z, "z"), z.new_zeros(len(z))
         for layer in reversed(self.layers):
             x, ladj = layer.inverse(x)
             total = total + ladj
@@ -203,7 +256,7 @@ class CouplingFlow(nn.Module):
 
     def base_log_prob(self, z: torch.Tensor) -> torch.Tensor:
         "log N(z; 0, I) (N,)."
-        return -0.5 * (z ** 2).sum(-1) - 0.5 * self.dim * math.log(2 * math.pi)
+        return -0.5 * (z**2).sum(-1) - 0.5 * self.dim * math.log(2 * math.pi)
 
     def log_prob(self, x: torch.Tensor) -> torch.Tensor:
         "Exact log q(x) (N,) for x (N, D)."
@@ -212,12 +265,7 @@ class CouplingFlow(nn.Module):
 
     def sample_and_log_prob(self, n: int, generator: torch.Generator | None = None):
         "Samples x (n, D) with gradients through them, and their log q(x) (n,)."
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ValueError(f"n must be a positive integer, got {n!r}")
-        check_generator(generator)
-        p = next(self.parameters())
-        z = torch.randn(n, self.dim, generator=generator, dtype=p.dtype,
-                        device=generator.device if generator is not None else p.device).to(p.device)
+        z = _base_sample(self, n, generator)
         x, ladj = self.inverse(z)
         return x, self.base_log_prob(z) - ladj
 
@@ -227,8 +275,9 @@ class CouplingFlow(nn.Module):
         return self.sample_and_log_prob(n, generator)[0]
 
 # %% ../../nbs/09_ldr/02_coupling_flows.ipynb #d2d9da8b
-def grid_integral(log_prob: Callable, lim: float = 8.0, n: int = 401,
-                  dtype: torch.dtype = torch.float64) -> float:
+def grid_integral(
+    log_prob: Callable, lim: float = 8.0, n: int = 401, dtype: torch.dtype = torch.float64
+) -> float:
     "Trapezoid-rule integral of exp(log_prob) over [-lim, lim]^2 (Chapter 09, *The flow*)."
     g = torch.linspace(-lim, lim, n, dtype=dtype)
     G1, G2 = torch.meshgrid(g, g, indexing="ij")

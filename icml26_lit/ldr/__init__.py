@@ -7,20 +7,72 @@ __all__ = []
 
 # %% ../../nbs/09_ldr/00_overview.ipynb #05685530
 from .targets import DoubleWell2D, TiltedWell, ManyWell
-from .objectives import (DISPERSIONS, METHODS, log_dispersion_loss, nll_loss,
-                                       temperature_weights, reverse_kl_loss, ReplayBuffer, fit,
-                                       check_fit_args, energy_slope, evaluate)
+from icml26_lit.ldr.objectives import (
+    DISPERSIONS,
+    METHODS,
+    log_dispersion_loss,
+    nll_loss,
+    temperature_weights,
+    reverse_kl_loss,
+    ReplayBuffer,
+    fit,
+    check_fit_args,
+    energy_slope,
+    evaluate,
+)
 from .kernels import rq_spline, make_spline_inputs
-from .experiments import (CONFIG, ZukoNSF, make_flow, training_data, run, pilot,
-                                        nll_weight_decay, balanced_modes, smoke_step,
-                                        equal_ess_ratio)
-from ..flows.estimators import effective_sample_size, estimate_log_Z, importance_log_weights
-from ..flows.coupling import CouplingFlow
-from . import _solutions  # registers the exercises (09.1, 09.2, 09.3)
 
-__all__ = ["DoubleWell2D", "TiltedWell", "ManyWell", "DISPERSIONS", "METHODS",
-           "log_dispersion_loss", "nll_loss", "temperature_weights", "reverse_kl_loss",
-           "ReplayBuffer", "fit", "check_fit_args", "energy_slope", "evaluate", "rq_spline",
-           "make_spline_inputs", "CONFIG", "ZukoNSF", "make_flow", "training_data", "run", "pilot",
-           "nll_weight_decay", "balanced_modes", "smoke_step", "equal_ess_ratio",
-           "effective_sample_size", "estimate_log_Z", "importance_log_weights", "CouplingFlow"]
+# %% ../../nbs/09_ldr/00_overview.ipynb #f1d5ffc5
+from icml26_lit.ldr.experiments import (
+    CONFIG,
+    ZukoNSF,
+    make_flow,
+    training_data,
+    run,
+    pilot,
+    nll_weight_decay,
+    balanced_modes,
+    smoke_step,
+    equal_ess_ratio,
+)
+from icml26_lit.flows.estimators import (
+    effective_sample_size,
+    estimate_log_Z,
+    importance_log_weights,
+)
+from ..flows.coupling import CouplingFlow
+from . import _solutions  # noqa: F401 (registers exercises 09.1-09.3)
+
+# %% ../../nbs/09_ldr/00_overview.ipynb #0358bd7f
+__all__ = [
+    "DoubleWell2D",
+    "TiltedWell",
+    "ManyWell",
+    "DISPERSIONS",
+    "METHODS",
+    "log_dispersion_loss",
+    "nll_loss",
+    "temperature_weights",
+    "reverse_kl_loss",
+    "ReplayBuffer",
+    "fit",
+    "check_fit_args",
+    "energy_slope",
+    "evaluate",
+    "rq_spline",
+    "make_spline_inputs",
+    "CONFIG",
+    "ZukoNSF",
+    "make_flow",
+    "training_data",
+    "run",
+    "pilot",
+    "nll_weight_decay",
+    "balanced_modes",
+    "smoke_step",
+    "equal_ess_ratio",
+    "effective_sample_size",
+    "estimate_log_Z",
+    "importance_log_weights",
+    "CouplingFlow",
+]

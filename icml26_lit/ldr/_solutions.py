@@ -20,10 +20,13 @@ from .targets import DoubleWell2D
 def _weights_cases():
     "Edge cases: one point, tau = 1 (no reweighting), energies near 1e4, float64, tau < 1."
     g = torch.Generator().manual_seed(0)
-    return [(torch.tensor([3.0]), 2.0), (torch.rand(5, generator=g), 1.0),
-            (1e4 + torch.rand(6, generator=g), 2.0),
-            (4 * torch.rand(7, generator=g, dtype=torch.float64), 3.0),
-            (torch.rand(9, generator=g), 0.5)]
+    return [
+        (torch.tensor([3.0]), 2.0),
+        (torch.rand(5, generator=g), 1.0),
+        (1e4 + torch.rand(6, generator=g), 2.0),
+        (4 * torch.rand(7, generator=g, dtype=torch.float64), 3.0),
+        (torch.rand(9, generator=g), 0.5),
+    ]
 
 
 def _weights_draw(rng):
@@ -33,24 +36,35 @@ def _weights_draw(rng):
 
 
 register_exercise(
-    "09.1", "Self-normalised weights exp(-u (1 - 1/tau)) for T' = tau T data, summing to N.",
-    reference=temperature_weights, cases=_weights_cases(), draw=_weights_draw,
+    "09.1",
+    "Self-normalised weights exp(-u (1 - 1/tau)) for T' = tau T data, summing to N.",
+    reference=temperature_weights,
+    cases=_weights_cases(),
+    draw=_weights_draw,
     # float32 softmax of log-weights up to ~50: a few ulps of relative error per weight
     tolerance=dict(rtol=1e-5, atol=1e-6),
-    hints=["The log-weight of point i is -u_i (1 - 1/tau).",
-           "torch.softmax subtracts the maximum before exponentiating; multiply by len(u)."],
-    wrong=[lambda u, tau: torch.softmax(-u * (1 - tau), 0) * len(u),  # T/T' written the wrong way
-           lambda u, tau: torch.softmax(-u * (1 - 1 / tau), 0),  # sums to 1, not N
-           lambda u, tau: torch.exp(-u * (1 - 1 / tau)) / torch.exp(-u * (1 - 1 / tau)).mean()])
+    hints=[
+        "The log-weight of point i is -u_i (1 - 1/tau).",
+        "torch.softmax subtracts the maximum before exponentiating; multiply by len(u).",
+    ],
+    wrong=[
+        lambda u, tau: torch.softmax(-u * (1 - tau), 0) * len(u),  # T/T' written the wrong way
+        lambda u, tau: torch.softmax(-u * (1 - 1 / tau), 0),  # sums to 1, not N
+        lambda u, tau: torch.exp(-u * (1 - 1 / tau)) / torch.exp(-u * (1 - 1 / tau)).mean(),
+    ],
+)
 
 # %% ../../nbs/09_ldr/90_exercises.ipynb #fe42dcb2
 def _ess_cases():
     "Edge cases: one weight, equal weights, a zero weight, log-weights near 1e3, float64."
     g = torch.Generator().manual_seed(1)
-    return [(torch.tensor([0.3]),), (torch.full((8,), 2.0),),
-            (torch.tensor([0.0, 0.0, 0.0, -math.inf]),),
-            (1000 + torch.randn(50, generator=g),),
-            (3 * torch.randn(40, generator=g, dtype=torch.float64),)]
+    return [
+        (torch.tensor([0.3]),),
+        (torch.full((8,), 2.0),),
+        (torch.tensor([0.0, 0.0, 0.0, -math.inf]),),
+        (1000 + torch.randn(50, generator=g),),
+        (3 * torch.randn(40, generator=g, dtype=torch.float64),),
+    ]
 
 
 def _ess_draw(rng):
@@ -59,15 +73,23 @@ def _ess_draw(rng):
 
 
 register_exercise(
-    "09.2", "Relative ESS (sum w)^2 / (N sum w^2) from log-weights, stably.",
-    reference=effective_sample_size, cases=_ess_cases(), draw=_ess_draw,
+    "09.2",
+    "Relative ESS (sum w)^2 / (N sum w^2) from log-weights, stably.",
+    reference=effective_sample_size,
+    cases=_ess_cases(),
+    draw=_ess_draw,
     # float32: exp of a difference of two logsumexps of size <= 500, relative error ~1e-6
     tolerance=dict(rtol=1e-5, atol=1e-7),
-    hints=["Work with logsumexp: (sum w)^2 is exp(2 LSE(log w)).",
-           "Divide by N = len(log_w) at the end."],
-    wrong=[lambda lw: lw.exp().sum() ** 2 / (len(lw) * (lw.exp() ** 2).sum()),  # overflows at 1e3
-           lambda lw: torch.exp(2 * torch.logsumexp(lw, 0) - torch.logsumexp(2 * lw, 0)),  # no 1/N
-           lambda lw: torch.exp(torch.logsumexp(2 * lw, 0) - 2 * torch.logsumexp(lw, 0)) / len(lw)])
+    hints=[
+        "Work with logsumexp: (sum w)^2 is exp(2 LSE(log w)).",
+        "Divide by N = len(log_w) at the end.",
+    ],
+    wrong=[
+        lambda lw: lw.exp().sum() ** 2 / (len(lw) * (lw.exp() ** 2).sum()),  # overflows at 1e3
+        lambda lw: torch.exp(2 * torch.logsumexp(lw, 0) - torch.logsumexp(2 * lw, 0)),  # no 1/N
+        lambda lw: torch.exp(torch.logsumexp(2 * lw, 0) - 2 * torch.logsumexp(lw, 0)) / len(lw),
+    ],
+)
 
 # %% ../../nbs/09_ldr/90_exercises.ipynb #b92e36f5
 def _ess_lambda_1() -> float:
@@ -75,11 +97,15 @@ def _ess_lambda_1() -> float:
 
 
 register_exercise(
-    "09.3", "Relative ESS of NLL + LDR at ci sizes, n = 64, seed 1000, lambda = 1.",
+    "09.3",
+    "Relative ESS of NLL + LDR at ci sizes, n = 64, seed 1000, lambda = 1.",
     value=_ess_lambda_1,
     # float32 training: on another CPU the last bits differ and can move the ESS by a few 1e-3
     tolerance=dict(abs=0.02),
-    hints=["Call run(DoubleWell2D(), 'nll+ldr', 64, 1000, CONFIG.get('ci'), lam=1.0, n_pool=1024).",
-           "The result is a dict; the answer is its 'ess'."],
+    hints=[
+        "Call run(DoubleWell2D(), 'nll+ldr', 64, 1000, CONFIG.get('ci'), lam=1.0, n_pool=1024).",
+        "The result is a dict; the answer is its 'ess'.",
+    ],
     wrong=[0.838, 0.579],  # the same run at lambda = 20; NLL alone at the same seed
-    time_limit_s=60.0)
+    time_limit_s=60.0,
+)

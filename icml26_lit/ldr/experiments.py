@@ -23,32 +23,80 @@ from .objectives import evaluate, fit, temperature_weights
 from .targets import DoubleWell2D, ManyWell, TiltedWell
 
 # %% ../../nbs/09_ldr/06_experiments.ipynb #13a30c97
-_BASE = dict(n_data=[64, 256, 1024], n_seeds=5, steps=150, batch=256, lr=3e-3, n_layers=4,
-             hidden=32, bins=8, n_biased=256, biased_temperature=2.0, n_eval=4096, n_test=2000,
-             # pilot picks on seeds 0-2 at the ci sizes: results/ldr/cpu.json (colab and full
-             # reuse them at the nearest piloted size; they were not piloted there)
-             lam=20.0, nll_weight_decay=[10.0, 10.0, 1.0], lam_variational=1.0,
-             kinds=["var", "mad", "huber"], ldr_curve=False, zuko=True, weighted_nll=False,
-             variational=False, tilted=True, many_well=False, many_well_steps=0,
-             pilot_lams=[1.0, 5.0, 20.0, 50.0], pilot_weight_decays=[0.0, 0.1, 1.0, 10.0],
-             pilot_seeds=3)
+_BASE = dict(
+    n_data=[64, 256, 1024],
+    n_seeds=5,
+    steps=150,
+    batch=256,
+    lr=3e-3,
+    n_layers=4,
+    hidden=32,
+    bins=8,
+    n_biased=256,
+    biased_temperature=2.0,
+    n_eval=4096,
+    n_test=2000,
+    # pilot picks on seeds 0-2 at the ci sizes: results/ldr/cpu.json (colab and full
+    # reuse them at the nearest piloted size; they were not piloted there)
+    lam=20.0,
+    nll_weight_decay=[10.0, 10.0, 1.0],
+    lam_variational=1.0,
+    kinds=["var", "mad", "huber"],
+    ldr_curve=False,
+    zuko=True,
+    weighted_nll=False,
+    variational=False,
+    tilted=True,
+    many_well=False,
+    many_well_steps=0,
+    pilot_lams=[1.0, 5.0, 20.0, 50.0],
+    pilot_weight_decays=[0.0, 0.1, 1.0, 10.0],
+    pilot_seeds=3,
+)
+
+# %% ../../nbs/09_ldr/06_experiments.ipynb #f8757aed
 CONFIG = sizes(
     # ci: the variance dispersion only and no tilted well, to fit five seeds in the CPU budget
     ci=dict(_BASE, kinds=["var"], tilted=False),
     cpu=dict(_BASE, n_seeds=10, steps=200, ldr_curve=True, variational=True),
-    colab=dict(_BASE, n_data=[64, 128, 256, 512, 1024, 4096],
-               nll_weight_decay=[10.0, 10.0, 10.0, 10.0, 1.0, 1.0], n_seeds=5, steps=800,
-               lr=2e-3, n_layers=6, hidden=64, n_biased=1024, n_eval=20000, n_test=10000,
-               ldr_curve=True, weighted_nll=True, variational=True),
-    full=dict(_BASE, n_data=[64, 128, 256, 512, 1024, 4096, 16384],
-              nll_weight_decay=[10.0, 10.0, 10.0, 10.0, 1.0, 1.0, 1.0], n_seeds=5,
-              steps=10000, batch=512, lr=1e-3, n_layers=8, hidden=256, n_biased=4096,
-              n_eval=100000, n_test=20000, ldr_curve=True, weighted_nll=True, variational=True,
-              many_well=True,
-              many_well_steps=20000),
+    colab=dict(
+        _BASE,
+        n_data=[64, 128, 256, 512, 1024, 4096],
+        nll_weight_decay=[10.0, 10.0, 10.0, 10.0, 1.0, 1.0],
+        n_seeds=5,
+        steps=800,
+        lr=2e-3,
+        n_layers=6,
+        hidden=64,
+        n_biased=1024,
+        n_eval=20000,
+        n_test=10000,
+        ldr_curve=True,
+        weighted_nll=True,
+        variational=True,
+    ),
+    full=dict(
+        _BASE,
+        n_data=[64, 128, 256, 512, 1024, 4096, 16384],
+        nll_weight_decay=[10.0, 10.0, 10.0, 10.0, 1.0, 1.0, 1.0],
+        n_seeds=5,
+        steps=10000,
+        batch=512,
+        lr=1e-3,
+        n_layers=8,
+        hidden=256,
+        n_biased=4096,
+        n_eval=100000,
+        n_test=20000,
+        ldr_curve=True,
+        weighted_nll=True,
+        variational=True,
+        many_well=True,
+        many_well_steps=20000,
+    ),
 )
 
-
+# %% ../../nbs/09_ldr/06_experiments.ipynb #19b579c7
 def nll_weight_decay(cfg, n: int) -> float:
     "The piloted NLL weight decay at the piloted size nearest to n in log scale."
     k = min(range(len(cfg.n_data)), key=lambda i: abs(math.log(cfg.n_data[i] / n)))
@@ -61,16 +109,19 @@ class ZukoNSF(nn.Module):
     def __init__(self, dim: int, n_layers: int, hidden: int, bins: int):
         super().__init__()
         import zuko  # an optional dependency, needed only for this baseline
+
         self.dim = dim
-        self.flow = zuko.flows.NSF(dim, transforms=n_layers, hidden_features=(hidden, hidden),
-                                   bins=bins, passes=2)  # passes=2: coupling layers, like ours
+        # passes=2: coupling layers, like ours
+        self.flow = zuko.flows.NSF(
+            dim, transforms=n_layers, hidden_features=(hidden, hidden), bins=bins, passes=2
+        )
 
     def log_prob(self, x):
         return self.flow().log_prob(x)
 
     def sample_and_log_prob(self, n, generator=None):
         if generator is not None:  # zuko samples from the global generator
-            torch.manual_seed(int(torch.randint(2 ** 31, (1,), generator=generator)))
+            torch.manual_seed(int(torch.randint(2**31, (1,), generator=generator)))
         return self.flow().rsample_and_log_prob((n,))
 
 
@@ -89,10 +140,23 @@ def training_data(target, n: int, seed: int, n_pool: int | None = None, temperat
     return target.sample(n_pool, torch.Generator().manual_seed(seed), temperature=temperature)[:n]
 
 # %% ../../nbs/09_ldr/06_experiments.ipynb #babf85e6
-def run(target, method: str, n: int, run_seed: int, cfg, dev=torch.device("cpu"),
-        model: str = "ours", kind: str = "var", lam: float | None = None,
-        weight_decay: float | None = None, temperature: float = 1.0, weighted: bool = False,
-        data=None, n_pool: int | None = None, keep: bool = False) -> dict:
+def run(
+    target,
+    method: str,
+    n: int,
+    run_seed: int,
+    cfg,
+    dev=torch.device("cpu"),
+    model: str = "ours",
+    kind: str = "var",
+    lam: float | None = None,
+    weight_decay: float | None = None,
+    temperature: float = 1.0,
+    weighted: bool = False,
+    data=None,
+    n_pool: int | None = None,
+    keep: bool = False,
+) -> dict:
     "Train one flow on n exact samples (at `temperature`) and evaluate it (Chapter 09, *One run*)."
     t0 = time.perf_counter()
     x = training_data(target, n, run_seed, n_pool, temperature) if data is None else data
@@ -102,15 +166,27 @@ def run(target, method: str, n: int, run_seed: int, cfg, dev=torch.device("cpu")
     w = temperature_weights(u, temperature).to(dev) if weighted else None
     if weight_decay is None:  # NLL gets its piloted weight decay; LDR trains without one
         weight_decay = nll_weight_decay(cfg, n) if method == "nll" else 0.0
-    fit(flow, method, x.to(dev), u.to(dev), energy_fn=target.energy,
-        lam=cfg.lam if lam is None else lam, kind=kind, weights=w, steps=cfg.steps,
-        batch=cfg.batch, lr=cfg.lr, weight_decay=weight_decay,
-        generator=torch.Generator().manual_seed(run_seed + 3))
+    fit(
+        flow,
+        method,
+        x.to(dev),
+        u.to(dev),
+        energy_fn=target.energy,
+        lam=cfg.lam if lam is None else lam,
+        kind=kind,
+        weights=w,
+        steps=cfg.steps,
+        batch=cfg.batch,
+        lr=cfg.lr,
+        weight_decay=weight_decay,
+        generator=torch.Generator().manual_seed(run_seed + 3),
+    )
     flow = flow.cpu()
     x_test = target.sample(cfg.n_test, torch.Generator().manual_seed(run_seed + 1))
     out = evaluate(flow, target, cfg.n_eval, torch.Generator().manual_seed(run_seed + 2), x_test, x)
-    out.update(method=method, n=n, seed=run_seed, model=model, kind=kind,
-               seconds=time.perf_counter() - t0)
+    out.update(
+        method=method, n=n, seed=run_seed, model=model, kind=kind, seconds=time.perf_counter() - t0
+    )
     if keep:
         out["flow"], out["x"] = flow, x
     return out
@@ -130,7 +206,7 @@ def smoke_step(cfg) -> None:
     c = dict(cfg)
     c.update(steps=1, n_eval=64, n_test=64)
     c = type(cfg)(c)
-    for model in (("ours", "zuko") if cfg.zuko else ("ours",)):
+    for model in ("ours", "zuko") if cfg.zuko else ("ours",):
         r = run(DoubleWell2D(), "nll+ldr", 32, 0, c, model=model)
         assert 0 < r["ess"] <= 1
 
@@ -140,14 +216,28 @@ def pilot(target, cfg, dev=torch.device("cpu")) -> dict:
     seeds, n_lo = range(cfg.pilot_seeds), cfg.n_data[0]
     mean = lambda rs: sum(r["ess"] for r in rs) / len(rs)
     pool = cfg.n_data[-1]
-    lam = {lam: mean([run(target, "nll+ldr", n_lo, s, cfg, dev, lam=lam, n_pool=pool)
-                      for s in seeds]) for lam in cfg.pilot_lams}
-    wd = {n: {d: mean([run(target, "nll", n, s, cfg, dev, weight_decay=d, n_pool=pool)
-                       for s in seeds]) for d in cfg.pilot_weight_decays} for n in cfg.n_data}
-    return dict(seeds=list(seeds), n_data=list(cfg.n_data), steps=cfg.steps,
-                lam_ess=lam, lam=max(lam, key=lam.get),
-                weight_decay_ess={str(n): v for n, v in wd.items()},
-                nll_weight_decay=[max(wd[n], key=wd[n].get) for n in cfg.n_data])
+    lam = {
+        lam: mean([run(target, "nll+ldr", n_lo, s, cfg, dev, lam=lam, n_pool=pool) for s in seeds])
+        for lam in cfg.pilot_lams
+    }
+    wd = {
+        n: {
+            d: mean(
+                [run(target, "nll", n, s, cfg, dev, weight_decay=d, n_pool=pool) for s in seeds]
+            )
+            for d in cfg.pilot_weight_decays
+        }
+        for n in cfg.n_data
+    }
+    return dict(
+        seeds=list(seeds),
+        n_data=list(cfg.n_data),
+        steps=cfg.steps,
+        lam_ess=lam,
+        lam=max(lam, key=lam.get),
+        weight_decay_ess={str(n): v for n, v in wd.items()},
+        nll_weight_decay=[max(wd[n], key=wd[n].get) for n in cfg.n_data],
+    )
 
 # %% ../../nbs/09_ldr/06_experiments.ipynb #aac6806b
 def equal_ess_ratio(n_grid, ess_curve, ess_target: float, n_ref: int) -> float:

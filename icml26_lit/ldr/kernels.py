@@ -9,8 +9,13 @@ __all__ = ['rq_spline', 'make_spline_inputs']
 import torch  # no `from __future__ import annotations`: Triton reads constexpr annotations
 
 
-from ..core import (HAS_TRITON, check_tensor, register_benchmark, register_kernel,
-                             resolve_backend)
+from icml26_lit.core import (
+    HAS_TRITON,
+    check_tensor,
+    register_benchmark,
+    register_kernel,
+    resolve_backend,
+)
 from ..flows.coupling import check_knots, rqs_knots, rqs_transform
 
 if HAS_TRITON:
@@ -19,19 +24,10 @@ if HAS_TRITON:
 
 # %% ../../nbs/09_ldr/05_kernels.ipynb #02cb3da2
 if HAS_TRITON:
+
     @triton.jit
-    def rq_spline_kernel(x_ptr, xk_ptr, yk_ptr, dk_ptr, out_ptr, ladj_ptr, n, n_knots,
-                         INVERSE: tl.constexpr, BLOCK: tl.constexpr, KP: tl.constexpr):
-        pid = tl.program_id(0)
-        rows = pid * BLOCK + tl.arange(0, BLOCK)
-        cols = tl.arange(0, KP)
-        rmask = rows < n
-        m2 = rmask[:, None] & (cols[None, :] < n_knots)
-        offs = rows[:, None] * n_knots + cols[None, :]
-        x = tl.load(x_ptr + rows, mask=rmask, other=0.0)
-        xk = tl.load(xk_ptr + offs, mask=m2, other=0.0)
-        yk = tl.load(yk_ptr + offs, mask=m2, other=0.0)
-        dk = tl.load(dk_ptr + offs, mask=m2, other=1.0)
+    def _rq_bin(x, xk, yk, m2, cols, n_knots, INVERSE: tl.constexpr):
+        "Whether each point is inside [-B, B], and one-hot selectors of its bin's two end knots."
         if INVERSE:
             below = (yk < x[:, None]) & m2
         else:
@@ -42,12 +38,11 @@ if HAS_TRITON:
         kc = tl.minimum(tl.maximum(k, 0), n_bins - 1)
         sel0 = cols[None, :] == kc[:, None]
         sel1 = cols[None, :] == kc[:, None] + 1
-        x0 = tl.sum(tl.where(sel0, xk, 0.0), axis=1)
-        x1 = tl.sum(tl.where(sel1, xk, 0.0), axis=1)
-        y0 = tl.sum(tl.where(sel0, yk, 0.0), axis=1)
-        y1 = tl.sum(tl.where(sel1, yk, 0.0), axis=1)
-        d0 = tl.sum(tl.where(sel0, dk, 0.0), axis=1)
-        d1 = tl.sum(tl.where(sel1, dk, 0.0), axis=1)
+        return inside, sel0, sel1
+
+    @triton.jit
+    def _rq_eval(x, x0, x1, y0, y1, d0, d1, inside, rmask, INVERSE: tl.constexpr):
+        "The spline (or its inverse) and its log-derivative in each point's bin."
         w = tl.where(rmask, x1 - x0, 1.0)  # padded rows: avoid 0/0
         h = tl.where(rmask, y1 - y0, 1.0)
         s = h / w
@@ -66,18 +61,76 @@ if HAS_TRITON:
         if not INVERSE:
             out = y0 + h * (s * xi * xi + d0 * om) / den
         # log dy/dx = 2 log s + log(d1 xi^2 + 2 s xi (1 - xi) + d0 (1 - xi)^2) - 2 log den
-        ladj = 2 * tl.log(s) + tl.log(d1 * xi * xi + 2 * s * om + d0 * (1 - xi) * (1 - xi)) - 2 * tl.log(den)
+        ladj = (
+            2 * tl.log(s)
+            + tl.log(d1 * xi * xi + 2 * s * om + d0 * (1 - xi) * (1 - xi))
+            - 2 * tl.log(den)
+        )
         if INVERSE:
             ladj = -ladj
+        return out, ladj
+
+# %% ../../nbs/09_ldr/05_kernels.ipynb #726afe2f
+if HAS_TRITON:
+
+    @triton.jit
+    def rq_spline_kernel(
+        x_ptr,
+        xk_ptr,
+        yk_ptr,
+        dk_ptr,
+        out_ptr,
+        ladj_ptr,
+        n,
+        n_knots,
+        INVERSE: tl.constexpr,
+        BLOCK: tl.constexpr,
+        KP: tl.constexpr,
+    ):
+        pid = tl.program_id(0)
+        rows = pid * BLOCK + tl.arange(0, BLOCK)
+        cols = tl.arange(0, KP)
+        rmask = rows < n
+        m2 = rmask[:, None] & (cols[None, :] < n_knots)
+        offs = rows[:, None] * n_knots + cols[None, :]
+        x = tl.load(x_ptr + rows, mask=rmask, other=0.0)
+        xk = tl.load(xk_ptr + offs, mask=m2, other=0.0)
+        yk = tl.load(yk_ptr + offs, mask=m2, other=0.0)
+        dk = tl.load(dk_ptr + offs, mask=m2, other=1.0)
+        inside, sel0, sel1 = _rq_bin(x, xk, yk, m2, cols, n_knots, INVERSE)
+        x0 = tl.sum(tl.where(sel0, xk, 0.0), axis=1)
+        x1 = tl.sum(tl.where(sel1, xk, 0.0), axis=1)
+        y0 = tl.sum(tl.where(sel0, yk, 0.0), axis=1)
+        y1 = tl.sum(tl.where(sel1, yk, 0.0), axis=1)
+        d0 = tl.sum(tl.where(sel0, dk, 0.0), axis=1)
+        d1 = tl.sum(tl.where(sel1, dk, 0.0), axis=1)
+        out, ladj = _rq_eval(x, x0, x1, y0, y1, d0, d1, inside, rmask, INVERSE)
         tl.store(out_ptr + rows, tl.where(inside, out, x), mask=rmask)
         tl.store(ladj_ptr + rows, tl.where(inside, ladj, 0.0), mask=rmask)
 
-    _SIG = {"x_ptr": "*fp32", "xk_ptr": "*fp32", "yk_ptr": "*fp32", "dk_ptr": "*fp32",
-            "out_ptr": "*fp32", "ladj_ptr": "*fp32", "n": "i32", "n_knots": "i32",
-            "INVERSE": "constexpr", "BLOCK": "constexpr", "KP": "constexpr"}
+# %% ../../nbs/09_ldr/05_kernels.ipynb #760bfd3a
+if HAS_TRITON:
+    _SIG = {
+        "x_ptr": "*fp32",
+        "xk_ptr": "*fp32",
+        "yk_ptr": "*fp32",
+        "dk_ptr": "*fp32",
+        "out_ptr": "*fp32",
+        "ladj_ptr": "*fp32",
+        "n": "i32",
+        "n_knots": "i32",
+        "INVERSE": "constexpr",
+        "BLOCK": "constexpr",
+        "KP": "constexpr",
+    }
     for _inv in (False, True):
-        register_kernel("09", rq_spline_kernel, _SIG, {"INVERSE": _inv, "BLOCK": 128, "KP": 16},
-                        name=f"rq_spline_kernel_{'inverse' if _inv else 'forward'}")
+        register_kernel(
+            "09",
+            rq_spline_kernel,
+            _SIG,
+            {"INVERSE": _inv, "BLOCK": 128, "KP": 16},
+            name=f"rq_spline_kernel_{'inverse' if _inv else 'forward'}",
+        )
 
 # %% ../../nbs/09_ldr/05_kernels.ipynb #d3da809c
 def _launch(x, xk, yk, dk, inverse):
@@ -86,8 +139,9 @@ def _launch(x, xk, yk, dk, inverse):
     if n:
         kp = max(16, triton.next_power_of_2(n_knots))
         block = 128 if x.dtype == torch.float32 else 64
-        rq_spline_kernel[(triton.cdiv(n, block),)](x, xk, yk, dk, out, ladj, n, n_knots,
-                                                    INVERSE=inverse, BLOCK=block, KP=kp)
+        rq_spline_kernel[(triton.cdiv(n, block),)](
+            x, xk, yk, dk, out, ladj, n, n_knots, INVERSE=inverse, BLOCK=block, KP=kp
+        )
     return out, ladj
 
 
@@ -108,53 +162,72 @@ class _RQSpline(torch.autograd.Function):
             grads = iter(torch.autograd.grad(outs, want, (g_out, g_ladj), allow_unused=True))
         return tuple(next(grads) if t.requires_grad else None for t in leaves) + (None,)
 
-
-def rq_spline(x: torch.Tensor,  # points (...)
-              xk: torch.Tensor, yk: torch.Tensor, dk: torch.Tensor,  # knots (..., K+1)
-              inverse: bool = False,  # False: y = f(x); True: x = f^{-1}(y)
-              backend: str = "auto",  # "auto", "triton" or "torch"
-              check: bool = True,  # validate the knots (False: they come from `rqs_knots`)
-              ) -> tuple[torch.Tensor, torch.Tensor]:
-    "RQ spline and log|derivative|, fused in Triton (Chapter 09, *A fused rational-quadratic spline kernel*)."
+# %% ../../nbs/09_ldr/05_kernels.ipynb #a5290a61
+def rq_spline(
+    x: torch.Tensor,  # points (...)
+    xk: torch.Tensor,  # knot positions (..., K+1)
+    yk: torch.Tensor,  # knot values (..., K+1)
+    dk: torch.Tensor,  # knot derivatives (..., K+1)
+    inverse: bool = False,  # False: y = f(x); True: x = f^{-1}(y)
+    backend: str = "auto",  # "auto", "triton" or "torch"
+    check: bool = True,  # validate the knots (False: they come from `rqs_knots`)
+) -> tuple[torch.Tensor, torch.Tensor]:
+    "Fused RQ spline and log|derivative| (Chapter 09, *A fused rational-quadratic spline kernel*)."
     x = check_tensor(x, "x", dtypes=(torch.float32, torch.float64))
     shape = tuple(x.shape) + (None,)
     xk = check_tensor(xk, "xk", shape=shape, dtypes=(x.dtype,))
     n_knots = xk.shape[-1]
     if n_knots < 3:
-        raise ValueError(f"xk must hold at least 3 knots (2 bins) in its last dimension, got {n_knots}")
+        raise ValueError(
+            f"xk must hold at least 3 knots (2 bins) in its last dimension, got {n_knots}"
+        )
     yk = check_tensor(yk, "yk", shape=tuple(x.shape) + (n_knots,), dtypes=(x.dtype,))
     dk = check_tensor(dk, "dk", shape=tuple(x.shape) + (n_knots,), dtypes=(x.dtype,))
     if check:
         check_knots(xk, yk, dk)  # the kernel assumes a monotonic spline
     if resolve_backend(backend, x, xk, yk, dk) == "torch":
         return rqs_transform(x, xk, yk, dk, inverse=inverse, check=False)
-    out, ladj = _RQSpline.apply(x.reshape(-1), xk.reshape(-1, n_knots), yk.reshape(-1, n_knots),
-                                dk.reshape(-1, n_knots), bool(inverse))
+    out, ladj = _RQSpline.apply(
+        x.reshape(-1),
+        xk.reshape(-1, n_knots),
+        yk.reshape(-1, n_knots),
+        dk.reshape(-1, n_knots),
+        bool(inverse),
+    )
     return out.reshape(x.shape), ladj.reshape(x.shape)
 
 # %% ../../nbs/09_ldr/05_kernels.ipynb #7f5af763
 def make_spline_inputs(size, dtype, generator, inverse=False, bound=3.0):
-    "Random points and knots for kernel checks: size = (n_points, n_bins) (Chapter 09, *Checking the kernel*)."
+    "Random points and knots, size = (n_points, n_bins) (Chapter 09, *Checking the kernel*)."
     n, n_bins = size
     raw = torch.randn(n, 3 * n_bins - 1, generator=generator, dtype=dtype)
-    xk, yk, dk = rqs_knots(raw[:, :n_bins], raw[:, n_bins:2 * n_bins], raw[:, 2 * n_bins:], bound)
-    x = (2 * bound + 1) * torch.rand(n, generator=generator, dtype=dtype) - bound - 0.5  # some outside
+    xk, yk, dk = rqs_knots(
+        raw[:, :n_bins], raw[:, n_bins : 2 * n_bins], raw[:, 2 * n_bins :], bound
+    )
+    # some points outside [-bound, bound]
+    x = (2 * bound + 1) * torch.rand(n, generator=generator, dtype=dtype) - bound - 0.5
     return x, xk, yk, dk
 
 # %% ../../nbs/09_ldr/05_kernels.ipynb #41dad026
-_BENCH_M, _BENCH_K = 2 ** 21, 8
+_BENCH_M, _BENCH_K = 2**21, 8
 
 
 def _bench_fn(device):
     g = torch.Generator().manual_seed(0)
     args = [t.to(device) for t in make_spline_inputs((_BENCH_M, _BENCH_K), torch.float32, g)]
-    return {"torch": lambda: rqs_transform(*args), "triton": lambda: rq_spline(*args, backend="triton")}
+    return {
+        "torch": lambda: rqs_transform(*args),
+        "triton": lambda: rq_spline(*args, backend="triton"),
+    }
 
 
 def _bench_model():
     m, k1 = _BENCH_M, _BENCH_K + 1
-    return dict(bytes=4 * m * (1 + 3 * k1 + 2), flops=m * (60 + 2 * k1),
-                note="fp32: read x and 3 knot rows of K+1, write y and log|dy/dx|; M=2^21, K=8")
+    return dict(
+        bytes=4 * m * (1 + 3 * k1 + 2),
+        flops=m * (60 + 2 * k1),
+        note="fp32: read x and 3 knot rows of K+1, write y and log|dy/dx|; M=2^21, K=8",
+    )
 
 
 register_benchmark("09", "rq_spline_forward", _bench_fn, _bench_model)

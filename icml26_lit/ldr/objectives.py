@@ -12,7 +12,11 @@ import torch
 
 from ..core import check_tensor
 from ..flows.coupling import check_generator
-from ..flows.estimators import effective_sample_size, estimate_log_Z, importance_log_weights
+from icml26_lit.flows.estimators import (
+    effective_sample_size,
+    estimate_log_Z,
+    importance_log_weights,
+)
 
 # %% auto #0
 __all__ = ['DISPERSIONS', 'METHODS', 'log_dispersion_loss', 'nll_loss', 'temperature_weights', 'reverse_kl_loss', 'ReplayBuffer',
@@ -22,13 +26,14 @@ __all__ = ['DISPERSIONS', 'METHODS', 'log_dispersion_loss', 'nll_loss', 'tempera
 DISPERSIONS = ("var", "mad", "huber")
 
 
-def log_dispersion_loss(log_q: torch.Tensor,  # flow log-density log q(x_i) (N,)
-                        energy: torch.Tensor,  # reduced energies u(x_i) (N,), the labels
-                        kind: str = "var",  # "var", "mad" or "huber"
-                        center: str | torch.Tensor = "batch",  # "batch" or a learnable scalar c
-                        delta: float = 1.0,  # Huber threshold
-                        nonfinite: str = "raise",  # non-finite energies: "raise" or "drop"
-                        ) -> torch.Tensor:
+def log_dispersion_loss(
+    log_q: torch.Tensor,  # flow log-density log q(x_i) (N,)
+    energy: torch.Tensor,  # reduced energies u(x_i) (N,), the labels
+    kind: str = "var",  # "var", "mad" or "huber"
+    center: str | torch.Tensor = "batch",  # "batch" or a learnable scalar c
+    delta: float = 1.0,  # Huber threshold
+    nonfinite: str = "raise",  # non-finite energies: "raise" or "drop"
+) -> torch.Tensor:
     "Log-dispersion E[rho(log q + u - c)] on a batch (Chapter 09, *The log-dispersion family*)."
     if kind not in DISPERSIONS:
         raise ValueError(f"kind must be one of {DISPERSIONS}, got {kind!r}")
@@ -41,8 +46,9 @@ def log_dispersion_loss(log_q: torch.Tensor,  # flow log-density log q(x_i) (N,)
     bad = ~torch.isfinite(energy)
     if bad.any():
         if nonfinite == "raise":
-            raise ValueError(f"energy has {int(bad.sum())} non-finite values; pass nonfinite='drop' "
-                             "to drop them")
+            raise ValueError(
+                f"energy has {int(bad.sum())} non-finite values; pass nonfinite='drop' to drop them"
+            )
         warnings.warn(f"log_dispersion_loss dropped {int(bad.sum())} non-finite energies")
         log_q, energy = log_q[~bad], energy[~bad]
     if len(log_q) < 2:
@@ -56,16 +62,17 @@ def log_dispersion_loss(log_q: torch.Tensor,  # flow log-density log q(x_i) (N,)
         c = check_tensor(center, "center", shape=())
     z = diff - c
     if kind == "var":
-        return (z ** 2).mean()
+        return (z**2).mean()
     if kind == "mad":
         return z.abs().mean()
     az = z.abs()
-    return torch.where(az <= delta, 0.5 * z ** 2, delta * (az - 0.5 * delta)).mean()
+    return torch.where(az <= delta, 0.5 * z**2, delta * (az - 0.5 * delta)).mean()
 
 # %% ../../nbs/09_ldr/04_objectives.ipynb #dd10433e
-def nll_loss(log_q: torch.Tensor,  # log q(x_i) (N,)
-             weights: torch.Tensor | None = None,  # optional importance weights (N,), >= 0
-             ) -> torch.Tensor:
+def nll_loss(
+    log_q: torch.Tensor,  # log q(x_i) (N,)
+    weights: torch.Tensor | None = None,  # optional importance weights (N,), >= 0
+) -> torch.Tensor:
     "Maximum-likelihood loss -sum_i w_i log q(x_i) / sum_i w_i (Chapter 09, *The objectives*)."
     log_q = check_tensor(log_q, "log_q", ndim=1)
     if weights is None:
@@ -76,27 +83,32 @@ def nll_loss(log_q: torch.Tensor,  # log q(x_i) (N,)
     return -(weights * log_q).sum() / weights.sum()
 
 
-def temperature_weights(energy: torch.Tensor,  # reduced energies u at the target temperature (N,)
-                        data_temperature: float,  # T'/T of the simulation that produced the data
-                        ) -> torch.Tensor:
-    "Self-normalised weights exp(-u (1 - T/T')) that reweight T'-data to T (Chapter 09, *The objectives*)."
+def temperature_weights(
+    energy: torch.Tensor,  # reduced energies u at the target temperature (N,)
+    data_temperature: float,  # T'/T of the simulation that produced the data
+) -> torch.Tensor:
+    "Self-normalised weights exp(-u (1 - T/T')) from T'-data to T (Chapter 09, *The objectives*)."
     energy = check_tensor(energy, "energy", ndim=1)
     if not data_temperature > 0:
         raise ValueError(f"data_temperature must be positive, got {data_temperature!r}")
     log_w = -energy * (1 - 1 / data_temperature)
     return torch.softmax(log_w, 0) * len(energy)
 
-
-def reverse_kl_loss(flow, energy_fn, n: int,  # flow; u(x) -> (N,); number of flow samples
-                    generator: torch.Generator | None = None):
-    "Reparameterised E_q[log q + u] (= KL(q||p) - log Z); also returns the detached samples and energies."
+# %% ../../nbs/09_ldr/04_objectives.ipynb #39fd2f01
+def reverse_kl_loss(
+    flow,  # flow
+    energy_fn,  # u(x) -> (N,)
+    n: int,  # number of flow samples
+    generator: torch.Generator | None = None,
+):
+    "Reparameterised E_q[log q + u] (= KL(q||p) - log Z), with the detached samples and energies."
     x, log_q = flow.sample_and_log_prob(n, generator)
     u = energy_fn(x)
     return (log_q + u).mean(), x.detach(), u.detach()
 
 
 class ReplayBuffer:
-    "A first-in-first-out store of past flow samples and their energies (Chapter 09, *The objectives*)."
+    "A FIFO store of past flow samples and their energies (Chapter 09, *The objectives*)."
 
     def __init__(self, capacity: int):  # maximum number of stored samples
         if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 2:
@@ -110,8 +122,8 @@ class ReplayBuffer:
         "Store samples x (N, D) with energies u (N,), dropping the oldest beyond capacity."
         keep = torch.isfinite(u)
         x, u = x[keep].detach(), u[keep].detach()
-        self.x = (x if self.x is None else torch.cat([self.x, x]))[-self.capacity:]
-        self.u = (u if self.u is None else torch.cat([self.u, u]))[-self.capacity:]
+        self.x = (x if self.x is None else torch.cat([self.x, x]))[-self.capacity :]
+        self.u = (u if self.u is None else torch.cat([self.u, u]))[-self.capacity :]
 
     def sample(self, n: int, generator: torch.Generator | None = None):
         "n stored (x, u) pairs drawn uniformly with replacement."
@@ -137,8 +149,22 @@ def _number(value, name, positive=False):
         raise ValueError(f"{name} must be {rule} finite number, got {value!r}")
 
 
-def check_fit_args(flow, method, x, u, energy_fn, lam, kind, center, weights, steps, batch, lr,
-                   weight_decay, generator):
+def check_fit_args(
+    flow,
+    method,
+    x,
+    u,
+    energy_fn,
+    lam,
+    kind,
+    center,
+    weights,
+    steps,
+    batch,
+    lr,
+    weight_decay,
+    generator,
+):
     "Validate the arguments of `fit` at entry; return x, u, weights (Chapter 09, *Training*)."
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -168,44 +194,85 @@ def check_fit_args(flow, method, x, u, energy_fn, lam, kind, center, weights, st
         raise ValueError(f"weights apply to data; method={method!r} trains on flow samples")
     return x, u, weights
 
-# %% ../../nbs/09_ldr/04_objectives.ipynb #1f4e1caa
-def fit(flow, method: str = "nll+ldr",  # the flow to train in place; one of `METHODS`
-        x: torch.Tensor | None = None, u: torch.Tensor | None = None,  # data (n, D) and labels (n,)
-        energy_fn=None,  # u(x) -> (N,), needed by the variational methods
-        lam: float = 1.0, kind: str = "var", center: str = "batch",  # LDR weight, dispersion, centre
-        weights: torch.Tensor | None = None,  # importance weights for the NLL term
-        steps: int = 300, batch: int = 256, lr: float = 3e-3,  # optimisation
-        weight_decay: float = 0.0,  # decoupled weight decay (AdamW); 0 is plain Adam
-        buffer_size: int = 4096,  # replay buffer capacity (variational methods)
-        generator: torch.Generator | None = None) -> dict:
-    "Train `flow` with one of the chapter's objectives; returns the loss history (Chapter 09, *Training*)."
-    x, u, weights = check_fit_args(flow, method, x, u, energy_fn, lam, kind, center, weights,
-                                   steps, batch, lr, weight_decay, generator)
-    data_based = method in ("nll", "nll+ldr", "ldr")
-    use_ldr = method.endswith("ldr")
+# %% ../../nbs/09_ldr/04_objectives.ipynb #6b3f9e02
+def _optimiser(flow, center, lr, weight_decay, steps):
+    "The learned centre c (or None), AdamW over the flow's parameters and c, a cosine schedule."
     dtype = next(flow.parameters()).dtype
     c = torch.nn.Parameter(torch.zeros((), dtype=dtype)) if center == "learned" else None
     params = list(flow.parameters()) + ([c] if c is not None else [])
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
+    return c, opt, sched
+
+
+def _data_loss(flow, method, x, u, weights, i, lam, kind, c):
+    "NLL and/or LDR loss of a data minibatch x (B, D), u (B,), drawn as rows i of the data."
+    log_q = flow.log_prob(x)
+    w = None if weights is None else weights[i]
+    loss = 0.0 if method == "ldr" else nll_loss(log_q, w)
+    if method.endswith("ldr"):
+        loss = loss + lam * log_dispersion_loss(
+            log_q, u, kind, "batch" if c is None else c, nonfinite="drop"
+        )
+    return loss
+
+
+def _variational_loss(flow, method, energy_fn, batch, buf, lam, kind, c, generator):
+    "Reverse KL on fresh flow samples, plus (rkl+ldr) LDR on a minibatch of the replay buffer."
+    loss, xs, us = reverse_kl_loss(flow, energy_fn, batch, generator)
+    if method == "rkl+ldr":
+        buf.add(xs, us)
+        xb, ub = buf.sample(batch, generator)
+        loss = loss + lam * log_dispersion_loss(
+            flow.log_prob(xb), ub, kind, c if c is not None else "batch"
+        )
+    return loss
+
+# %% ../../nbs/09_ldr/04_objectives.ipynb #1f4e1caa
+def fit(
+    flow,  # the flow to train in place
+    method: str = "nll+ldr",  # one of `METHODS`
+    x: torch.Tensor | None = None,  # data (n, D)
+    u: torch.Tensor | None = None,  # labels (n,)
+    energy_fn=None,  # u(x) -> (N,), needed by the variational methods
+    lam: float = 1.0,  # LDR weight
+    kind: str = "var",  # dispersion
+    center: str = "batch",  # centre
+    weights: torch.Tensor | None = None,  # importance weights for the NLL term
+    steps: int = 300,  # optimisation steps
+    batch: int = 256,  # batch size
+    lr: float = 3e-3,  # learning rate
+    weight_decay: float = 0.0,  # decoupled weight decay (AdamW); 0 is plain Adam
+    buffer_size: int = 4096,  # replay buffer capacity (variational methods)
+    generator: torch.Generator | None = None,
+) -> dict:
+    "Train `flow` with one of `METHODS`; returns the loss history (Chapter 09, *Training*)."
+    x, u, weights = check_fit_args(
+        flow,
+        method,
+        x,
+        u,
+        energy_fn,
+        lam,
+        kind,
+        center,
+        weights,
+        steps,
+        batch,
+        lr,
+        weight_decay,
+        generator,
+    )
+    data_based = method in ("nll", "nll+ldr", "ldr")
+    c, opt, sched = _optimiser(flow, center, lr, weight_decay, steps)
     buf = ReplayBuffer(buffer_size) if not data_based else None
     hist = []
     for _ in range(steps):
         if data_based:
             i = torch.randperm(len(x), generator=generator)[:batch]
-            log_q = flow.log_prob(x[i])
-            w = None if weights is None else weights[i]
-            loss = 0.0 if method == "ldr" else nll_loss(log_q, w)
-            if use_ldr:
-                loss = loss + lam * log_dispersion_loss(log_q, u[i], kind, "batch" if c is None else c,
-                                                        nonfinite="drop")
+            loss = _data_loss(flow, method, x[i], u[i], weights, i, lam, kind, c)
         else:
-            loss, xs, us = reverse_kl_loss(flow, energy_fn, batch, generator)
-            if method == "rkl+ldr":
-                buf.add(xs, us)
-                xb, ub = buf.sample(batch, generator)
-                loss = loss + lam * log_dispersion_loss(flow.log_prob(xb), ub, kind,
-                                                        c if c is not None else "batch")
+            loss = _variational_loss(flow, method, energy_fn, batch, buf, lam, kind, c, generator)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -221,19 +288,25 @@ def energy_slope(log_q: torch.Tensor, energy: torch.Tensor) -> float:
     "Least-squares slope of -log q against u (1 for a perfect shape; Chapter 09, *Metrics*)."
     y, e = -log_q.detach().double(), energy.detach().double()
     e0 = e - e.mean()
-    return float((e0 * (y - y.mean())).sum() / (e0 ** 2).sum())
+    return float((e0 * (y - y.mean())).sum() / (e0**2).sum())
 
 
 @torch.no_grad()
-def evaluate(flow, target, n_eval: int = 4096, generator: torch.Generator | None = None,
-             x_test: torch.Tensor | None = None,  # exact samples for the test NLL
-             x_data: torch.Tensor | None = None,  # training points for the energy slope
-             ) -> dict:
-    "ESS, log Z error, test NLL, mode weight error and energy slope of a flow (Chapter 09, *Metrics*)."
+def evaluate(
+    flow,
+    target,
+    n_eval: int = 4096,
+    generator: torch.Generator | None = None,
+    x_test: torch.Tensor | None = None,  # exact samples for the test NLL
+    x_data: torch.Tensor | None = None,  # training points for the energy slope
+) -> dict:
+    "ESS, log Z error, test NLL, mode-weight error, energy slope of a flow (Chapter 09, *Metrics*)."
     xs, log_w = importance_log_weights(flow, target.energy, n_eval, generator)
-    out = dict(ess=float(effective_sample_size(log_w)),
-               log_Z_error=abs(float(estimate_log_Z(log_w)) - target.log_Z()),
-               mode_weight_error=abs(float((xs[:, 0] > 0).double().mean()) - target.mode_weight()))
+    out = dict(
+        ess=float(effective_sample_size(log_w)),
+        log_Z_error=abs(float(estimate_log_Z(log_w)) - target.log_Z()),
+        mode_weight_error=abs(float((xs[:, 0] > 0).double().mean()) - target.mode_weight()),
+    )
     if x_test is not None:
         out["test_nll"] = float(-flow.log_prob(x_test).mean())
     if x_data is not None:

@@ -25,13 +25,47 @@ def _check_n(n) -> int:
 
 
 def _check_temperature(temperature) -> float:
-    if not isinstance(temperature, (int, float)) or not math.isfinite(temperature) or temperature <= 0:
+    if (
+        not isinstance(temperature, (int, float))
+        or not math.isfinite(temperature)
+        or temperature <= 0
+    ):
         raise ValueError(f"temperature must be a positive finite number, got {temperature!r}")
     return float(temperature)
 
+# %% ../../nbs/09_ldr/01_targets.ipynb #a5832adc
+def _inverse_cdf_table(
+    v,  # the quartic potential v(x1)
+    temperature: float,  # T of exp(-v/T)
+    lo: float,  # left end of the grid
+    hi: float,  # right end of the grid
+    n_grid: int,  # grid points
+    edge_log_density: float,  # largest log-density allowed at the grid ends, relative to the mode
+):
+    "Grid g and normalised CDF of exp(-v/T) on it, for inverse-CDF sampling of x1."
+    # inverse-CDF table of exp(-v/T) on a fine float64 grid (trapezoid rule)
+    g = torch.linspace(lo, hi, n_grid, dtype=torch.float64)
+    logd = -v(g) / temperature
+    edge = float(torch.maximum(logd[0], logd[-1]) - logd.max())
+    if edge > edge_log_density:  # the density has not decayed at the grid's ends
+        t_max = temperature * edge_log_density / edge
+        raise ValueError(
+            f"temperature={temperature:g} is beyond the sampler's grid "
+            f"[{lo}, {hi}]: use temperature <= {t_max:.3g}"
+        )
+    d = torch.exp(logd - logd.max())
+    cdf = torch.cat(
+        [
+            torch.zeros(1, dtype=torch.float64),
+            torch.cumsum(0.5 * (d[1:] + d[:-1]) * (g[1] - g[0]), 0),
+        ]
+    )
+    return g, cdf / cdf[-1]
 
+# %% ../../nbs/09_ldr/01_targets.ipynb #3570f368
 class _QuarticTarget:
     "Shared machinery: a quartic coordinate `v(x1)` plus a standard-Gaussian coordinate."
+
     dim = 2
     _lo, _hi, _n_grid = -3.5, 3.5, 40001
     _edge_log_density = math.log(1e-12)  # largest density at the grid ends, relative to the mode
@@ -45,21 +79,17 @@ class _QuarticTarget:
         return self.v(x[:, 0]) + 0.5 * x[:, 1] ** 2
 
     def _grid(self, temperature: float):
-        # inverse-CDF table of exp(-v/T) on a fine float64 grid (trapezoid rule)
-        g = torch.linspace(self._lo, self._hi, self._n_grid, dtype=torch.float64)
-        logd = -self.v(g) / temperature
-        edge = float(torch.maximum(logd[0], logd[-1]) - logd.max())
-        if edge > self._edge_log_density:  # the density has not decayed at the grid's ends
-            t_max = temperature * self._edge_log_density / edge
-            raise ValueError(f"temperature={temperature:g} is beyond the sampler's grid "
-                             f"[{self._lo}, {self._hi}]: use temperature <= {t_max:.3g}")
-        d = torch.exp(logd - logd.max())
-        cdf = torch.cat([torch.zeros(1, dtype=torch.float64),
-                         torch.cumsum(0.5 * (d[1:] + d[:-1]) * (g[1] - g[0]), 0)])
-        return g, cdf / cdf[-1]
+        return _inverse_cdf_table(
+            self.v, temperature, self._lo, self._hi, self._n_grid, self._edge_log_density
+        )
 
-    def sample(self, n: int, generator: torch.Generator | None = None, temperature: float = 1.0,
-               dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    def sample(
+        self,
+        n: int,
+        generator: torch.Generator | None = None,
+        temperature: float = 1.0,
+        dtype: torch.dtype = torch.float32,
+    ) -> torch.Tensor:
         "Exact samples (n, 2) of exp(-u/T) (Chapter 09, *Double-well targets*)."
         n, temperature = _check_n(n), _check_temperature(temperature)
         check_generator(generator)
@@ -84,7 +114,7 @@ class _QuarticTarget:
         left = torch.trapezoid(torch.exp(-self.v(-g)), g)
         return float(right / (right + left))
 
-
+# %% ../../nbs/09_ldr/01_targets.ipynb #3ae0f640
 class DoubleWell2D(_QuarticTarget):
     "u(x) = a (x1^2 - 1)^2 + x2^2 / 2 with exact log Z (Chapter 09, *The double well*)."
 
@@ -94,7 +124,7 @@ class DoubleWell2D(_QuarticTarget):
         self.a = float(a)
 
     def v(self, x1):
-        return self.a * (x1 ** 2 - 1) ** 2
+        return self.a * (x1**2 - 1) ** 2
 
     def log_Z(self) -> float:
         "log of the integral of exp(-u) over R^2, from the Bessel-function closed form."
@@ -119,7 +149,7 @@ class TiltedWell(_QuarticTarget):
         self.a, self.b = float(a), float(b)
 
     def v(self, x1):
-        return self.a * (x1 ** 2 - 1) ** 2 - self.b * x1
+        return self.a * (x1**2 - 1) ** 2 - self.b * x1
 
     def log_Z(self) -> float:
         "log Z from 1-D quadrature of the quartic factor (200001-point trapezoid rule)."
@@ -130,9 +160,13 @@ class TiltedWell(_QuarticTarget):
 
 # %% ../../nbs/09_ldr/01_targets.ipynb #05a1f121
 class ManyWell:
-    "Sum of `n_copies` independent double wells, dimension 2 n_copies (Chapter 09, *The many-well*)."
+    "`n_copies` independent double wells, dimension 2 n_copies (Chapter 09, *The many-well*)."
 
-    def __init__(self, n_copies: int = 16, a: float = 4.0):  # copies of the 2-D double well; barrier
+    def __init__(
+        self,
+        n_copies: int = 16,  # copies of the 2-D double well
+        a: float = 4.0,  # barrier
+    ):
         if isinstance(n_copies, bool) or not isinstance(n_copies, int) or n_copies < 1:
             raise ValueError(f"n_copies must be a positive integer, got {n_copies!r}")
         self.n_copies, self.well = n_copies, DoubleWell2D(a)
@@ -151,11 +185,18 @@ class ManyWell:
         "Exact P(x1 > 0) of the first coordinate (1/2 by symmetry)."
         return self.well.mode_weight()
 
-    def sample(self, n: int, generator: torch.Generator | None = None, temperature: float = 1.0,
-               dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    def sample(
+        self,
+        n: int,
+        generator: torch.Generator | None = None,
+        temperature: float = 1.0,
+        dtype: torch.dtype = torch.float32,
+    ) -> torch.Tensor:
         "Exact samples (n, 2 n_copies) of exp(-u/T)."
         n = _check_n(n)
-        return self.well.sample(n * self.n_copies, generator, temperature, dtype).reshape(n, self.dim)
+        return self.well.sample(n * self.n_copies, generator, temperature, dtype).reshape(
+            n, self.dim
+        )
 
     def __repr__(self):
         return f"ManyWell(n_copies={self.n_copies}, a={self.well.a})"

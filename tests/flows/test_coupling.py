@@ -1,4 +1,5 @@
 "Coupling flows (Chapter 09): exact inverse, normalised density, zuko as an oracle for the spline."
+
 import math
 
 import pytest
@@ -74,8 +75,9 @@ def test_flow_density_integrates_to_one(transform):
 
 @pytest.mark.parametrize("transform", ["spline", "affine"])
 def test_flow_inverts_and_sampling_matches_density(fresh_seed, transform):
-    flow = _perturbed(CouplingFlow(5, n_layers=4, hidden=16, transform=transform).double(), 0.5,
-                      fresh_seed)
+    flow = _perturbed(
+        CouplingFlow(5, n_layers=4, hidden=16, transform=transform).double(), 0.5, fresh_seed
+    )
     g = torch.Generator().manual_seed(fresh_seed)
     x, log_q = flow.sample_and_log_prob(64, g)
     z, ladj = flow(x)
@@ -97,7 +99,7 @@ def test_flow_log_det_matches_autograd_jacobian(fresh_seed):
 def test_new_flow_is_standard_normal():
     flow = CouplingFlow(4)
     x = torch.randn(10, 4)
-    expected = -0.5 * (x ** 2).sum(1) - 2 * math.log(2 * math.pi)
+    expected = -0.5 * (x**2).sum(1) - 2 * math.log(2 * math.pi)
     torch.testing.assert_close(flow.log_prob(x), expected)
 
 

@@ -1,10 +1,16 @@
 "ESS and log Z estimators (Chapter 09, *Importance weights*)."
+
 import math
 
 import pytest
 import torch
 
-from icml26_lit.flows import CouplingFlow, effective_sample_size, estimate_log_Z, importance_log_weights
+from icml26_lit.flows import (
+    CouplingFlow,
+    effective_sample_size,
+    estimate_log_Z,
+    importance_log_weights,
+)
 
 
 def test_ess_closed_form_and_invariances(fresh_seed):
@@ -12,7 +18,7 @@ def test_ess_closed_form_and_invariances(fresh_seed):
     lw = 2 * torch.randn(500, generator=g, dtype=torch.float64)
     w = lw.exp()
     ess = effective_sample_size(lw)
-    torch.testing.assert_close(ess, w.sum() ** 2 / (500 * (w ** 2).sum()))
+    torch.testing.assert_close(ess, w.sum() ** 2 / (500 * (w**2).sum()))
     torch.testing.assert_close(effective_sample_size(lw + 123.0), ess)  # scale-free
     assert 0 < ess <= 1
     one_hot = torch.full((10,), -math.inf)
@@ -23,8 +29,10 @@ def test_ess_closed_form_and_invariances(fresh_seed):
 def test_log_Z_estimate_of_exact_flow():
     # an identity flow against the unnormalised standard normal: every weight equals Z
     flow = CouplingFlow(3, n_layers=2, hidden=4).double()
-    _, lw = importance_log_weights(flow, lambda x: 0.5 * (x ** 2).sum(1), 100)
-    torch.testing.assert_close(estimate_log_Z(lw), torch.tensor(1.5 * math.log(2 * math.pi), dtype=torch.float64))
+    _, lw = importance_log_weights(flow, lambda x: 0.5 * (x**2).sum(1), 100)
+    torch.testing.assert_close(
+        estimate_log_Z(lw), torch.tensor(1.5 * math.log(2 * math.pi), dtype=torch.float64)
+    )
 
 
 def test_log_Z_estimate_lognormal(fresh_seed):
@@ -39,11 +47,16 @@ def test_nan_energy_becomes_zero_weight():
     assert (lw == -math.inf).all()
 
 
-@pytest.mark.parametrize("bad,msg", [(torch.tensor([0.0, float("nan")]), "NaN"),
-                                     (torch.tensor([math.inf]), r"\+inf"),
-                                     (torch.full((3,), -math.inf), "every weight is zero"),
-                                     (torch.zeros(0), "at least one"),
-                                     (torch.zeros(2, 2), "log_w must have 1 dimensions")])
+@pytest.mark.parametrize(
+    "bad,msg",
+    [
+        (torch.tensor([0.0, float("nan")]), "NaN"),
+        (torch.tensor([math.inf]), r"\+inf"),
+        (torch.full((3,), -math.inf), "every weight is zero"),
+        (torch.zeros(0), "at least one"),
+        (torch.zeros(2, 2), "log_w must have 1 dimensions"),
+    ],
+)
 def test_estimators_bad_input(bad, msg):
     with pytest.raises(ValueError, match=msg):
         effective_sample_size(bad)

@@ -1,4 +1,5 @@
 "Experiment plumbing (Chapter 09): configs, one smoke step, a tiny run that learns, the pairing."
+
 import json
 import math
 import pathlib
@@ -7,8 +8,16 @@ import pytest
 import torch
 
 from icml26_lit.ldr import DoubleWell2D, evaluate
-from icml26_lit.ldr.experiments import (CONFIG, balanced_modes, equal_ess_ratio, make_flow,
-                                        nll_weight_decay, run, smoke_step, training_data)
+from icml26_lit.ldr.experiments import (
+    CONFIG,
+    balanced_modes,
+    equal_ess_ratio,
+    make_flow,
+    nll_weight_decay,
+    run,
+    smoke_step,
+    training_data,
+)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -32,8 +41,8 @@ def test_a_short_ldr_run_beats_the_untrained_flow():
     target = DoubleWell2D()
     torch.manual_seed(5)
     x_test = target.sample(256, torch.Generator().manual_seed(6))
-    r0 = evaluate(make_flow("ours", 2, cfg, torch.device("cpu")), target, 512,
-                  torch.Generator().manual_seed(7), x_test)  # the untrained flow is N(0, I)
+    untrained = make_flow("ours", 2, cfg, torch.device("cpu"))  # N(0, I)
+    r0 = evaluate(untrained, target, 512, torch.Generator().manual_seed(7), x_test)
     r1 = run(target, "nll+ldr", 128, 5, cfg)
     assert r1["test_nll"] < r0["test_nll"] and r1["ess"] > r0["ess"]
 
@@ -73,6 +82,7 @@ def test_nll_weight_decay_picks_the_nearest_piloted_size():
 
 def test_colab_code_paths_run_tiny():
     from icml26_lit.ldr import ManyWell, TiltedWell
+
     cfg = CONFIG.get("colab")
     cfg.update(steps=2, n_eval=64, n_test=64, n_layers=2, hidden=8, batch=32)
     target = DoubleWell2D()

@@ -1,16 +1,25 @@
-"Log-dispersion objectives (Chapter 09): zero at the target, VarGrad identity, closed forms, bad input."
+"Dispersion objectives (Chapter 09): zero at the target, VarGrad identity, closed forms, bad input."
+
 import math
 
 import pytest
 import torch
 
 from icml26_lit.flows import CouplingFlow
-from icml26_lit.ldr import (DoubleWell2D, ReplayBuffer, energy_slope, evaluate, fit, log_dispersion_loss,
-                            nll_loss, temperature_weights)
+from icml26_lit.ldr import (
+    DoubleWell2D,
+    ReplayBuffer,
+    energy_slope,
+    evaluate,
+    fit,
+    log_dispersion_loss,
+    nll_loss,
+    temperature_weights,
+)
 
 
 def _gaussian_energy(x):
-    return 0.5 * (x ** 2).sum(1)
+    return 0.5 * (x**2).sum(1)
 
 
 @pytest.mark.parametrize("kind", ["var", "mad", "huber"])
@@ -29,16 +38,19 @@ def test_loss_is_zero_at_the_target_on_any_reference(fresh_seed, kind):
 
 def test_dispersion_closed_forms(fresh_seed):
     g = torch.Generator().manual_seed(fresh_seed)
-    lq, u = torch.randn(31, generator=g, dtype=torch.float64), 3 * torch.randn(31, generator=g, dtype=torch.float64)
+    lq, u = (
+        torch.randn(31, generator=g, dtype=torch.float64),
+        3 * torch.randn(31, generator=g, dtype=torch.float64),
+    )
     d = lq + u
     torch.testing.assert_close(log_dispersion_loss(lq, u, "var"), d.var(unbiased=False))
     med = d.median()
     torch.testing.assert_close(log_dispersion_loss(lq, u, "mad"), (d - med).abs().mean())
     z = d - med
-    huber = torch.where(z.abs() <= 0.5, 0.5 * z ** 2, 0.5 * (z.abs() - 0.25)).mean()
+    huber = torch.where(z.abs() <= 0.5, 0.5 * z**2, 0.5 * (z.abs() - 0.25)).mean()
     torch.testing.assert_close(log_dispersion_loss(lq, u, "huber", delta=0.5), huber)
     # a very large Huber threshold is half the squared deviation from the centre
-    torch.testing.assert_close(log_dispersion_loss(lq, u, "huber", delta=1e6), 0.5 * (z ** 2).mean())
+    torch.testing.assert_close(log_dispersion_loss(lq, u, "huber", delta=1e6), 0.5 * (z**2).mean())
 
 
 def test_on_policy_log_variance_gradient_is_twice_the_reverse_kl_score_gradient(fresh_seed):
@@ -112,7 +124,13 @@ def test_fit_methods_run_and_reject_bad_input():
         h = fit(CouplingFlow(2, n_layers=1, hidden=4), method, x, target.energy(x), steps=3)
         assert len(h["loss"]) == 3 and all(math.isfinite(v) for v in h["loss"])
     for method in ("rkl", "rkl+ldr"):
-        h = fit(CouplingFlow(2, n_layers=1, hidden=4), method, energy_fn=target.energy, steps=3, batch=16)
+        h = fit(
+            CouplingFlow(2, n_layers=1, hidden=4),
+            method,
+            energy_fn=target.energy,
+            steps=3,
+            batch=16,
+        )
         assert len(h["loss"]) == 3
     with pytest.raises(ValueError, match="method must be one of"):
         fit(CouplingFlow(2), "fkl", x, target.energy(x))
@@ -191,7 +209,16 @@ def test_weight_decay_shrinks_the_parameters_and_zero_is_plain_adam():
     for wd in (0.0, 0.5):
         torch.manual_seed(3)
         flow = CouplingFlow(2, n_layers=1, hidden=8)
-        fit(flow, "nll", x, u, steps=30, lr=1e-2, weight_decay=wd, generator=torch.Generator().manual_seed(1))
+        fit(
+            flow,
+            "nll",
+            x,
+            u,
+            steps=30,
+            lr=1e-2,
+            weight_decay=wd,
+            generator=torch.Generator().manual_seed(1),
+        )
         norms[wd] = sum(float(p.norm()) for p in flow.parameters())
     assert norms[0.5] < norms[0.0]
     # weight_decay=0 must reproduce torch.optim.Adam step for step (the same update, bit for bit)

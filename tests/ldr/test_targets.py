@@ -1,4 +1,5 @@
 "Double-well targets (Chapter 09): exact log Z against quadrature, exact samplers, mode weights."
+
 import math
 
 import numpy as np
@@ -36,13 +37,17 @@ def test_many_well_log_Z_and_energy():
 @pytest.mark.parametrize("temperature", [1.0, 2.0])
 def test_sampler_moments_match_quadrature(fresh_seed, temperature):
     a = 4.0
-    x = DoubleWell2D(a).sample(40000, torch.Generator().manual_seed(fresh_seed), temperature=temperature,
-                               dtype=torch.float64)
+    x = DoubleWell2D(a).sample(
+        40000,
+        torch.Generator().manual_seed(fresh_seed),
+        temperature=temperature,
+        dtype=torch.float64,
+    )
     dens = lambda s: math.exp(-a * (s * s - 1) ** 2 / temperature)
     z = quad(dens, -np.inf, np.inf)[0]
     m2 = quad(lambda s: s * s * dens(s), -np.inf, np.inf)[0] / z
-    m4 = quad(lambda s: s ** 4 * dens(s), -np.inf, np.inf)[0] / z
-    se = math.sqrt((m4 - m2 ** 2) / 40000)
+    m4 = quad(lambda s: s**4 * dens(s), -np.inf, np.inf)[0] / z
+    se = math.sqrt((m4 - m2**2) / 40000)
     assert abs(float((x[:, 0] ** 2).mean()) - m2) < 5 * se
     assert abs(float(x[:, 1].var()) - temperature) < 0.05 * temperature
 
