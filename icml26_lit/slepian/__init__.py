@@ -13,9 +13,17 @@ from torch import nn
 
 from ..core import BACKENDS, check_tensor, resolve_backend
 from ..sphere import check_degree, check_latlon, latlon_to_xyz, real_sph_harm
-from .concentration import (SlepianCap, cap_frame, check_cap_radius, check_center,
-                                              global_coefficients, select_modes, shannon_number,
-                                              slepian_cap, slepian_synthesis)
+from icml26_lit.slepian.concentration import (
+    SlepianCap,
+    cap_frame,
+    check_cap_radius,
+    check_center,
+    global_coefficients,
+    select_modes,
+    shannon_number,
+    slepian_cap,
+    slepian_synthesis,
+)
 from .kernels import sh_coefficients, slepian_features
 
 # %% auto #0
@@ -27,13 +35,19 @@ __all__ = ['CAP_KEYS', 'HEADS', 'check_locations', 'check_backend', 'SphericalHa
 def check_locations(x) -> torch.Tensor:
     "Validate (N, 2) (lat, lon) degrees and return a float tensor (Chapter 01, *Input checking*)."
     if not isinstance(x, torch.Tensor):
-        raise TypeError(f"x must be a torch.Tensor of shape (N, 2) holding (lat, lon), got {type(x).__name__}")
+        raise TypeError(
+            f"x must be a torch.Tensor of shape (N, 2) holding (lat, lon), got {type(x).__name__}"
+        )
     if x.dim() != 2 or x.shape[1] != 2:
-        raise ValueError(f"x must have shape (N, 2) holding (lat, lon) in degrees, got {tuple(x.shape)}")
+        raise ValueError(
+            f"x must have shape (N, 2) holding (lat, lon) in degrees, got {tuple(x.shape)}"
+        )
     if x.is_floating_point() or x.is_complex():
         if x.dtype not in (torch.float32, torch.float64):
-            raise TypeError(f"x must be float32 or float64 (lat, lon) in degrees, got {x.dtype}: "
-                            "half precision rounds a longitude near 138° to 0.125°")
+            raise TypeError(
+                f"x must be float32 or float64 (lat, lon) in degrees, got {x.dtype}: "
+                "half precision rounds a longitude near 138° to 0.125°"
+            )
     else:
         x = x.float()  # integer degrees are exact in float32
     check_latlon(x[:, 0], x[:, 1])
@@ -48,10 +62,13 @@ def check_backend(backend) -> str:
 
 # %% ../../nbs/01_slepian/03_encoders.ipynb #40f87bf2
 class SphericalHarmonicsEncoder(nn.Module):
-    "Real orthonormal spherical harmonics up to degree L as features (Chapter 01, *Spherical harmonics encoder*)."
+    "Real orthonormal spherical harmonics up to L (Chapter 01, *Spherical harmonics encoder*)."
 
-    def __init__(self, L: int = 9,  # maximum degree; 9 gives the paper's 100-feature "SH10"
-                 backend: str = "auto"):  # "auto" | "triton" | "torch" for the synthesis
+    def __init__(
+        self,
+        L: int = 9,  # maximum degree; 9 gives the paper's 100-feature "SH10"
+        backend: str = "auto",  # "auto" | "triton" | "torch" for the synthesis
+    ):
         super().__init__()
         self.L = check_degree(L)
         self.backend = check_backend(backend)
@@ -66,25 +83,35 @@ class SphericalHarmonicsEncoder(nn.Module):
             return real_sph_harm(x[:, 0], x[:, 1], self.L).to(x.dtype)
         eye = torch.eye(3, dtype=x.dtype, device=x.device)  # the global frame: z = sin(lat)
         z, s, phi = cap_frame(latlon_to_xyz(x[:, 0], x[:, 1]), eye)
-        return slepian_features(z, s, phi, self.orders, self.degree_coefficients, backend=self.backend)
+        return slepian_features(
+            z, s, phi, self.orders, self.degree_coefficients, backend=self.backend
+        )
 
 # %% ../../nbs/01_slepian/03_encoders.ipynb #bd370bf2
 class SlepianEncoder(nn.Module):
     "Slepian functions of a spherical cap with λ above a threshold (Chapter 01, *Slepian encoder*)."
 
-    def __init__(self, theta_deg: float = 10.0,  # cap radius Θ in degrees
-                 center: tuple = (36.0, 138.0),  # cap centre (lat, lon) in degrees
-                 L: int = 40,  # bandwidth (maximum degree) of the Slepian basis
-                 threshold: float = 0.05,  # keep modes with energy fraction λ > threshold
-                 n_max: int | None = None,  # candidates: first n_max modes (default min(2N, (L+1)^2))
-                 backend: str = "auto"):  # "auto" | "triton" | "torch" for the synthesis
+    def __init__(
+        self,
+        theta_deg: float = 10.0,  # cap radius Θ in degrees
+        center: tuple = (36.0, 138.0),  # cap centre (lat, lon) in degrees
+        L: int = 40,  # bandwidth (maximum degree) of the Slepian basis
+        threshold: float = 0.05,  # keep modes with energy fraction λ > threshold
+        n_max: int | None = None,  # candidates: first n_max modes (default min(2N, (L+1)^2))
+        backend: str = "auto",  # "auto" | "triton" | "torch" for the synthesis
+    ):
         super().__init__()
         backend = check_backend(backend)
         cap = slepian_cap(theta_deg, L, center)
         if n_max is None:
             n_max = max(1, min(int(2 * cap.shannon_number), cap.n_functions))
         idx = cap.select(threshold, n_max=n_max)
-        self.theta_deg, self.center, self.L, self.threshold = cap.theta_deg, cap.center, cap.L, threshold
+        self.theta_deg, self.center, self.L, self.threshold = (
+            cap.theta_deg,
+            cap.center,
+            cap.L,
+            threshold,
+        )
         self.backend = backend
         self.register_buffer("rotation", cap.rotation.clone())
         self.register_buffer("orders", cap.orders[idx].clone())
@@ -99,24 +126,32 @@ class SlepianEncoder(nn.Module):
         z, s, phi = cap_frame(xyz, self.rotation)
         if self.backend == "torch" or x.requires_grad:
             return slepian_synthesis(z, s, phi, self.orders, self.degree_coefficients)
-        return slepian_features(z, s, phi, self.orders, self.degree_coefficients, backend=self.backend)
+        return slepian_features(
+            z, s, phi, self.orders, self.degree_coefficients, backend=self.backend
+        )
 
     def extra_repr(self) -> str:
-        return (f"theta_deg={self.theta_deg}, center={self.center}, L={self.L}, "
-                f"threshold={self.threshold}, out_dim={self.out_dim}")
+        return (
+            f"theta_deg={self.theta_deg}, center={self.center}, L={self.L}, "
+            f"threshold={self.threshold}, out_dim={self.out_dim}"
+        )
 
 # %% ../../nbs/01_slepian/03_encoders.ipynb #a0a85416
 CAP_KEYS = ("theta_deg", "center", "L", "threshold", "n_max", "backend")
 
 
-def _cap_encoder(i: int, spec, threshold: float, backend: str) -> "SlepianEncoder":
+def _cap_encoder(i: int, spec, threshold: float, backend: str) -> SlepianEncoder:
     "The SlepianEncoder of caps[i], with errors that name the cap and the key."
     if not isinstance(spec, Mapping):
-        raise TypeError(f"caps[{i}] must be a dict with keys from {', '.join(CAP_KEYS)}, "
-                        f"got {type(spec).__name__}")
+        raise TypeError(
+            f"caps[{i}] must be a dict with keys from {', '.join(CAP_KEYS)}, "
+            f"got {type(spec).__name__}"
+        )
     unknown = sorted(set(spec) - set(CAP_KEYS), key=str)
     if unknown:
-        raise ValueError(f"caps[{i}] has an unknown key {unknown[0]!r}; a cap takes {', '.join(CAP_KEYS)}")
+        raise ValueError(
+            f"caps[{i}] has an unknown key {unknown[0]!r}; a cap takes {', '.join(CAP_KEYS)}"
+        )
     try:
         return SlepianEncoder(**{"threshold": threshold, "backend": backend, **dict(spec)})
     except (TypeError, ValueError) as e:  # e names the key (theta_deg, center, L, ...)
@@ -124,20 +159,29 @@ def _cap_encoder(i: int, spec, threshold: float, backend: str) -> "SlepianEncode
 
 
 class HybridEncoder(nn.Module):
-    "Global spherical harmonics concatenated with one or more cap Slepian encoders (Chapter 01, *Hybrid encoder*)."
+    "Global spherical harmonics joined with cap Slepian encoders (Chapter 01, *Hybrid encoder*)."
 
-    def __init__(self, L_global: int = 9,  # degree of the global SH part (9: the paper's SH10)
-                 caps: list | tuple = (dict(theta_deg=10.0, center=(36.0, 138.0), L=40),),  # SlepianEncoder kwargs
-                 threshold: float = 0.05,  # default λ threshold for caps that do not set one
-                 backend: str = "auto"):  # "auto" | "triton" | "torch", for every part
+    def __init__(
+        self,
+        L_global: int = 9,  # degree of the global SH part (9: the paper's SH10)
+        caps: list | tuple = (  # SlepianEncoder kwargs
+            dict(theta_deg=10.0, center=(36.0, 138.0), L=40),
+        ),
+        threshold: float = 0.05,  # default λ threshold for caps that do not set one
+        backend: str = "auto",  # "auto" | "triton" | "torch", for every part
+    ):
         super().__init__()
         backend = check_backend(backend)
         if isinstance(caps, Mapping) or not isinstance(caps, (list, tuple)):
             raise TypeError(f"caps must be a list of dicts, one per cap, got {type(caps).__name__}")
         if not caps:
-            raise ValueError("caps must hold at least one cap, e.g. [dict(theta_deg=10, center=(36, 138), L=40)]")
+            raise ValueError(
+                "caps must hold at least one cap, e.g. [dict(theta_deg=10, center=(36, 138), L=40)]"
+            )
         self.global_encoder = SphericalHarmonicsEncoder(L_global, backend=backend)
-        self.caps = nn.ModuleList([_cap_encoder(i, c, threshold, backend) for i, c in enumerate(caps)])
+        self.caps = nn.ModuleList(
+            [_cap_encoder(i, c, threshold, backend) for i, c in enumerate(caps)]
+        )
         self.out_dim = self.global_encoder.out_dim + sum(c.out_dim for c in self.caps)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -145,7 +189,8 @@ class HybridEncoder(nn.Module):
 
 # %% ../../nbs/01_slepian/03_encoders.ipynb #573e53df
 class LatLonEncoder(nn.Module):
-    "Raw coordinates (lat/90, lon/180), longitude wrapped to [-180, 180) (Chapter 01, *Coordinate baselines*)."
+    "Raw (lat/90, lon/180), longitude wrapped to [-180, 180) (Chapter 01, *Coordinate baselines*)."
+
     out_dim = 2
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -156,6 +201,7 @@ class LatLonEncoder(nn.Module):
 
 class CartesianEncoder(nn.Module):
     "The 3-D unit vector of the location (Chapter 01, *Coordinate baselines*)."
+
     out_dim = 3
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -172,7 +218,7 @@ class FeatureStandardizer(nn.Module):
         self.register_buffer("std", torch.ones(dim))
 
     @torch.no_grad()
-    def fit(self, features: torch.Tensor) -> "FeatureStandardizer":
+    def fit(self, features: torch.Tensor) -> FeatureStandardizer:
         features = check_tensor(features, "features", shape=(None, self.mean.numel()))
         self.mean = features.mean(0).to(self.mean.dtype)
         self.std = features.std(0).clamp_min(1e-8).to(self.std.dtype)
@@ -181,25 +227,38 @@ class FeatureStandardizer(nn.Module):
     def forward(self, f: torch.Tensor) -> torch.Tensor:
         return (f - self.mean.to(f.dtype)) / self.std.to(f.dtype)
 
-
+# %% ../../nbs/01_slepian/03_encoders.ipynb #5ea1b667
 def mlp_head(in_dim: int, out_dim: int = 1, hidden: int = 128, dropout: float = 0.1) -> nn.Module:
-    "The paper's MLP head: in -> hidden -> hidden/2 -> out with ReLU and dropout (Chapter 01, *Heads*)."
-    return nn.Sequential(nn.Linear(in_dim, hidden), nn.ReLU(), nn.Dropout(dropout),
-                         nn.Linear(hidden, hidden // 2), nn.ReLU(), nn.Dropout(dropout),
-                         nn.Linear(hidden // 2, out_dim))
+    "The paper's MLP: in -> hidden -> hidden/2 -> out with ReLU and dropout (Chapter 01, *Heads*)."
+    return nn.Sequential(
+        nn.Linear(in_dim, hidden),
+        nn.ReLU(),
+        nn.Dropout(dropout),
+        nn.Linear(hidden, hidden // 2),
+        nn.ReLU(),
+        nn.Dropout(dropout),
+        nn.Linear(hidden // 2, out_dim),
+    )
 
 
 def linear_head(in_dim: int, out_dim: int = 1) -> nn.Module:
     "A single linear layer (Chapter 01, *Heads*)."
     return nn.Linear(in_dim, out_dim)
 
-
+# %% ../../nbs/01_slepian/03_encoders.ipynb #ffe01703
 class SirenHead(nn.Module):
     "SIREN trunk (sine activations, SIREN init) plus a linear output (Chapter 01, *Heads*)."
 
-    def __init__(self, in_dim: int, out_dim: int = 1, hidden: int = 256, trunk_out: int = 128,
-                 depth: int = 4,  # linear layers in the trunk
-                 omega_first: float = 30.0, omega: float = 1.0):
+    def __init__(
+        self,
+        in_dim: int,
+        out_dim: int = 1,
+        hidden: int = 256,
+        trunk_out: int = 128,
+        depth: int = 4,  # linear layers in the trunk
+        omega_first: float = 30.0,
+        omega: float = 1.0,
+    ):
         super().__init__()
         if depth < 2:
             raise ValueError(f"depth must be >= 2, got {depth}")
@@ -208,7 +267,9 @@ class SirenHead(nn.Module):
         self.omegas = [omega_first] + [omega] * (depth - 1)
         with torch.no_grad():  # SIREN init: U(-1/in, 1/in) first, U(-sqrt(6/in)/ω, +) after
             for i, lin in enumerate(self.layers):
-                bound = 1.0 / lin.in_features if i == 0 else math.sqrt(6.0 / lin.in_features) / omega
+                bound = (
+                    1.0 / lin.in_features if i == 0 else math.sqrt(6.0 / lin.in_features) / omega
+                )
                 lin.weight.uniform_(-bound, bound)
                 lin.bias.uniform_(-bound, bound)
         self.out = nn.Linear(trunk_out, out_dim)
@@ -220,7 +281,7 @@ class SirenHead(nn.Module):
                 f = torch.sin(w * f)
         return self.out(f)
 
-
+# %% ../../nbs/01_slepian/03_encoders.ipynb #aced9c06
 HEADS = {"linear": linear_head, "mlp": mlp_head, "siren": SirenHead}
 
 

@@ -19,17 +19,23 @@ from ..sphere import normalized_legendre
 
 # %% ../../nbs/01_slepian/90_exercises.ipynb #952b327e
 register_exercise(
-    "01.1", "The Shannon number N = (L+1)^2 (1 - cos Θ)/2 of a cap of radius Θ degrees.",
+    "01.1",
+    "The Shannon number N = (L+1)^2 (1 - cos Θ)/2 of a cap of radius Θ degrees.",
     reference=shannon_number,
     cases=[(10.0, 40), (180.0, 5), (90.0, 0), (0.5, 120), (7.5, 80)],
     draw=lambda rng: (float(rng.uniform(0.1, 180.0)), int(rng.integers(0, 200))),
     # float64: cos and one product, a few ulps of N <= 40401
     tolerance=dict(rtol=1e-12, atol=1e-12),
-    hints=["math.cos wants radians: math.radians(theta_deg).",
-           "At Θ = 180° the cap is the whole sphere and N = (L+1)^2."],
-    wrong=[lambda t, L: (L + 1) ** 2 * (1 - math.cos(t)) / 2,  # degrees passed to cos
-           lambda t, L: L ** 2 * (1 - math.cos(math.radians(t))) / 2,  # L^2 harmonics
-           lambda t, L: (L + 1) ** 2 * (1 - math.cos(math.radians(t)))])  # the area over 2π, not 4π
+    hints=[
+        "math.cos wants radians: math.radians(theta_deg).",
+        "At Θ = 180° the cap is the whole sphere and N = (L+1)^2.",
+    ],
+    wrong=[
+        lambda t, L: (L + 1) ** 2 * (1 - math.cos(t)) / 2,  # degrees passed to cos
+        lambda t, L: L**2 * (1 - math.cos(math.radians(t))) / 2,  # L^2 harmonics
+        lambda t, L: (L + 1) ** 2 * (1 - math.cos(math.radians(t))),  # the area over 2π, not 4π
+    ],
+)
 
 # %% ../../nbs/01_slepian/90_exercises.ipynb #c681e56b
 def _region_block(theta_deg, L, m):
@@ -47,34 +53,56 @@ def _region_block_wrong(theta_deg, L, m, *, two_pi=True, complement=False, scale
 
 
 register_exercise(
-    "01.2", "The order-m block of a polar cap's region matrix, 2π ∫ P̄_l^m P̄_l'^m dz over [cos Θ, 1].",
+    "01.2",
+    "The order-m block of a polar cap's region matrix, 2π ∫ P̄_l^m P̄_l'^m dz over [cos Θ, 1].",
     reference=_region_block,
     cases=[(10.0, 4, 0), (30.0, 6, 3), (180.0, 3, 0), (5.0, 8, 8), (60.0, 0, 0)],
-    draw=lambda rng: (float(rng.uniform(1.0, 179.0)),) + (lambda L: (L, int(rng.integers(0, L + 1))))(
-        int(rng.integers(0, 13))),
+    draw=lambda rng: (
+        (float(rng.uniform(1.0, 179.0)),)
+        + (lambda L: (L, int(rng.integers(0, L + 1))))(int(rng.integers(0, 13)))
+    ),
     # float64 quadrature of entries <= 1: rounding ~1e-15; other exact rules differ at that level
     tolerance=dict(rtol=1e-9, atol=1e-12),
-    hints=["Map the nodes: z = (1 + c)/2 + (1 - c)/2 t and scale the weights by (1 - c)/2.",
-           "Take P[:, m:, m]: degrees m..L of order m; the block is 2π P^T diag(w) P."],
-    wrong=[lambda t, L, m: _region_block_wrong(t, L, m, two_pi=False),
-           lambda t, L, m: _region_block_wrong(t, L, m, complement=True),
-           lambda t, L, m: _region_block_wrong(t, L, m, scale=False)])
+    hints=[
+        "Map the nodes: z = (1 + c)/2 + (1 - c)/2 t and scale the weights by (1 - c)/2.",
+        "Take P[:, m:, m]: degrees m..L of order m; the block is 2π P^T diag(w) P.",
+    ],
+    wrong=[
+        lambda t, L, m: _region_block_wrong(t, L, m, two_pi=False),
+        lambda t, L, m: _region_block_wrong(t, L, m, complement=True),
+        lambda t, L, m: _region_block_wrong(t, L, m, scale=False),
+    ],
+)
 
 # %% ../../nbs/01_slepian/90_exercises.ipynb #811d6f9a
 def _slepian_r2_cap(L: int = 80) -> float:
     cfg = CONFIG.get("ci")
     cfg["L_slepian"] = L
-    task = make_density_task(cfg.n_train, cfg.n_test, cfg.theta_deg, (cfg.center_lat, cfg.center_lon),
-                             cfg.sigma_km, cfg.frac_in_cap, seed=0, cities=load_cities())
+    task = make_density_task(
+        cfg.n_train,
+        cfg.n_test,
+        cfg.theta_deg,
+        (cfg.center_lat, cfg.center_lon),
+        cfg.sigma_km,
+        cfg.frac_in_cap,
+        seed=0,
+        cities=load_cities(),
+    )
     f, evals = _encode_task(make_encoder("slepian", cfg), task, "cpu")
-    return train_head(f, task["y_train"], evals, "mlp", cfg.epochs, cfg.batch_size, cfg.lr, seed=0)["cap"]
+    return train_head(f, task["y_train"], evals, "mlp", cfg.epochs, cfg.batch_size, cfg.lr, seed=0)[
+        "cap"
+    ]
 
 
 register_exercise(
-    "01.3", "In-cap R² of the Slepian encoder at L = 80, ci sizes, the first seed's task.",
+    "01.3",
+    "In-cap R² of the Slepian encoder at L = 80, ci sizes, the first seed's task.",
     value=_slepian_r2_cap,
     # float32 training differs across CPUs in the last bits; 480 Adam steps keep R² within ~0.003
     tolerance=dict(abs=0.01),
-    hints=["Copy the ci preset, set cfg['L_slepian'] = 80, and rebuild the encoder with make_encoder."],
+    hints=[
+        "Copy the ci preset, set cfg['L_slepian'] = 80, and rebuild the encoder with make_encoder."
+    ],
     wrong=[0.931, 0.0],  # the L = 40 result of the first seed; the mean predictor
-    time_limit_s=60.0)
+    time_limit_s=60.0,
+)

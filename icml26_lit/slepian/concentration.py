@@ -12,8 +12,15 @@ import numpy as np
 import torch
 
 from ..core import check_tensor
-from ..sphere import (check_degree, latlon_to_xyz, legendre_coefficients, normalized_legendre,
-                               real_sph_harm, sphere_quadrature, xyz_to_latlon)
+from icml26_lit.sphere import (
+    check_degree,
+    latlon_to_xyz,
+    legendre_coefficients,
+    normalized_legendre,
+    real_sph_harm,
+    sphere_quadrature,
+    xyz_to_latlon,
+)
 
 # %% auto #0
 __all__ = ['shannon_number', 'check_cap_radius', 'cap_order_matrices', 'check_center', 'cap_rotation', 'cap_frame',
@@ -22,7 +29,7 @@ __all__ = ['shannon_number', 'check_cap_radius', 'cap_order_matrices', 'check_ce
 
 # %% ../../nbs/01_slepian/02_slepian_concentration.ipynb #f92b633a
 def shannon_number(theta_deg: float, L: int) -> float:
-    "Shannon number N = (L+1)^2 (1 - cos Θ)/2 of a cap of radius Θ (Chapter 01, *The concentration problem*)."
+    "Shannon number (L+1)^2 (1 - cos Θ)/2, cap radius Θ (Chapter 01, *The concentration problem*)."
     theta_deg = check_cap_radius(theta_deg)
     L = check_degree(L)
     return (L + 1) ** 2 * (1 - math.cos(math.radians(theta_deg))) / 2
@@ -30,7 +37,9 @@ def shannon_number(theta_deg: float, L: int) -> float:
 
 def check_cap_radius(theta_deg, name: str = "theta_deg") -> float:
     "Validate a cap radius in degrees, 0 < Θ <= 180 (Chapter 01, *The concentration problem*)."
-    if isinstance(theta_deg, bool) or not isinstance(theta_deg, (int, float, np.integer, np.floating)):
+    if isinstance(theta_deg, bool) or not isinstance(
+        theta_deg, (int, float, np.integer, np.floating)
+    ):
         raise TypeError(f"{name} must be a number of degrees, got {type(theta_deg).__name__}")
     theta_deg = float(theta_deg)
     if not (0 < theta_deg <= 180):  # also rejects NaN
@@ -39,7 +48,7 @@ def check_cap_radius(theta_deg, name: str = "theta_deg") -> float:
 
 # %% ../../nbs/01_slepian/02_slepian_concentration.ipynb #d46209eb
 def cap_order_matrices(theta_deg: float, L: int) -> list[torch.Tensor]:
-    "The per-order blocks D^(m), m = 0..L, of a polar cap's region matrix (float64) (Chapter 01, *A cap splits into one problem per order*)."
+    "Per-order blocks D^(m), m = 0..L (Chapter 01, *A cap splits into one problem per order*)."
     theta_deg, L = check_cap_radius(theta_deg), check_degree(L)
     c = math.cos(math.radians(theta_deg))
     t, w = np.polynomial.legendre.leggauss(L + 1)
@@ -56,12 +65,15 @@ def cap_order_matrices(theta_deg: float, L: int) -> list[torch.Tensor]:
 
 # %% ../../nbs/01_slepian/02_slepian_concentration.ipynb #80b8d165
 def check_center(center, name: str = "center") -> tuple[float, float]:
-    "Validate a cap centre: a finite (lat, lon) pair in degrees, |lat| <= 90 (Chapter 01, *Solving it*)."
+    "Validate a cap centre: finite (lat, lon) in degrees, |lat| <= 90 (Chapter 01, *Solving it*)."
     if isinstance(center, torch.Tensor):
         center = center.tolist()
     if not isinstance(center, (tuple, list)) or len(center) != 2:
         raise ValueError(f"{name} must be a (lat, lon) pair in degrees, got {center!r}")
-    if any(isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) for v in center):
+    if any(
+        isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating))
+        for v in center
+    ):
         raise TypeError(f"{name} must hold two numbers (lat, lon) in degrees, got {center!r}")
     lat, lon = float(center[0]), float(center[1])
     if not (math.isfinite(lat) and math.isfinite(lon)):
@@ -72,7 +84,7 @@ def check_center(center, name: str = "center") -> tuple[float, float]:
 
 
 def cap_rotation(center: tuple[float, float]) -> torch.Tensor:
-    "3x3 rotation (float64) taking the cap centre (lat, lon) in degrees to the north pole (Chapter 01, *Solving it*)."
+    "Rotation (3x3, float64) taking the cap centre to the north pole (Chapter 01, *Solving it*)."
     lat0, lon0 = check_center(center)
     colat, lon = math.radians(90.0 - lat0), math.radians(lon0)
     cz, sz = math.cos(-lon), math.sin(-lon)
@@ -82,16 +94,23 @@ def cap_rotation(center: tuple[float, float]) -> torch.Tensor:
     return Ry @ Rz
 
 
-def cap_frame(xyz: torch.Tensor, rotation: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    "z = cos θ', s = sin θ', φ' (radians) of unit vectors (N, 3) in a rotated frame (Chapter 01, *Solving it*)."
+def cap_frame(
+    xyz: torch.Tensor, rotation: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    "z = cos θ', s = sin θ', φ' of points (N, 3) in a rotated frame (Chapter 01, *Solving it*)."
     x = xyz @ rotation.to(xyz.dtype).T
     s = torch.sqrt(x[:, 0] ** 2 + x[:, 1] ** 2)
     return x[:, 2].clamp(-1, 1), s, torch.atan2(x[:, 1], x[:, 0])
 
-
-def slepian_synthesis(z: torch.Tensor, s: torch.Tensor, phi: torch.Tensor, orders: torch.Tensor,
-                      degree_coefficients: torch.Tensor) -> torch.Tensor:
-    "feat[n, k] = Σ_l C[k, l] P̄_l^|m_k|(z_n) trig(m_k φ_n), streaming over l (Chapter 01, *Solving it*)."
+# %% ../../nbs/01_slepian/02_slepian_concentration.ipynb #4c53b9b7
+def slepian_synthesis(
+    z: torch.Tensor,
+    s: torch.Tensor,
+    phi: torch.Tensor,
+    orders: torch.Tensor,
+    degree_coefficients: torch.Tensor,
+) -> torch.Tensor:
+    "feat[n, k] = Σ_l C[k, l] P̄_l^|m_k|(z_n) trig(m_k φ_n), streamed (Chapter 01, *Solving it*)."
     z = check_tensor(z, "z", ndim=1, dtypes=(torch.float32, torch.float64))
     s = check_tensor(s, "s", shape=(z.shape[0],), dtypes=(z.dtype,))
     phi = check_tensor(phi, "phi", shape=(z.shape[0],), dtypes=(z.dtype,))
@@ -119,24 +138,28 @@ def slepian_synthesis(z: torch.Tensor, s: torch.Tensor, phi: torch.Tensor, order
         sel = torch.nonzero(absm == m).flatten()
         feat[:, sel] = Pm @ C[sel, m:].T
     mphi = phi[:, None] * absm.to(z.dtype)
-    trig = torch.where(orders > 0, math.sqrt(2.0) * torch.cos(mphi),
-                       torch.where(orders < 0, math.sqrt(2.0) * torch.sin(mphi), torch.ones_like(mphi)))
+    trig = torch.where(
+        orders > 0,
+        math.sqrt(2.0) * torch.cos(mphi),
+        torch.where(orders < 0, math.sqrt(2.0) * torch.sin(mphi), torch.ones_like(mphi)),
+    )
     return feat * trig
 
 
 def _legendre_tables(L):
     return legendre_coefficients(L)
 
-
+# %% ../../nbs/01_slepian/02_slepian_concentration.ipynb #ca68a15d
 @dataclass
 class SlepianCap:
     "All (L+1)^2 Slepian functions of a spherical cap (Chapter 01, *Solving it*)."
+
     theta_deg: float  # cap radius Θ in degrees
     L: int  # maximum spherical-harmonic degree (bandwidth)
     center: tuple  # cap centre (lat, lon) in degrees
     eigenvalues: torch.Tensor  # ((L+1)^2,) energy fractions λ_α inside the cap, descending
     orders: torch.Tensor  # ((L+1)^2,) signed order m_α of each function (m < 0: sine type)
-    degree_coefficients: torch.Tensor  # ((L+1)^2, L+1) row α: coefficient of P̄_l^|m_α| per degree l
+    degree_coefficients: torch.Tensor  # ((L+1)^2, L+1), row α: P̄_l^|m_α| coefficient per degree l
     rotation: torch.Tensor  # (3, 3) takes global unit vectors to the cap frame
 
     @property
@@ -161,12 +184,12 @@ class SlepianCap:
         return G
 
     def to_cap_frame(self, lat, lon) -> tuple[torch.Tensor, torch.Tensor]:
-        "Coordinates (lat', lon') in degrees of the points in the frame where the cap centre is the north pole."
+        "Coordinates (lat', lon') in degrees in the frame where the cap centre is the north pole."
         xyz = latlon_to_xyz(lat, lon)
         return xyz_to_latlon(xyz @ self.rotation.to(xyz.dtype).T)
 
     def select(self, threshold: float = 0.05, n_max: int | None = None) -> torch.Tensor:
-        "Indices of functions with λ > threshold among the first n_max (default all), never splitting a ±m pair."
+        "Indices with λ > threshold among the first n_max (default all), keeping ±m pairs whole."
         return select_modes(self.eigenvalues, self.orders, threshold, n_max)
 
     def evaluate(self, lat, lon, modes=None) -> torch.Tensor:
@@ -182,9 +205,9 @@ class SlepianCap:
         Y = real_sph_harm(lat_c, lon_c, self.L)
         return Y @ G.to(Y.dtype).T
 
-
+# %% ../../nbs/01_slepian/02_slepian_concentration.ipynb #c004d55b
 def slepian_cap(theta_deg: float, L: int, center: tuple[float, float] = (90.0, 0.0)) -> SlepianCap:
-    "Slepian functions of the cap of radius Θ (degrees) around `center` = (lat, lon) (Chapter 01, *Solving it*)."
+    "Slepian functions of the cap of radius Θ degrees around `center` (Chapter 01, *Solving it*)."
     theta_deg, L = check_cap_radius(theta_deg), check_degree(L)
     center = check_center(center)
     R = cap_rotation(center)
@@ -196,21 +219,36 @@ def slepian_cap(theta_deg: float, L: int, center: tuple[float, float] = (90.0, 0
         V = V * torch.sign(V[big, torch.arange(V.shape[1])])  # sign: largest coefficient positive
         full = torch.zeros(V.shape[1], L + 1, dtype=torch.float64)
         full[:, m:] = V.T
-        for signed in ([m] if m == 0 else [m, -m]):
+        for signed in [m] if m == 0 else [m, -m]:
             lams.append(lam)
             orders.append(torch.full(lam.shape, signed, dtype=torch.long))
             coefs.append(full)
     lam_all, m_all, C_all = torch.cat(lams), torch.cat(orders), torch.cat(coefs)
     # order: λ descending; ties (the ±m pairs) by |m|, then cosine before sine
     key = torch.from_numpy(np.lexsort(((m_all < 0).numpy(), m_all.abs().numpy(), -lam_all.numpy())))
-    return SlepianCap(theta_deg, L, center,
-                      lam_all[key].contiguous(), m_all[key].contiguous(), C_all[key].contiguous(), R)
+    return SlepianCap(
+        theta_deg,
+        L,
+        center,
+        lam_all[key].contiguous(),
+        m_all[key].contiguous(),
+        C_all[key].contiguous(),
+        R,
+    )
 
-
-def select_modes(eigenvalues: torch.Tensor, orders: torch.Tensor, threshold: float = 0.05,
-                 n_max: int | None = None) -> torch.Tensor:
-    "Modes with λ > threshold among the first n_max, closed under ±m pairs (Chapter 01, *Choosing the modes*)."
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not (0 <= threshold < 1):
+# %% ../../nbs/01_slepian/02_slepian_concentration.ipynb #3b08d7ce
+def select_modes(
+    eigenvalues: torch.Tensor,
+    orders: torch.Tensor,
+    threshold: float = 0.05,
+    n_max: int | None = None,
+) -> torch.Tensor:
+    "Modes with λ > threshold in the first n_max, ±m paired (Chapter 01, *Choosing the modes*)."
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, (int, float))
+        or not (0 <= threshold < 1)
+    ):
         raise ValueError(f"threshold must be a number in [0, 1), got {threshold!r}")
     n = eigenvalues.numel()
     n_max = n if n_max is None else int(n_max)
@@ -219,30 +257,38 @@ def select_modes(eigenvalues: torch.Tensor, orders: torch.Tensor, threshold: flo
     keep = (eigenvalues > threshold) & (torch.arange(n) < n_max)
     # never split a degenerate pair: keep the partner (same |m|, same λ) of every kept mode
     partner_key = {(int(abs(m)), float(l)) for m, l, k in zip(orders, eigenvalues, keep) if k}
-    keep = torch.tensor([(int(abs(m)), float(l)) in partner_key for m, l in zip(orders, eigenvalues)])
+    keep = torch.tensor(
+        [(int(abs(m)), float(l)) in partner_key for m, l in zip(orders, eigenvalues)]
+    )
     idx = torch.nonzero(keep).flatten()
     if idx.numel() == 0:
-        raise ValueError(f"threshold={threshold} keeps no mode (the largest eigenvalue is "
-                         f"{eigenvalues.max().item():.3g}); lower the threshold or raise L")
+        raise ValueError(
+            f"threshold={threshold} keeps no mode (the largest eigenvalue is "
+            f"{eigenvalues.max().item():.3g}); lower the threshold or raise L"
+        )
     return idx
 
 # %% ../../nbs/01_slepian/02_slepian_concentration.ipynb #ea2d38ed
 def global_coefficients(cap: SlepianCap, max_L: int = 60, chunk: int = 4096) -> torch.Tensor:
-    "((L+1)^2, (L+1)^2) coefficients of the rotated Slepian functions on the global Y_j (Chapter 01, *Rotating to the region*)."
+    "((L+1)^2, (L+1)^2) rotated coefficients on global Y_j (Chapter 01, *Rotating to the region*)."
     if cap.L > max_L:
-        raise ValueError(f"L={cap.L} is above max_L={max_L}: the dense rotation matrix would be too large")
+        raise ValueError(
+            f"L={cap.L} is above max_L={max_L}: the dense rotation matrix would be too large"
+        )
     lat, lon, w = sphere_quadrature(cap.L)
     n = cap.n_functions
     M = torch.zeros(n, n, dtype=torch.float64)
     for i in range(0, lat.numel(), chunk):  # M_ij = Σ_q w_q Y_i(R x_q) Y_j(x_q)
-        la, lo, ww = lat[i:i + chunk], lon[i:i + chunk], w[i:i + chunk]
+        la, lo, ww = lat[i : i + chunk], lon[i : i + chunk], w[i : i + chunk]
         lat_c, lon_c = cap.to_cap_frame(la, lo)
         M += real_sph_harm(lat_c, lon_c, cap.L).T @ (ww[:, None] * real_sph_harm(la, lo, cap.L))
     return cap.coefficients @ M
 
 # %% ../../nbs/01_slepian/02_slepian_concentration.ipynb #92271cdb
-def cap_grid(cap: SlepianCap, extent: float = 2.0, n_rad: int = 36, n_az: int = 72) -> tuple[torch.Tensor, torch.Tensor]:
-    "A polar grid (lat, lon) out to `extent` cap radii around the cap's centre, for plots (Chapter 01, *Seeing it*)."
+def cap_grid(
+    cap: SlepianCap, extent: float = 2.0, n_rad: int = 36, n_az: int = 72
+) -> tuple[torch.Tensor, torch.Tensor]:
+    "Polar plot grid (lat, lon) out to `extent` cap radii (Chapter 01, *Seeing it*)."
     r = torch.linspace(0, min(extent * cap.theta_deg, 180.0), n_rad, dtype=torch.float64)[1:]
     az = torch.arange(n_az, dtype=torch.float64) * 360.0 / n_az
     R_, A_ = torch.meshgrid(r, az, indexing="ij")
@@ -260,6 +306,12 @@ def cap_outline(cap: SlepianCap, n: int = 121) -> tuple[torch.Tensor, torch.Tens
 def feature_counts(theta_deg: float, L: int, threshold: float = 0.05, L_global: int = 9) -> dict:
     "Feature counts of the SH, Slepian and hybrid encoders for one cap (Chapter 01, *Exploring*)."
     cap = slepian_cap(theta_deg, L)
-    k = cap.select(threshold, n_max=max(1, min(int(2 * cap.shannon_number), cap.n_functions))).numel()
-    return {"SH": (L + 1) ** 2, "Slepian": k, "hybrid": (L_global + 1) ** 2 + k,
-            "shannon_number": cap.shannon_number}
+    k = cap.select(
+        threshold, n_max=max(1, min(int(2 * cap.shannon_number), cap.n_functions))
+    ).numel()
+    return {
+        "SH": (L + 1) ** 2,
+        "Slepian": k,
+        "hybrid": (L_global + 1) ** 2 + k,
+        "shannon_number": cap.shannon_number,
+    }

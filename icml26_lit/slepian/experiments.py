@@ -13,38 +13,112 @@ import torch
 from torch import nn
 
 from ..core import get_device, sizes
-from . import (CartesianEncoder, FeatureStandardizer, HybridEncoder, LatLonEncoder,
-                                SlepianEncoder, SphericalHarmonicsEncoder, make_head)
-from .data import load_cities, load_land_mask, make_density_task, make_prefecture_task
-
-CONFIG = sizes(
-    # ci: 30 epochs so that five encoders x three seeds fit 120 s on one thread
-    ci=dict(n_train=8000, n_test=2000, epochs=30, batch_size=512, lr=1e-3, n_seeds=3,
-            L_global=9, L_slepian=40, L_sh_high=40, theta_deg=10.0, center_lat=36.0, center_lon=138.0,
-            threshold=0.05, sigma_km=25.0, frac_in_cap=0.7, knn_k=10,
-            encoders="sh_high,sh,slepian,hybrid,cartesian", heads="mlp", classification=False,
-            n_class=2000),
-    colab=dict(n_train=40000, n_test=10000, epochs=200, batch_size=512, lr=1e-3, n_seeds=5,
-               L_global=9, L_slepian=80, L_sh_high=40, theta_deg=10.0, center_lat=36.0, center_lon=138.0,
-               threshold=0.05, sigma_km=25.0, frac_in_cap=0.7, knn_k=10,
-               encoders="sh,sh_high,slepian,hybrid,cartesian,latlon", heads="linear,mlp,siren",
-               classification=True, n_class=20000),
-    full=dict(n_train=200000, n_test=50000, epochs=500, batch_size=512, lr=1e-3, n_seeds=5,
-              L_global=9, L_slepian=120, L_sh_high=40, theta_deg=10.0, center_lat=36.0, center_lon=138.0,
-              threshold=0.05, sigma_km=10.0, frac_in_cap=0.7, knn_k=10,
-              encoders="sh,sh_high,slepian,hybrid,cartesian,latlon", heads="linear,mlp,siren",
-              classification=True, n_class=100000),
+from icml26_lit.slepian import (
+    CartesianEncoder,
+    FeatureStandardizer,
+    HybridEncoder,
+    LatLonEncoder,
+    SlepianEncoder,
+    SphericalHarmonicsEncoder,
+    make_head,
+)
+from icml26_lit.slepian.data import (
+    load_cities,
+    load_land_mask,
+    make_density_task,
+    make_prefecture_task,
 )
 
 # %% auto #0
 __all__ = ['CONFIG', 'make_encoder', 'encode', 'r2_score', 'train_head', 'knn_predict', 'knn_baseline', 'run_density_experiment',
            'run_prefecture_experiment', 'smoke_step']
 
+# %% ../../nbs/01_slepian/06_experiments.ipynb #15c69bd8
+# ci: 30 epochs so that five encoders x three seeds fit 120 s on one thread
+_CI = dict(
+    n_train=8000,
+    n_test=2000,
+    epochs=30,
+    batch_size=512,
+    lr=1e-3,
+    n_seeds=3,
+    L_global=9,
+    L_slepian=40,
+    L_sh_high=40,
+    theta_deg=10.0,
+    center_lat=36.0,
+    center_lon=138.0,
+    threshold=0.05,
+    sigma_km=25.0,
+    frac_in_cap=0.7,
+    knn_k=10,
+    encoders="sh_high,sh,slepian,hybrid,cartesian",
+    heads="mlp",
+    classification=False,
+    n_class=2000,
+)
+
+_COLAB = dict(
+    n_train=40000,
+    n_test=10000,
+    epochs=200,
+    batch_size=512,
+    lr=1e-3,
+    n_seeds=5,
+    L_global=9,
+    L_slepian=80,
+    L_sh_high=40,
+    theta_deg=10.0,
+    center_lat=36.0,
+    center_lon=138.0,
+    threshold=0.05,
+    sigma_km=25.0,
+    frac_in_cap=0.7,
+    knn_k=10,
+    encoders="sh,sh_high,slepian,hybrid,cartesian,latlon",
+    heads="linear,mlp,siren",
+    classification=True,
+    n_class=20000,
+)
+
+# %% ../../nbs/01_slepian/06_experiments.ipynb #6dc57251
+_FULL = dict(
+    n_train=200000,
+    n_test=50000,
+    epochs=500,
+    batch_size=512,
+    lr=1e-3,
+    n_seeds=5,
+    L_global=9,
+    L_slepian=120,
+    L_sh_high=40,
+    theta_deg=10.0,
+    center_lat=36.0,
+    center_lon=138.0,
+    threshold=0.05,
+    sigma_km=10.0,
+    frac_in_cap=0.7,
+    knn_k=10,
+    encoders="sh,sh_high,slepian,hybrid,cartesian,latlon",
+    heads="linear,mlp,siren",
+    classification=True,
+    n_class=100000,
+)
+
+CONFIG = sizes(ci=_CI, colab=_COLAB, full=_FULL)
+
 # %% ../../nbs/01_slepian/06_experiments.ipynb #36ff6c72
-def make_encoder(name: str, cfg) -> nn.Module:
-    "An encoder of the experiment by name: sh, sh_high, slepian, hybrid, cartesian, latlon (Chapter 01, *Reproducing the claim*)."
-    cap = dict(theta_deg=cfg.theta_deg, center=(cfg.center_lat, cfg.center_lon), L=cfg.L_slepian,
-               threshold=cfg.threshold)
+def make_encoder(
+    name: str,  # sh, sh_high, slepian, hybrid, cartesian or latlon
+    cfg,
+) -> nn.Module:
+    "An encoder by name, e.g. sh, slepian, hybrid (Chapter 01, *Reproducing the claim*)."
+    cap = dict(
+        theta_deg=cfg.theta_deg,
+        center=(cfg.center_lat, cfg.center_lon),
+        L=cfg.L_slepian,
+        threshold=cfg.threshold,
+    )
     makers = {
         "sh": lambda: SphericalHarmonicsEncoder(cfg.L_global),
         "sh_high": lambda: SphericalHarmonicsEncoder(cfg.L_sh_high),
@@ -60,9 +134,12 @@ def make_encoder(name: str, cfg) -> nn.Module:
 
 @torch.no_grad()
 def encode(encoder: nn.Module, x: torch.Tensor, device, chunk: int = 65536) -> torch.Tensor:
-    "Features of (lat, lon) rows in float64 on `device`, returned as float32 (Chapter 01, *Reproducing the claim*)."
+    "float64 features of (lat, lon) on `device`, as float32 (Chapter 01, *Reproducing the claim*)."
     encoder = encoder.to(device)
-    out = [encoder(x[i:i + chunk].to(device=device, dtype=torch.float64)).float() for i in range(0, len(x), chunk)]
+    out = [
+        encoder(x[i : i + chunk].to(device=device, dtype=torch.float64)).float()
+        for i in range(0, len(x), chunk)
+    ]
     return torch.cat(out) if out else torch.zeros(0, encoder.out_dim, device=device)
 
 
@@ -71,11 +148,21 @@ def r2_score(y: torch.Tensor, pred: torch.Tensor) -> float:
     y, pred = y.double().flatten(), pred.double().flatten()
     return 1.0 - ((y - pred) ** 2).sum().item() / max(((y - y.mean()) ** 2).sum().item(), 1e-300)
 
-
-def train_head(f_train: torch.Tensor, y_train: torch.Tensor, evals: dict, head: str = "mlp", epochs: int = 60,
-               batch_size: int = 512, lr: float = 1e-3, seed: int = 0, n_classes: int = 0,
-               max_steps: int | None = None, predict: torch.Tensor | None = None) -> dict:
-    "Standardise features, train one head with Adam, return its scores on `evals` (Chapter 01, *Reproducing the claim*)."
+# %% ../../nbs/01_slepian/06_experiments.ipynb #7b535d7d
+def train_head(
+    f_train: torch.Tensor,
+    y_train: torch.Tensor,
+    evals: dict,
+    head: str = "mlp",
+    epochs: int = 60,
+    batch_size: int = 512,
+    lr: float = 1e-3,
+    seed: int = 0,
+    n_classes: int = 0,
+    max_steps: int | None = None,
+    predict: torch.Tensor | None = None,
+) -> dict:
+    "Standardise, train a head with Adam, score on `evals` (Chapter 01, *Reproducing the claim*)."
     device = f_train.device
     torch.manual_seed(seed)
     std = FeatureStandardizer(f_train.shape[1]).to(device).fit(f_train)
@@ -108,82 +195,172 @@ def train_head(f_train: torch.Tensor, y_train: torch.Tensor, evals: dict, head: 
     with torch.no_grad():
         for name, (f, y) in evals.items():
             pred = model(std(f)).cpu()
-            scores[name] = (pred.argmax(1) == y).double().mean().item() if n_classes else r2_score(y, pred)
+            scores[name] = (
+                (pred.argmax(1) == y).double().mean().item() if n_classes else r2_score(y, pred)
+            )
         if predict is not None:  # raw model outputs at extra points, e.g. a map grid
             scores["prediction"] = model(std(predict)).cpu()
     return scores
 
 # %% ../../nbs/01_slepian/06_experiments.ipynb #2bd2727e
-def knn_predict(x_train: torch.Tensor, y_train: torch.Tensor, x: torch.Tensor, k: int = 10) -> torch.Tensor:
-    "Distance-weighted kNN regression with great-circle (haversine) distance on (lat, lon) degrees (Chapter 01, *The run*)."
+def knn_predict(
+    x_train: torch.Tensor, y_train: torch.Tensor, x: torch.Tensor, k: int = 10
+) -> torch.Tensor:
+    "Distance-weighted kNN regression on (lat, lon) degrees, haversine (Chapter 01, *The run*)."
     from sklearn.neighbors import KNeighborsRegressor
+
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= len(x_train):
         raise ValueError(f"k must be an int in [1, {len(x_train)}] (the training size), got {k!r}")
+
     def rad(t):  # haversine takes (lat, lon) in radians, in that order
         return np.deg2rad(t.double().numpy())
-    knn = KNeighborsRegressor(n_neighbors=k, weights="distance", algorithm="ball_tree", metric="haversine")
+
+    knn = KNeighborsRegressor(
+        n_neighbors=k, weights="distance", algorithm="ball_tree", metric="haversine"
+    )
     knn.fit(rad(x_train), y_train.double().numpy())
     return torch.from_numpy(knn.predict(rad(x)))
 
 
 def knn_baseline(task: dict, k: int = 10) -> dict:
-    "scikit-learn kNN (haversine) on one task: R² inside the cap and on the globe (Chapter 01, *The run*)."
-    return {name: r2_score(task[f"y_{name}"], knn_predict(task["x_train"], task["y_train"], task[f"x_{name}"], k))
-            for name in ("cap", "global")}
+    "scikit-learn kNN (haversine): R² in the cap and on the globe (Chapter 01, *The run*)."
+    return {
+        name: r2_score(
+            task[f"y_{name}"], knn_predict(task["x_train"], task["y_train"], task[f"x_{name}"], k)
+        )
+        for name in ("cap", "global")
+    }
 
 
 def _encode_task(enc: nn.Module, task: dict, device) -> tuple:
     evals = {k: (encode(enc, task[f"x_{k}"], device), task[f"y_{k}"]) for k in ("cap", "global")}
     return encode(enc, task["x_train"], device), evals
 
+# %% ../../nbs/01_slepian/06_experiments.ipynb #cdbcd2b9
+def _density_rows(
+    cfg, encoders: dict, task: dict, s: int, run_seed: int, device, grid=None
+) -> list[dict]:
+    "One seed's rows: every encoder x head on `task`, then kNN (Chapter 01, *The run*)."
+    rows = []
+    for enc_name, enc in encoders.items():
+        t0 = time.perf_counter()
+        f_train, evals = _encode_task(enc, task, device)
+        f_grid = encode(enc, grid, device) if grid is not None and s == 0 else None
+        for head in cfg.heads.split(","):
+            sc = train_head(
+                f_train,
+                task["y_train"],
+                evals,
+                head,
+                cfg.epochs,
+                cfg.batch_size,
+                cfg.lr,
+                seed=run_seed,
+                predict=f_grid,
+            )
+            rows.append(
+                dict(
+                    encoder=enc_name,
+                    head=head,
+                    seed=s,
+                    n_features=enc.out_dim,
+                    r2_cap=sc["cap"],
+                    r2_global=sc["global"],
+                    prediction=sc.get("prediction"),
+                    seconds=time.perf_counter() - t0,
+                )
+            )
+    t0 = time.perf_counter()
+    sc = knn_baseline(task, cfg.knn_k)
+    rows.append(
+        dict(
+            encoder="knn",
+            head="-",
+            seed=s,
+            n_features=2,
+            r2_cap=sc["cap"],
+            r2_global=sc["global"],
+            prediction=None,
+            seconds=time.perf_counter() - t0,
+        )
+    )
+    return rows
 
-def run_density_experiment(cfg, device, seed: int = 0, cities: dict | None = None, verbose: bool = True,
-                           grid: torch.Tensor | None = None) -> list[dict]:
-    "Every encoder x head x seed, and kNN, on one fresh task per seed: R² in the cap and on the globe (Chapter 01, *The run*)."
+# %% ../../nbs/01_slepian/06_experiments.ipynb #a34666f6
+def run_density_experiment(
+    cfg,
+    device,
+    seed: int = 0,
+    cities: dict | None = None,
+    verbose: bool = True,
+    grid: torch.Tensor | None = None,
+) -> list[dict]:
+    "Encoders x heads x seeds, and kNN, one fresh task per seed: R² (Chapter 01, *The run*)."
     cities = load_cities() if cities is None else cities
     encoders = {name: make_encoder(name, cfg) for name in cfg.encoders.split(",")}
     rows = []
     for s in range(cfg.n_seeds):
         run_seed = seed * 1000 + s  # draws the task and the head's initialisation
-        task = make_density_task(cfg.n_train, cfg.n_test, cfg.theta_deg, (cfg.center_lat, cfg.center_lon),
-                                 cfg.sigma_km, cfg.frac_in_cap, seed=run_seed, cities=cities)
-        for enc_name, enc in encoders.items():
-            t0 = time.perf_counter()
-            f_train, evals = _encode_task(enc, task, device)
-            f_grid = encode(enc, grid, device) if grid is not None and s == 0 else None
-            for head in cfg.heads.split(","):
-                sc = train_head(f_train, task["y_train"], evals, head, cfg.epochs, cfg.batch_size, cfg.lr,
-                                seed=run_seed, predict=f_grid)
-                rows.append(dict(encoder=enc_name, head=head, seed=s, n_features=enc.out_dim,
-                                 r2_cap=sc["cap"], r2_global=sc["global"], prediction=sc.get("prediction"),
-                                 seconds=time.perf_counter() - t0))
-        t0 = time.perf_counter()
-        sc = knn_baseline(task, cfg.knn_k)
-        rows.append(dict(encoder="knn", head="-", seed=s, n_features=2, r2_cap=sc["cap"], r2_global=sc["global"],
-                         prediction=None, seconds=time.perf_counter() - t0))
+        task = make_density_task(
+            cfg.n_train,
+            cfg.n_test,
+            cfg.theta_deg,
+            (cfg.center_lat, cfg.center_lon),
+            cfg.sigma_km,
+            cfg.frac_in_cap,
+            seed=run_seed,
+            cities=cities,
+        )
+        rows += _density_rows(cfg, encoders, task, s, run_seed, device, grid)
         if verbose:
-            print(f"seed {s}: " + ", ".join(f"{r['encoder']} {r['r2_cap']:.3f}/{r['r2_global']:.3f}"
-                                            for r in rows if r["seed"] == s) + "  (R2 cap/global)")
+            print(
+                f"seed {s}: "
+                + ", ".join(
+                    f"{r['encoder']} {r['r2_cap']:.3f}/{r['r2_global']:.3f}"
+                    for r in rows
+                    if r["seed"] == s
+                )
+                + "  (R2 cap/global)"
+            )
     return rows
 
 # %% ../../nbs/01_slepian/06_experiments.ipynb #4fcb01c4
-def run_prefecture_experiment(cfg, device, seed: int = 0, mask: dict | None = None, verbose: bool = True) -> list[dict]:
-    "Every encoder x head x seed on the prefecture task, one fresh draw per seed: held-out accuracy (Chapter 01, *The prefecture task*)."
+def run_prefecture_experiment(
+    cfg, device, seed: int = 0, mask: dict | None = None, verbose: bool = True
+) -> list[dict]:
+    "Every encoder x head x seed, one draw per seed: accuracy (Chapter 01, *The prefecture task*)."
     center = (cfg.center_lat, cfg.center_lon)
     if mask is None:  # read once, shared by every seed's draw
-        mask = load_land_mask(12, (max(-90.0, center[0] - cfg.theta_deg - 1), min(90.0, center[0] + cfg.theta_deg + 1)))
+        mask = load_land_mask(
+            12,
+            (max(-90.0, center[0] - cfg.theta_deg - 1), min(90.0, center[0] + cfg.theta_deg + 1)),
+        )
     encoders = {name: make_encoder(name, cfg) for name in cfg.encoders.split(",")}
     rows = []
     for s in range(cfg.n_seeds):
         run_seed = seed * 1000 + s
         data = make_prefecture_task(cfg.n_class, cfg.theta_deg, center, seed=run_seed, mask=mask)
         n_tr = int(0.8 * len(data["y"]))
-        x_tr, y_tr, x_te, y_te = data["x"][:n_tr], data["y"][:n_tr], data["x"][n_tr:], data["y"][n_tr:]
+        x_tr, y_tr, x_te, y_te = (
+            data["x"][:n_tr],
+            data["y"][:n_tr],
+            data["x"][n_tr:],
+            data["y"][n_tr:],
+        )
         for enc_name, enc in encoders.items():
             f_tr, f_te = encode(enc, x_tr, device), encode(enc, x_te, device)
             for head in cfg.heads.split(","):
-                sc = train_head(f_tr, y_tr, {"test": (f_te, y_te)}, head, cfg.epochs, cfg.batch_size, cfg.lr,
-                                seed=run_seed, n_classes=len(data["classes"]))
+                sc = train_head(
+                    f_tr,
+                    y_tr,
+                    {"test": (f_te, y_te)},
+                    head,
+                    cfg.epochs,
+                    cfg.batch_size,
+                    cfg.lr,
+                    seed=run_seed,
+                    n_classes=len(data["classes"]),
+                )
                 rows.append(dict(encoder=enc_name, head=head, seed=s, accuracy=sc["test"]))
     if verbose:
         for enc_name in encoders:
@@ -191,20 +368,45 @@ def run_prefecture_experiment(cfg, device, seed: int = 0, mask: dict | None = No
             print(f"{enc_name:10s} F={encoders[enc_name].out_dim:5d}  accuracy {acc:.3f}")
     return rows
 
-
+# %% ../../nbs/01_slepian/06_experiments.ipynb #14890e64
 def smoke_step(cfg) -> None:
-    "One cheap step of every part of the experiment with this config (Chapter 01, *Reproducing the claim*)."
+    "One cheap step of each experiment part with `cfg` (Chapter 01, *Reproducing the claim*)."
     dev = get_device("auto")
-    task = make_density_task(min(cfg.n_train, 64), 16, cfg.theta_deg, (cfg.center_lat, cfg.center_lon),
-                             cfg.sigma_km, cfg.frac_in_cap, seed=0, cities=load_cities())
+    task = make_density_task(
+        min(cfg.n_train, 64),
+        16,
+        cfg.theta_deg,
+        (cfg.center_lat, cfg.center_lon),
+        cfg.sigma_km,
+        cfg.frac_in_cap,
+        seed=0,
+        cities=load_cities(),
+    )
     for enc_name in cfg.encoders.split(","):
         f, ev = _encode_task(make_encoder(enc_name, cfg), task, dev)
         for head in cfg.heads.split(","):
             sc = train_head(f, task["y_train"], ev, head, 1, cfg.batch_size, cfg.lr, max_steps=1)
             assert math.isfinite(sc["cap"])
     knn_baseline(task, min(cfg.knn_k, 5))
-    if cfg.classification:  # one step on a tiny prefecture task, with an all-land mask (no file read)
-        all_land = dict(mask=np.ones((2, 2), dtype=bool), lat=np.array([90.0, -90.0]), lon=np.array([-180.0, 0.0]))
-        data = make_prefecture_task(32, cfg.theta_deg, (cfg.center_lat, cfg.center_lon), mask=all_land, max_km=1e4)
+    # one step on a tiny prefecture task, with an all-land mask (no file read)
+    if cfg.classification:
+        all_land = dict(
+            mask=np.ones((2, 2), dtype=bool),
+            lat=np.array([90.0, -90.0]),
+            lon=np.array([-180.0, 0.0]),
+        )
+        data = make_prefecture_task(
+            32, cfg.theta_deg, (cfg.center_lat, cfg.center_lon), mask=all_land, max_km=1e4
+        )
         f = encode(make_encoder("sh", cfg), data["x"], dev)
-        train_head(f, data["y"], {"t": (f, data["y"])}, "mlp", 1, 16, cfg.lr, n_classes=len(data["classes"]), max_steps=1)
+        train_head(
+            f,
+            data["y"],
+            {"t": (f, data["y"])},
+            "mlp",
+            1,
+            16,
+            cfg.lr,
+            n_classes=len(data["classes"]),
+            max_steps=1,
+        )

@@ -9,8 +9,13 @@ import math
 
 import torch
 
-from ..core import (HAS_TRITON, check_tensor, register_benchmark, register_kernel,
-                             resolve_backend)
+from icml26_lit.core import (
+    HAS_TRITON,
+    check_tensor,
+    register_benchmark,
+    register_kernel,
+    resolve_backend,
+)
 from ..sphere import check_degree, degree_order, legendre_coefficients, normalized_legendre
 from .concentration import slepian_cap, slepian_synthesis
 
@@ -23,9 +28,14 @@ __all__ = ['KERNEL_SIGNATURES', 'slepian_features_reference', 'slepian_features'
            'synthesis_benchmark']
 
 # %% ../../nbs/01_slepian/05_kernels.ipynb #9d3f0e72
-def slepian_features_reference(z: torch.Tensor, s: torch.Tensor, phi: torch.Tensor,
-                               orders: torch.Tensor, degree_coefficients: torch.Tensor) -> torch.Tensor:
-    "Materialise P̄ (N, L+1, L+1), then gather and sum: the simple reference (Chapter 01, *Kernels*)."
+def slepian_features_reference(
+    z: torch.Tensor,
+    s: torch.Tensor,
+    phi: torch.Tensor,
+    orders: torch.Tensor,
+    degree_coefficients: torch.Tensor,
+) -> torch.Tensor:
+    "Materialise P̄ (N, L+1, L+1), then gather and sum: the reference (Chapter 01, *Kernels*)."
     C = degree_coefficients.to(z.dtype)
     L = C.shape[1] - 1
     absm = orders.long().abs()
@@ -33,16 +43,56 @@ def slepian_features_reference(z: torch.Tensor, s: torch.Tensor, phi: torch.Tens
     Pk = P[:, :, absm]  # (N, L+1, K): P̄_l^{|m_k|} for every mode
     feat = torch.einsum("nlk,kl->nk", Pk, C)
     mphi = phi[:, None] * absm.to(z.dtype)
-    trig = torch.where(orders > 0, math.sqrt(2.0) * torch.cos(mphi),
-                       torch.where(orders < 0, math.sqrt(2.0) * torch.sin(mphi), torch.ones_like(mphi)))
+    trig = torch.where(
+        orders > 0,
+        math.sqrt(2.0) * torch.cos(mphi),
+        torch.where(orders < 0, math.sqrt(2.0) * torch.sin(mphi), torch.ones_like(mphi)),
+    )
     return feat * trig
 
-# %% ../../nbs/01_slepian/05_kernels.ipynb #e5c96a0b
+# %% ../../nbs/01_slepian/05_kernels.ipynb #3e9096a7
 if HAS_TRITON:
+
     @triton.jit
-    def slepian_synthesis_kernel(z_ptr, s_ptr, phi_ptr, m_ptr, c_ptr, a_ptr, b_ptr, fac_ptr, sub_ptr,
-                                 const_ptr, out_ptr, N, K, L, LP1,
-                                 BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    def _legendre_value(l, m, zb, diag, p1, p2, sub, a, b):
+        "p_l of every mode: P̄_m^m at l = |m|, the first step at l = |m| + 1, else the recursion."
+        p_rec = a[None, :] * (zb * p1 - b[None, :] * p2)
+        p_sub = sub[None, :] * zb * p1
+        return tl.where((m == l)[None, :], diag, tl.where((m + 1 == l)[None, :], p_sub, p_rec))
+
+    @triton.jit
+    def _mode_trig(phi, m, m_signed, sq2, zero):
+        "sqrt(2) cos(m φ) for m > 0, sqrt(2) sin(|m| φ) for m < 0, and 1 for m = 0."
+        mphi = phi[:, None] * m.to(phi.dtype)[None, :]
+        return tl.where(
+            (m_signed > 0)[None, :],
+            sq2 * tl.cos(mphi),
+            tl.where((m_signed < 0)[None, :], sq2 * tl.sin(mphi), zero + 1.0),
+        )
+
+# %% ../../nbs/01_slepian/05_kernels.ipynb #78fa44bb
+if HAS_TRITON:
+
+    @triton.jit
+    def slepian_synthesis_kernel(
+        z_ptr,
+        s_ptr,
+        phi_ptr,
+        m_ptr,
+        c_ptr,
+        a_ptr,
+        b_ptr,
+        fac_ptr,
+        sub_ptr,
+        const_ptr,
+        out_ptr,
+        N,
+        K,
+        L,
+        LP1,
+        BLOCK_N: tl.constexpr,
+        BLOCK_K: tl.constexpr,
+    ):
         pid_n = tl.program_id(0)
         pid_k = tl.program_id(1)
         rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -69,20 +119,17 @@ if HAS_TRITON:
             diag = tl.where(grow[None, :], diag * sb * fac, diag)
             a = tl.load(a_ptr + l * LP1 + m, mask=mask_k, other=0.0)  # zero unless |m| <= l - 2
             b = tl.load(b_ptr + l * LP1 + m, mask=mask_k, other=0.0)
-            p_rec = a[None, :] * (zb * p1 - b[None, :] * p2)
-            p_sub = sub[None, :] * zb * p1
-            p = tl.where((m == l)[None, :], diag, tl.where((m + 1 == l)[None, :], p_sub, p_rec))
+            p = _legendre_value(l, m, zb, diag, p1, p2, sub, a, b)
             c = tl.load(c_ptr + rk * LP1 + l, mask=mask_k, other=0.0)
             acc += p * c[None, :]
             p2 = p1
             p1 = p
-        mphi = phi[:, None] * m.to(z.dtype)[None, :]
-        sq2 = tl.load(const_ptr + 1)  # sqrt(2)
-        trig = tl.where((m_signed > 0)[None, :], sq2 * tl.cos(mphi),
-                        tl.where((m_signed < 0)[None, :], sq2 * tl.sin(mphi), zero + 1.0))
-        out = acc * trig
-        tl.store(out_ptr + rn[:, None] * K + rk[None, :], out.to(out_ptr.dtype.element_ty),
-                 mask=mask_n[:, None] & mask_k[None, :])
+        trig = _mode_trig(phi, m, m_signed, tl.load(const_ptr + 1), zero)  # const[1] = sqrt(2)
+        tl.store(
+            out_ptr + rn[:, None] * K + rk[None, :],
+            (acc * trig).to(out_ptr.dtype.element_ty),
+            mask=mask_n[:, None] & mask_k[None, :],
+        )
 
 # %% ../../nbs/01_slepian/05_kernels.ipynb #1e15158a
 _TABLES: dict = {}
@@ -96,23 +143,36 @@ def _tables(L: int, dtype: torch.dtype, device: torch.device):
         fac = torch.where(l >= 1, torch.sqrt((2 * l + 1) / (2 * l).clamp_min(1)), torch.ones(()))
         sub = torch.sqrt(2 * l + 3)
         const = torch.tensor([1 / math.sqrt(4 * math.pi), math.sqrt(2.0)], dtype=torch.float64)
-        _TABLES[key] = tuple(t.to(dtype=dtype, device=device).contiguous() for t in (a, b, fac, sub, const))
+        _TABLES[key] = tuple(
+            t.to(dtype=dtype, device=device).contiguous() for t in (a, b, fac, sub, const)
+        )
     return _TABLES[key]
 
-
-def slepian_features(z: torch.Tensor, s: torch.Tensor, phi: torch.Tensor, orders: torch.Tensor,
-                     degree_coefficients: torch.Tensor, backend: str = "auto",
-                     block_n: int = 64, block_k: int = 32) -> torch.Tensor:
-    "Features (N, K) of K Slepian modes at N cap-frame points, Triton or PyTorch (Chapter 01, *Kernels*)."
+# %% ../../nbs/01_slepian/05_kernels.ipynb #1a61fc8c
+def slepian_features(
+    z: torch.Tensor,
+    s: torch.Tensor,
+    phi: torch.Tensor,
+    orders: torch.Tensor,
+    degree_coefficients: torch.Tensor,
+    backend: str = "auto",
+    block_n: int = 64,
+    block_k: int = 32,
+) -> torch.Tensor:
+    "(N, K) Slepian features at N cap-frame points, Triton or PyTorch (Chapter 01, *Kernels*)."
     z = check_tensor(z, "z", ndim=1, dtypes=(torch.float32, torch.float64))
     s = check_tensor(s, "s", shape=(z.shape[0],), dtypes=(z.dtype,), device=z.device)
     phi = check_tensor(phi, "phi", shape=(z.shape[0],), dtypes=(z.dtype,), device=z.device)
-    C = check_tensor(degree_coefficients, "degree_coefficients", ndim=2, device=z.device).to(z.dtype)
+    C = check_tensor(degree_coefficients, "degree_coefficients", ndim=2, device=z.device).to(
+        z.dtype
+    )
     K, L = C.shape[0], C.shape[1] - 1
     if not isinstance(orders, torch.Tensor) or orders.shape != (K,):
         raise ValueError(f"orders must be a tensor of shape ({K},), one signed order per mode")
     if K and int(orders.abs().max()) > L:
-        raise ValueError(f"orders: |m| must be <= L = {L} (degree_coefficients has {L + 1} columns)")
+        raise ValueError(
+            f"orders: |m| must be <= L = {L} (degree_coefficients has {L + 1} columns)"
+        )
     if resolve_backend(backend, z) == "torch" or any(t.requires_grad for t in (z, s, phi, C)):
         return slepian_synthesis(z, s, phi, orders, C)
     out = torch.empty(z.shape[0], K, dtype=z.dtype, device=z.device)
@@ -121,13 +181,30 @@ def slepian_features(z: torch.Tensor, s: torch.Tensor, phi: torch.Tensor, orders
     a, b, fac, sub, const = _tables(L, z.dtype, z.device)
     m32 = orders.to(device=z.device, dtype=torch.int32).contiguous()
     grid = (triton.cdiv(z.shape[0], block_n), triton.cdiv(K, block_k))
-    slepian_synthesis_kernel[grid](z, s, phi, m32, C.contiguous(), a, b, fac, sub, const, out,
-                                   z.shape[0], K, L, L + 1, BLOCK_N=block_n, BLOCK_K=block_k)
+    slepian_synthesis_kernel[grid](
+        z,
+        s,
+        phi,
+        m32,
+        C.contiguous(),
+        a,
+        b,
+        fac,
+        sub,
+        const,
+        out,
+        z.shape[0],
+        K,
+        L,
+        L + 1,
+        BLOCK_N=block_n,
+        BLOCK_K=block_k,
+    )
     return out
 
 # %% ../../nbs/01_slepian/05_kernels.ipynb #4658d45b
 def sh_coefficients(L: int) -> tuple[torch.Tensor, torch.Tensor]:
-    "Orders (K,) and identity degree coefficients (K, L+1) of all K = (L+1)^2 harmonics (Chapter 01, *Kernels*)."
+    "Orders (K,) and identity coefficients (K, L+1), K = (L+1)^2 (Chapter 01, *Kernels*)."
     L = check_degree(L)
     l, m = degree_order(L)  # column i = l^2 + l + m, as in real_sph_harm
     C = torch.zeros(l.numel(), L + 1, dtype=torch.float64)
@@ -135,17 +212,37 @@ def sh_coefficients(L: int) -> tuple[torch.Tensor, torch.Tensor]:
     return m, C
 
 # %% ../../nbs/01_slepian/05_kernels.ipynb #d59e3be5
-_SIG = {"z_ptr": "*fp32", "s_ptr": "*fp32", "phi_ptr": "*fp32", "m_ptr": "*i32", "c_ptr": "*fp32",
-        "a_ptr": "*fp32", "b_ptr": "*fp32", "fac_ptr": "*fp32", "sub_ptr": "*fp32", "const_ptr": "*fp32",
-        "out_ptr": "*fp32",
-        "N": "i32", "K": "i32", "L": "i32", "LP1": "i32", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr"}
+_SIG = {
+    "z_ptr": "*fp32",
+    "s_ptr": "*fp32",
+    "phi_ptr": "*fp32",
+    "m_ptr": "*i32",
+    "c_ptr": "*fp32",
+    "a_ptr": "*fp32",
+    "b_ptr": "*fp32",
+    "fac_ptr": "*fp32",
+    "sub_ptr": "*fp32",
+    "const_ptr": "*fp32",
+    "out_ptr": "*fp32",
+    "N": "i32",
+    "K": "i32",
+    "L": "i32",
+    "LP1": "i32",
+    "BLOCK_N": "constexpr",
+    "BLOCK_K": "constexpr",
+}
 KERNEL_SIGNATURES = {
     "fp32": (_SIG, {"BLOCK_N": 64, "BLOCK_K": 32}),
-    "fp64": ({k: (v.replace("fp32", "fp64")) for k, v in _SIG.items()}, {"BLOCK_N": 64, "BLOCK_K": 32}),
+    "fp64": (
+        {k: (v.replace("fp32", "fp64")) for k, v in _SIG.items()},
+        {"BLOCK_N": 64, "BLOCK_K": 32},
+    ),
 }
 if HAS_TRITON:
     for _name, (_sig, _cx) in KERNEL_SIGNATURES.items():
-        register_kernel("01", slepian_synthesis_kernel, _sig, _cx, name=f"slepian_synthesis_{_name}")
+        register_kernel(
+            "01", slepian_synthesis_kernel, _sig, _cx, name=f"slepian_synthesis_{_name}"
+        )
 
 # %% ../../nbs/01_slepian/05_kernels.ipynb #188d92e8
 def _bench_problem(L: int, n_points: int, device, dtype=torch.float32, theta_deg: float = 10.0):
@@ -157,40 +254,58 @@ def _bench_problem(L: int, n_points: int, device, dtype=torch.float32, theta_deg
     phi_ = torch.rand(n_points, generator=g, dtype=torch.float64) * 2 * math.pi
     args = (torch.cos(theta), torch.sin(theta), phi_)
     args = tuple(t.to(device=device, dtype=dtype) for t in args)
-    return args + (cap_.orders[k].to(device), cap_.degree_coefficients[k].to(device=device, dtype=dtype))
+    return args + (
+        cap_.orders[k].to(device),
+        cap_.degree_coefficients[k].to(device=device, dtype=dtype),
+    )
 
 
 def synthesis_bytes_model(L: int = 80, n_points: int = 1 << 18, K: int = 69) -> dict:
     "Bytes and FLOPs of one fused synthesis call in float32 (Chapter 01, *Kernels*)."
-    return dict(bytes=4 * (3 * n_points + n_points * K + K * (L + 1)),
-                flops=8 * (L + 1) * n_points * K,
-                note=f"fused kernel, N={n_points}, L={L}, K={K} float32: 3N inputs + NK outputs; "
-                     f"the materialising reference moves >= 2N(L+1)^2 = {8 * n_points * (L + 1) ** 2 / 1e9:.1f} GB")
+    return dict(
+        bytes=4 * (3 * n_points + n_points * K + K * (L + 1)),
+        flops=8 * (L + 1) * n_points * K,
+        note=f"fused kernel, N={n_points}, L={L}, K={K} float32: 3N inputs + NK outputs; "
+        f"the materialising reference moves >= 2N(L+1)^2 = "
+        f"{8 * n_points * (L + 1) ** 2 / 1e9:.1f} GB",
+    )
 
 
 def _bench_fn(device):
     args = _bench_problem(80, 1 << 18, device)
-    return {"torch": lambda: slepian_features_reference(*args),
-            "triton": lambda: slepian_features(*args, backend="triton")}
+    return {
+        "torch": lambda: slepian_features_reference(*args),
+        "triton": lambda: slepian_features(*args, backend="triton"),
+    }
 
 
-register_benchmark("01", "slepian_synthesis_L80", _bench_fn,
-                   lambda: synthesis_bytes_model(80, 1 << 18, 69))
+register_benchmark(
+    "01", "slepian_synthesis_L80", _bench_fn, lambda: synthesis_bytes_model(80, 1 << 18, 69)
+)
 
-
-def synthesis_benchmark(Ls=(40, 80, 120, 200), n_points: int = 1 << 18, device: str = "cuda",
-                        reference_limit_gb: float = 20.0) -> list[dict]:
+# %% ../../nbs/01_slepian/05_kernels.ipynb #506757a6
+def synthesis_benchmark(
+    Ls=(40, 80, 120, 200),
+    n_points: int = 1 << 18,
+    device: str = "cuda",
+    reference_limit_gb: float = 20.0,
+) -> list[dict]:
     "Points/s and peak memory of kernel and references against L on CUDA (Chapter 01, *Kernels*)."
     if not torch.cuda.is_available():
-        raise RuntimeError("synthesis_benchmark needs a CUDA device; on CPU read synthesis_bytes_model")
+        raise RuntimeError(
+            "synthesis_benchmark needs a CUDA device; on CPU read synthesis_bytes_model"
+        )
     from triton.testing import do_bench
+
     rows = []
     for L in Ls:
         args = _bench_problem(L, n_points, device)
         K = args[3].numel()
         row = dict(L=L, K=K, n_points=n_points)
-        variants = {"triton": lambda: slepian_features(*args, backend="triton"),
-                    "torch_streaming": lambda: slepian_features(*args, backend="torch")}
+        variants = {
+            "triton": lambda: slepian_features(*args, backend="triton"),
+            "torch_streaming": lambda: slepian_features(*args, backend="torch"),
+        }
         if 4 * n_points * (L + 1) ** 2 * 3 / 1e9 < reference_limit_gb:
             variants["torch_reference"] = lambda: slepian_features_reference(*args)
         for name, fn in variants.items():

@@ -19,7 +19,7 @@ __all__ = ['check_latlon', 'latlon_to_xyz', 'xyz_to_latlon', 'angular_distance',
 
 # %% ../../nbs/01_slepian/01_spherical_harmonics.ipynb #be390772
 def check_latlon(lat, lon, *, degrees: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
-    "Validate latitude/longitude batches and return them as 1-D float tensors (Chapter 01, *Coordinates*)."
+    "Validate lat/lon batches; return them as 1-D float tensors (Chapter 01, *Coordinates*)."
     out = []
     for x, name in ((lat, "lat"), (lon, "lon")):
         if not isinstance(x, torch.Tensor):
@@ -36,7 +36,9 @@ def check_latlon(lat, lon, *, degrees: bool = True) -> tuple[torch.Tensor, torch
         out.append(x)
     lat, lon = out
     if lat.shape != lon.shape:
-        raise ValueError(f"lat and lon must have the same length, got {lat.numel()} and {lon.numel()}")
+        raise ValueError(
+            f"lat and lon must have the same length, got {lat.numel()} and {lon.numel()}"
+        )
     limit = 90.0 if degrees else math.pi / 2
     if lat.numel() and bool((lat.detach().abs() > limit * (1 + 1e-12)).any()):
         bad = lat.detach()[lat.detach().abs() > limit].flatten()[0].item()
@@ -50,8 +52,9 @@ def latlon_to_xyz(lat, lon, *, degrees: bool = True) -> torch.Tensor:
     lat, lon = check_latlon(lat, lon, degrees=degrees)
     if degrees:
         lat, lon = torch.deg2rad(lat), torch.deg2rad(lon)
-    return torch.stack([torch.cos(lat) * torch.cos(lon), torch.cos(lat) * torch.sin(lon),
-                        torch.sin(lat)], dim=-1)
+    return torch.stack(
+        [torch.cos(lat) * torch.cos(lon), torch.cos(lat) * torch.sin(lon), torch.sin(lat)], dim=-1
+    )
 
 
 def xyz_to_latlon(xyz: torch.Tensor, *, degrees: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
@@ -71,7 +74,7 @@ def angular_distance(lat1, lon1, lat2, lon2, *, degrees: bool = True) -> torch.T
 
 # %% ../../nbs/01_slepian/01_spherical_harmonics.ipynb #c8cabbfb
 def legendre_coefficients(L: int) -> tuple[torch.Tensor, torch.Tensor]:
-    "Recursion tables `a[l, m]`, `b[l, m]` (float64, zero where unused) (Chapter 01, *Real orthonormal spherical harmonics*)."
+    "Recursion tables a[l, m], b[l, m] (Chapter 01, *Real orthonormal spherical harmonics*)."
     L = check_degree(L)
     l = torch.arange(L + 1, dtype=torch.float64)[:, None]
     m = torch.arange(L + 1, dtype=torch.float64)[None, :]
@@ -80,11 +83,11 @@ def legendre_coefficients(L: int) -> tuple[torch.Tensor, torch.Tensor]:
     a = torch.where(used, torch.sqrt((4 * l * l - 1) / den_a), torch.zeros(()))
     den_b = torch.where(used, 4 * (l - 1) ** 2 - 1, torch.ones(()))
     b = torch.where(used, torch.sqrt(((l - 1) ** 2 - m * m).clamp_min(0) / den_b), torch.zeros(()))
-    return a, b
+    return a, b  # float64, zero where unused
 
 
 def check_degree(L, name: str = "L") -> int:
-    "Validate a maximum degree (a non-negative int) (Chapter 01, *Real orthonormal spherical harmonics*)."
+    "Validate a degree: a non-negative int (Chapter 01, *Real orthonormal spherical harmonics*)."
     if isinstance(L, bool) or not isinstance(L, (int, np.integer)):
         raise TypeError(f"{name} must be an int (the maximum degree), got {type(L).__name__}")
     if L < 0:
@@ -93,7 +96,7 @@ def check_degree(L, name: str = "L") -> int:
 
 
 def normalized_legendre(z: torch.Tensor, s: torch.Tensor, L: int) -> torch.Tensor:
-    "All normalised Legendre functions P̄_l^m(z) as (N, L+1, L+1) [point, l, m], zero for m > l (Chapter 01, *Real orthonormal spherical harmonics*)."
+    "P̄_l^m(z) as (N, L+1, L+1), 0 for m > l (Chapter 01, *Real orthonormal spherical harmonics*)."
     L = check_degree(L)
     z = check_tensor(z, "z", ndim=1, dtypes=(torch.float32, torch.float64))
     s = check_tensor(s, "s", shape=(z.shape[0],), dtypes=(z.dtype,))
@@ -104,7 +107,9 @@ def normalized_legendre(z: torch.Tensor, s: torch.Tensor, L: int) -> torch.Tenso
     steps = torch.sqrt((2 * k + 1) / (2 * k)).to(dtype=dtype, device=dev)
     p00 = torch.full_like(z, 1.0 / math.sqrt(4 * math.pi))
     diag = torch.cumprod(torch.cat([p00[:, None], s[:, None] * steps[None, :]], dim=1), dim=1)
-    fac_sub = torch.sqrt(2 * torch.arange(L + 1, dtype=torch.float64) + 3).to(dtype=dtype, device=dev)
+    fac_sub = torch.sqrt(2 * torch.arange(L + 1, dtype=torch.float64) + 3).to(
+        dtype=dtype, device=dev
+    )
     eye = torch.eye(L + 1, dtype=dtype, device=dev)
     rows = []
     prev2 = torch.zeros_like(diag)
@@ -117,26 +122,31 @@ def normalized_legendre(z: torch.Tensor, s: torch.Tensor, L: int) -> torch.Tenso
             row = row + a[l] * (z[:, None] * prev1 - b[l] * prev2)
         rows.append(row)
         prev2, prev1 = prev1, row
-    return torch.stack(rows, dim=1)
+    return torch.stack(rows, dim=1)  # (N, L+1, L+1): [point, l, m]
 
 # %% ../../nbs/01_slepian/01_spherical_harmonics.ipynb #ace1550b
 def sph_harm_index(l: int, m: int) -> int:
-    "Column of Y_lm in `real_sph_harm`'s output: i = l^2 + l + m (Chapter 01, *Real orthonormal spherical harmonics*)."
+    "real_sph_harm column of Y_lm: l^2+l+m (Chapter 01, *Real orthonormal spherical harmonics*)."
     if not -l <= m <= l:
         raise ValueError(f"m must satisfy -l <= m <= l, got l={l}, m={m}")
     return l * l + l + m
 
 
 def degree_order(L: int) -> tuple[torch.Tensor, torch.Tensor]:
-    "Degree l and order m of every column i = l^2 + l + m, i < (L+1)^2 (Chapter 01, *Real orthonormal spherical harmonics*)."
+    "Degree l and order m of each column (Chapter 01, *Real orthonormal spherical harmonics*)."
     L = check_degree(L)
     i = torch.arange((L + 1) ** 2)
     l = torch.floor(torch.sqrt(i.double())).long()
     return l, i - l * l - l
 
 
-def real_sph_harm_zs(z: torch.Tensor, s: torch.Tensor, lon_rad: torch.Tensor, L: int) -> torch.Tensor:
-    "Real orthonormal Y (N, (L+1)^2) from z = cos(colatitude), s = sin(colatitude), lon in radians (Chapter 01, *Real orthonormal spherical harmonics*)."
+def real_sph_harm_zs(
+    z: torch.Tensor,  # cos(colatitude)
+    s: torch.Tensor,  # sin(colatitude)
+    lon_rad: torch.Tensor,  # longitude in radians
+    L: int,  # maximum degree
+) -> torch.Tensor:
+    "Y (N, (L+1)^2) from z, s and longitude (Chapter 01, *Real orthonormal spherical harmonics*)."
     P = normalized_legendre(z, s, L)  # (N, L+1, L+1)
     m = torch.arange(1, L + 1, dtype=z.dtype, device=z.device)
     cos_m = math.sqrt(2.0) * torch.cos(lon_rad[:, None] * m)  # (N, L)
@@ -144,14 +154,14 @@ def real_sph_harm_zs(z: torch.Tensor, s: torch.Tensor, lon_rad: torch.Tensor, L:
     blocks = []
     for l in range(L + 1):
         # columns m = -l..-1 (sine, |m| descending), m = 0, m = 1..l (cosine)
-        neg = (P[:, l, 1:l + 1] * sin_m[:, :l]).flip(1)
-        pos = P[:, l, 1:l + 1] * cos_m[:, :l]
+        neg = (P[:, l, 1 : l + 1] * sin_m[:, :l]).flip(1)
+        pos = P[:, l, 1 : l + 1] * cos_m[:, :l]
         blocks += [neg, P[:, l, :1], pos]
     return torch.cat(blocks, dim=1)
 
 
 def real_sph_harm(lat, lon, L: int, *, degrees: bool = True) -> torch.Tensor:
-    "Real orthonormal spherical harmonics Y (N, (L+1)^2) at (lat, lon), column l^2+l+m (Chapter 01, *Real orthonormal spherical harmonics*)."
+    "Real SH Y (N, (L+1)^2) at (lat, lon) (Chapter 01, *Real orthonormal spherical harmonics*)."
     L = check_degree(L)
     lat, lon = check_latlon(lat, lon, degrees=degrees)
     if not lat.is_floating_point() or lat.dtype not in (torch.float32, torch.float64):
@@ -162,11 +172,13 @@ def real_sph_harm(lat, lon, L: int, *, degrees: bool = True) -> torch.Tensor:
     pole = lat.detach().abs() >= (90.0 if degrees else math.pi / 2)
     s = torch.where(pole, torch.zeros_like(lat_r), torch.cos(lat_r))
     z = torch.where(pole, torch.sign(lat_r), z)
-    return real_sph_harm_zs(z, s, lon_r, L)
+    return real_sph_harm_zs(z, s, lon_r, L)  # column l^2 + l + m holds Y_lm
 
 # %% ../../nbs/01_slepian/01_spherical_harmonics.ipynb #5327e850
-def sphere_quadrature(L: int, dtype=torch.float64) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    "Nodes (lat, lon in degrees) and weights integrating band-limit-2L products exactly (Chapter 01, *Orthonormality by exact quadrature*)."
+def sphere_quadrature(
+    L: int, dtype=torch.float64
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    "Nodes (lat, lon) and weights exact to 2L (Chapter 01, *Orthonormality by exact quadrature*)."
     L = check_degree(L)
     x, w = np.polynomial.legendre.leggauss(L + 1)
     n_lon = 2 * L + 2
@@ -174,12 +186,15 @@ def sphere_quadrature(L: int, dtype=torch.float64) -> tuple[torch.Tensor, torch.
     lat = np.rad2deg(np.arcsin(x))
     LAT, LON = np.meshgrid(lat, lon, indexing="ij")
     W = np.repeat(w[:, None] * (2 * np.pi / n_lon), n_lon, axis=1)
-    return (torch.tensor(LAT.ravel(), dtype=dtype), torch.tensor(LON.ravel(), dtype=dtype),
-            torch.tensor(W.ravel(), dtype=dtype))
+    return (
+        torch.tensor(LAT.ravel(), dtype=dtype),
+        torch.tensor(LON.ravel(), dtype=dtype),
+        torch.tensor(W.ravel(), dtype=dtype),
+    )
 
 # %% ../../nbs/01_slepian/01_spherical_harmonics.ipynb #09b469d3
 def addition_kernel(gamma: torch.Tensor, L: int) -> torch.Tensor:
-    "sum_{l<=L} (2l+1)/(4 pi) P_l(cos gamma): the Gram kernel of the full SH basis (Chapter 01, *Distance preservation*)."
+    "Σ_{l<=L} (2l+1)/(4π) P_l(cos γ): the SH Gram kernel (Chapter 01, *Distance preservation*)."
     L = check_degree(L)
     x = torch.cos(gamma)
     p_prev, p = torch.ones_like(x), x

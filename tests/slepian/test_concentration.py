@@ -1,4 +1,5 @@
 """Slepian concentration on a cap: eigenvalues, Shannon number, energy, rotation, oracle."""
+
 import math
 
 import numpy as np
@@ -6,8 +7,8 @@ import pytest
 import torch
 
 from icml26_lit.slepian import select_modes, shannon_number, slepian_cap
-from icml26_lit.slepian.concentration import cap_frame, cap_order_matrices, slepian_synthesis
-from icml26_lit.sphere import addition_kernel, angular_distance, latlon_to_xyz, real_sph_harm
+from icml26_lit.slepian.concentration import cap_order_matrices, slepian_synthesis
+from icml26_lit.sphere import addition_kernel, angular_distance, real_sph_harm
 
 
 def _points(n, seed, lat_range=(-90, 90)):
@@ -51,7 +52,7 @@ def test_energy_inside_cap_equals_eigenvalue():
     LA, LO = np.meshgrid(lat, lon, indexing="ij")
     W = np.repeat((1 - c) / 2 * w[:, None] * (2 * math.pi / lon.size), lon.size, axis=1).ravel()
     g = cap.evaluate(torch.tensor(LA.ravel()), torch.tensor(LO.ravel()))
-    inside = (torch.tensor(W)[:, None] * g ** 2).sum(0)
+    inside = (torch.tensor(W)[:, None] * g**2).sum(0)
     torch.testing.assert_close(inside, cap.eigenvalues, atol=1e-11, rtol=0)
 
 
@@ -66,29 +67,43 @@ def test_pyshtools_oracle_eigenvalues_and_functions():
     lon360 = np.mod(lon.numpy(), 360)
     g = ours.evaluate(lat, lon)
     for a in range(12):
-        vals = ref.to_shcoeffs(a).convert(normalization="ortho").expand(lat=lat.numpy(), lon=lon360, degrees=True)
+        vals = (
+            ref.to_shcoeffs(a)
+            .convert(normalization="ortho")
+            .expand(lat=lat.numpy(), lon=lon360, degrees=True)
+        )
         vals = vals / math.sqrt(4 * math.pi)  # pyshtools' functions carry energy 4π, ours energy 1
         lam_a = float(ref.eigenvalues[a])
         same = torch.nonzero((ours.eigenvalues - lam_a).abs() < 1e-9).flatten()
         if same.numel() == 1:
-            torch.testing.assert_close(g[:, same[0]].abs(), torch.tensor(np.abs(vals)), atol=1e-9, rtol=1e-7)
+            torch.testing.assert_close(
+                g[:, same[0]].abs(), torch.tensor(np.abs(vals)), atol=1e-9, rtol=1e-7
+            )
         else:  # the reference's function lies in our pair's plane
             proj = torch.linalg.lstsq(g[:, same], torch.tensor(vals)[:, None]).solution
-            torch.testing.assert_close(g[:, same] @ proj, torch.tensor(vals)[:, None], atol=1e-9, rtol=1e-7)
+            torch.testing.assert_close(
+                g[:, same] @ proj, torch.tensor(vals)[:, None], atol=1e-9, rtol=1e-7
+            )
 
 
 def test_rotation_moves_centre_to_pole_and_is_equivariant(fresh_seed):
     cap = slepian_cap(10.0, 12, center=(36.0, 138.0))
-    lat_c, _ = cap.to_cap_frame(torch.tensor([36.0], dtype=torch.float64), torch.tensor([138.0], dtype=torch.float64))
+    lat_c, _ = cap.to_cap_frame(
+        torch.tensor([36.0], dtype=torch.float64), torch.tensor([138.0], dtype=torch.float64)
+    )
     assert abs(lat_c.item() - 90.0) < 1e-9
     # shifting the centre and the points by the same longitude changes nothing
     shifted = slepian_cap(10.0, 12, center=(36.0, 138.0 + 47.0))
     lat, lon = _points(30, fresh_seed, lat_range=(25, 45))
     lon = 138 + (lon / 180) * 12
-    torch.testing.assert_close(shifted.evaluate(lat, lon + 47.0), cap.evaluate(lat, lon), atol=1e-10, rtol=1e-8)
+    torch.testing.assert_close(
+        shifted.evaluate(lat, lon + 47.0), cap.evaluate(lat, lon), atol=1e-10, rtol=1e-8
+    )
     # and a cap centred on the pole needs no rotation
     polar = slepian_cap(10.0, 12)
-    torch.testing.assert_close(polar.rotation, torch.eye(3, dtype=torch.float64), atol=1e-15, rtol=0)
+    torch.testing.assert_close(
+        polar.rotation, torch.eye(3, dtype=torch.float64), atol=1e-15, rtol=0
+    )
 
 
 def test_complete_rotated_basis_keeps_addition_theorem(fresh_seed):
@@ -103,8 +118,9 @@ def test_streaming_synthesis_matches_materialised_reference(fresh_seed):
     cap = slepian_cap(8.0, 30, center=(50.0, 5.0))
     idx = cap.select(0.05)
     lat, lon = _points(50, fresh_seed, lat_range=(35, 65))
-    torch.testing.assert_close(cap.evaluate(lat, lon, idx), cap.evaluate_reference(lat, lon, idx),
-                               atol=1e-12, rtol=1e-9)
+    torch.testing.assert_close(
+        cap.evaluate(lat, lon, idx), cap.evaluate_reference(lat, lon, idx), atol=1e-12, rtol=1e-9
+    )
 
 
 def test_select_never_splits_pairs_and_counts_near_shannon():
@@ -149,16 +165,24 @@ def test_bad_input():
     with pytest.raises(ValueError, match="threshold must be a number in"):
         select_modes(cap.eigenvalues, cap.orders, 1.5)
     with pytest.raises(ValueError, match="orders must have shape"):
-        slepian_synthesis(torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64),
-                          torch.zeros(3, dtype=torch.float64), torch.zeros(2), torch.zeros(3, 7, dtype=torch.float64))
+        slepian_synthesis(
+            torch.zeros(3, dtype=torch.float64),
+            torch.ones(3, dtype=torch.float64),
+            torch.zeros(3, dtype=torch.float64),
+            torch.zeros(2),
+            torch.zeros(3, 7, dtype=torch.float64),
+        )
 
 
 def test_global_coefficients_reproduce_rotated_functions(fresh_seed):
     from icml26_lit.slepian.concentration import global_coefficients
+
     cap = slepian_cap(12.0, 10, center=(36.0, 138.0))
     Gg = global_coefficients(cap)
     la, lo = _points(30, fresh_seed)
-    torch.testing.assert_close(real_sph_harm(la, lo, 10) @ Gg.T, cap.evaluate(la, lo), atol=1e-12, rtol=1e-9)
+    torch.testing.assert_close(
+        real_sph_harm(la, lo, 10) @ Gg.T, cap.evaluate(la, lo), atol=1e-12, rtol=1e-9
+    )
     # energy inside the rotated cap, from the global coefficients, is still λ (orthogonal rows)
     torch.testing.assert_close(Gg @ Gg.T, torch.eye(121, dtype=torch.float64), atol=1e-12, rtol=0)
     with pytest.raises(ValueError, match="above max_L"):

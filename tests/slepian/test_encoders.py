@@ -1,18 +1,33 @@
 """Encoders and heads: shapes, locality, hybrid, poles, longitude wrap, bad input."""
+
 import math
 
 import pytest
 import torch
 
-from icml26_lit.slepian import (CartesianEncoder, HybridEncoder, LatLonEncoder, LocationModel, SirenHead,
-                                SlepianEncoder, SphericalHarmonicsEncoder, make_head, slepian_cap)
+from icml26_lit.slepian import (
+    CartesianEncoder,
+    HybridEncoder,
+    LatLonEncoder,
+    LocationModel,
+    SirenHead,
+    SlepianEncoder,
+    SphericalHarmonicsEncoder,
+    make_head,
+    slepian_cap,
+)
 from icml26_lit.sphere import real_sph_harm
 
 
 def test_sh_encoder_is_real_sph_harm(fresh_seed):
     g = torch.Generator().manual_seed(fresh_seed)
-    x = torch.stack([torch.rand(20, generator=g, dtype=torch.float64) * 180 - 90,
-                     torch.rand(20, generator=g, dtype=torch.float64) * 360], 1)
+    x = torch.stack(
+        [
+            torch.rand(20, generator=g, dtype=torch.float64) * 180 - 90,
+            torch.rand(20, generator=g, dtype=torch.float64) * 360,
+        ],
+        1,
+    )
     enc = SphericalHarmonicsEncoder()
     assert enc.out_dim == 100  # the paper's SH10 is L = 9
     torch.testing.assert_close(enc(x), real_sph_harm(x[:, 0], x[:, 1], 9))
@@ -23,9 +38,13 @@ def test_slepian_encoder_matches_cap_and_is_local():
     cap = slepian_cap(10.0, 30, center=(36.0, 138.0))
     idx = cap.select(0.05, n_max=int(2 * cap.shannon_number))
     assert enc.out_dim == idx.numel()
-    x = torch.tensor([[36.0, 138.0], [40.0, 135.0], [-36.0, -42.0], [0.0, 0.0]], dtype=torch.float64)
+    x = torch.tensor(
+        [[36.0, 138.0], [40.0, 135.0], [-36.0, -42.0], [0.0, 0.0]], dtype=torch.float64
+    )
     f = enc(x)
-    torch.testing.assert_close(f, cap.evaluate_reference(x[:, 0], x[:, 1], idx), atol=1e-12, rtol=1e-9)
+    torch.testing.assert_close(
+        f, cap.evaluate_reference(x[:, 0], x[:, 1], idx), atol=1e-12, rtol=1e-9
+    )
     inside, outside = (f[:2] ** 2).sum(1), (f[2:] ** 2).sum(1)
     assert bool((outside < 1e-2 * inside.min()).all())  # weak modes (λ ~ 0.05) leak a little
 
@@ -47,17 +66,24 @@ def test_slepian_encoder_backend_auto_on_cpu_equals_torch():
 
 
 def test_hybrid_is_concatenation_with_several_caps():
-    caps = [dict(theta_deg=10.0, center=(36.0, 138.0), L=20), dict(theta_deg=25.0, center=(40.0, -95.0), L=12)]
+    caps = [
+        dict(theta_deg=10.0, center=(36.0, 138.0), L=20),
+        dict(theta_deg=25.0, center=(40.0, -95.0), L=12),
+    ]
     hyb = HybridEncoder(9, caps, backend="torch")
     x = torch.tensor([[36.0, 138.0], [40.0, -95.0], [-60.0, 0.0]], dtype=torch.float64)
-    parts = [SphericalHarmonicsEncoder(9)(x)] + [SlepianEncoder(**c, backend="torch")(x) for c in caps]
+    parts = [SphericalHarmonicsEncoder(9)(x)] + [
+        SlepianEncoder(**c, backend="torch")(x) for c in caps
+    ]
     torch.testing.assert_close(hyb(x), torch.cat(parts, 1))
     assert hyb.out_dim == sum(p.shape[1] for p in parts)
 
 
 def test_coordinate_baselines():
     x = torch.tensor([[0.0, 0.0], [45.0, 270.0], [-90.0, 12.0]])
-    torch.testing.assert_close(LatLonEncoder()(x), torch.tensor([[0.0, 0.0], [0.5, -0.5], [-1.0, 12 / 180]]))
+    torch.testing.assert_close(
+        LatLonEncoder()(x), torch.tensor([[0.0, 0.0], [0.5, -0.5], [-1.0, 12 / 180]])
+    )
     c = CartesianEncoder()(x)
     torch.testing.assert_close(c.norm(dim=1), torch.ones(3))
     torch.testing.assert_close(c[2], torch.tensor([0.0, 0.0, -1.0]), atol=1e-6, rtol=0)
@@ -108,8 +134,13 @@ def test_bad_input():
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_half_precision_coordinates_name_x(dtype):
     x = torch.tensor([[36.0, 138.0]], dtype=dtype)
-    for enc in (SphericalHarmonicsEncoder(3), SlepianEncoder(L=8, backend="torch"), CartesianEncoder(),
-                LatLonEncoder(), HybridEncoder(2, [dict(theta_deg=10.0, L=8)], backend="torch")):
+    for enc in (
+        SphericalHarmonicsEncoder(3),
+        SlepianEncoder(L=8, backend="torch"),
+        CartesianEncoder(),
+        LatLonEncoder(),
+        HybridEncoder(2, [dict(theta_deg=10.0, L=8)], backend="torch"),
+    ):
         with pytest.raises(TypeError, match="x must be float32 or float64"):
             enc(x)
     # integer degrees are exact: accepted, as float32
@@ -123,9 +154,14 @@ def test_center_with_nan_names_center():
         SlepianEncoder(center=(-90.5, 0.0), L=8)
 
 
-@pytest.mark.parametrize("make", [lambda b: SphericalHarmonicsEncoder(3, backend=b),
-                                  lambda b: SlepianEncoder(L=8, backend=b),
-                                  lambda b: HybridEncoder(2, [dict(theta_deg=10.0, L=8)], backend=b)])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda b: SphericalHarmonicsEncoder(3, backend=b),
+        lambda b: SlepianEncoder(L=8, backend=b),
+        lambda b: HybridEncoder(2, [dict(theta_deg=10.0, L=8)], backend=b),
+    ],
+)
 def test_backend_is_checked_when_built(make):
     for bad in ("gpu", "Triton", None, 1):
         with pytest.raises(ValueError, match=f"backend={bad!r} is not valid"):
@@ -133,7 +169,9 @@ def test_backend_is_checked_when_built(make):
 
 
 def test_hybrid_bad_cap_names_the_key():
-    with pytest.raises(ValueError, match="caps\\[0\\] has an unknown key 'theta'; a cap takes theta_deg"):
+    with pytest.raises(
+        ValueError, match="caps\\[0\\] has an unknown key 'theta'; a cap takes theta_deg"
+    ):
         HybridEncoder(2, [dict(theta=10.0, L=8)])
     with pytest.raises(ValueError, match="caps\\[1\\] has an unknown key 'lmax'"):
         HybridEncoder(2, [dict(L=8), dict(lmax=8)])

@@ -1,4 +1,5 @@
-"""The chapter's exercises: registered on import; the reference is correct, curated wrong answers are not."""
+"""The chapter's exercises: registered on import; reference correct, curated wrong answers not."""
+
 import math
 
 import pytest
@@ -30,6 +31,11 @@ def test_shannon_exercise_by_hand():
     def by_trace(theta_deg, L):
         blocks = cap_order_matrices(theta_deg, L)
         return float(blocks[0].trace() + 2 * sum(b.trace() for b in blocks[1:]))
+
     assert check("01.1", by_trace, quiet=True).status == "correct"
-    assert check("01.1", lambda t, L: (L + 1) ** 2 * (1 - math.cos(math.radians(t))) / 2,
-                 quiet=True).status == "correct"
+    assert (
+        check(
+            "01.1", lambda t, L: (L + 1) ** 2 * (1 - math.cos(math.radians(t))) / 2, quiet=True
+        ).status
+        == "correct"
+    )

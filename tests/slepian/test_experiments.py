@@ -1,9 +1,17 @@
 """The experiment's pieces: R², the training loop learns, smoke steps of every preset."""
+
 import pytest
 import torch
 
-from icml26_lit.slepian.experiments import (CONFIG, knn_baseline, knn_predict, make_encoder, r2_score,
-                                           run_density_experiment, smoke_step, train_head)
+from icml26_lit.slepian.experiments import (
+    CONFIG,
+    knn_predict,
+    make_encoder,
+    r2_score,
+    run_density_experiment,
+    smoke_step,
+    train_head,
+)
 
 
 def test_r2_score():
@@ -37,11 +45,16 @@ def test_knn_uses_great_circle_distance():
     # across the date line: the neighbour 1° away wins, not the one 9.5° away in raw degrees
     xt = torch.tensor([[0.0, 179.5], [0.0, 170.0]], dtype=torch.float64)
     y = torch.tensor([1.0, 0.0])
-    assert knn_predict(xt, y, torch.tensor([[0.0, -179.5]], dtype=torch.float64), k=1).tolist() == [1.0]
+    assert knn_predict(xt, y, torch.tensor([[0.0, -179.5]], dtype=torch.float64), k=1).tolist() == [
+        1.0
+    ]
     # near the pole: (89, 0) and (89, 180) are 2° apart; (80, 0) is 9° away from (89, 0)
     xt = torch.tensor([[89.0, 180.0], [80.0, 0.0]], dtype=torch.float64)
-    assert knn_predict(xt, y, torch.tensor([[89.0, 0.0]], dtype=torch.float64), k=1).tolist() == [1.0]
-    # distance weights 1/d: a point 1° and 3° from two neighbours on the equator gets (1/1 + 0/3)/(1 + 1/3)
+    assert knn_predict(xt, y, torch.tensor([[89.0, 0.0]], dtype=torch.float64), k=1).tolist() == [
+        1.0
+    ]
+    # distance weights 1/d: a point 1° and 3° from two neighbours on the equator gets
+    # (1/1 + 0/3)/(1 + 1/3)
     xt = torch.tensor([[0.0, 1.0], [0.0, -3.0]], dtype=torch.float64)
     pred = knn_predict(xt, y, torch.tensor([[0.0, 0.0]], dtype=torch.float64), k=2)
     assert abs(pred.item() - 0.75) < 1e-12  # haversine in float64 is exact to ~1e-16 here
@@ -53,9 +66,16 @@ def test_seeds_redraw_the_task_and_the_rows_are_reproducible():
     cfg = CONFIG.get("ci")
     cfg.update(n_train=80, n_test=20, epochs=1, n_seeds=2, encoders="sh,slepian", knn_k=3)
     rows = run_density_experiment(cfg, "cpu", seed=0, verbose=False)
-    assert [(r["encoder"], r["seed"]) for r in rows] == [("sh", 0), ("slepian", 0), ("knn", 0),
-                                                         ("sh", 1), ("slepian", 1), ("knn", 1)]
+    assert [(r["encoder"], r["seed"]) for r in rows] == [
+        ("sh", 0),
+        ("slepian", 0),
+        ("knn", 0),
+        ("sh", 1),
+        ("slepian", 1),
+        ("knn", 1),
+    ]
     knn = [r["r2_cap"] for r in rows if r["encoder"] == "knn"]
-    assert knn[0] != knn[1]  # kNN is deterministic given the data: different values mean different data
+    # kNN is deterministic given the data: different values mean different data
+    assert knn[0] != knn[1]
     again = run_density_experiment(cfg, "cpu", seed=0, verbose=False)
     assert [r["r2_cap"] for r in again] == [r["r2_cap"] for r in rows]

@@ -1,10 +1,10 @@
-"""The fused Slepian synthesis kernel: interpreter against the reference, compile check, bad input."""
+"""The fused Slepian synthesis kernel: interpreter vs the reference, compile check, bad input."""
+
 import pytest
 import torch
 
 from icml26_lit.core import HAS_TRITON, KERNELS, check_kernel, compile_check
-from icml26_lit.slepian import cap_frame, slepian_cap
-from icml26_lit.slepian import HybridEncoder, SphericalHarmonicsEncoder
+from icml26_lit.slepian import HybridEncoder, SphericalHarmonicsEncoder, cap_frame, slepian_cap
 from icml26_lit.slepian.kernels import sh_coefficients, slepian_features, slepian_features_reference
 from icml26_lit.sphere import latlon_to_xyz, real_sph_harm, real_sph_harm_zs
 
@@ -18,31 +18,48 @@ def _make_inputs(size, dtype, gen):
     lat = -20 + 2 * theta * (torch.rand(n, generator=gen, dtype=torch.float64) - 0.5)
     lon = 60 + 2 * theta * (torch.rand(n, generator=gen, dtype=torch.float64) - 0.5)
     z, s, phi = cap_frame(latlon_to_xyz(lat, lon), cap.rotation)
-    return (z.to(dtype), s.to(dtype), phi.to(dtype), cap.orders[k], cap.degree_coefficients[k].to(dtype))
+    return (
+        z.to(dtype),
+        s.to(dtype),
+        phi.to(dtype),
+        cap.orders[k],
+        cap.degree_coefficients[k].to(dtype),
+    )
 
 
 def test_kernel_matches_reference_awkward_sizes(fresh_seed):
-    # one point; sizes that are not block multiples; K from 1 to more than BLOCK_K; all modes of L = 3
+    # one point; sizes that are not block multiples; K from 1 to more than BLOCK_K;
+    # all modes of L = 3
     sizes = [(1, 3, 30.0, 16), (19, 2, 5.0, 1), (37, 7, 40.0, 13), (70, 9, 60.0, 40)]
-    check_kernel(lambda *a: slepian_features(*a, backend="triton", block_n=16, block_k=8),
-                 slepian_features_reference, _make_inputs, sizes=sizes,
-                 dtypes=(torch.float32, torch.float64), seed=fresh_seed)
+    check_kernel(
+        lambda *a: slepian_features(*a, backend="triton", block_n=16, block_k=8),
+        slepian_features_reference,
+        _make_inputs,
+        sizes=sizes,
+        dtypes=(torch.float32, torch.float64),
+        seed=fresh_seed,
+    )
 
 
 def test_kernel_pole_and_empty():
     cap = slepian_cap(30.0, 5)
     k = cap.select(0.05)
     z = torch.tensor([1.0, -1.0, 0.3], dtype=torch.float64)
-    s = torch.sqrt(1 - z ** 2)
+    s = torch.sqrt(1 - z**2)
     phi = torch.tensor([0.5, 2.0, -3.0], dtype=torch.float64)
     args = (z, s, phi, cap.orders[k], cap.degree_coefficients[k])
-    torch.testing.assert_close(slepian_features(*args, backend="triton"), slepian_features_reference(*args))
-    empty = slepian_features(z[:0], s[:0], phi[:0], cap.orders[k], cap.degree_coefficients[k], backend="triton")
+    torch.testing.assert_close(
+        slepian_features(*args, backend="triton"), slepian_features_reference(*args)
+    )
+    empty = slepian_features(
+        z[:0], s[:0], phi[:0], cap.orders[k], cap.degree_coefficients[k], backend="triton"
+    )
     assert empty.shape == (0, k.numel())
 
 
 def test_registered_and_compiles():
-    # the core suite compiles every registered specialisation; here the float32 one, for sm_75 and sm_90
+    # the core suite compiles every registered specialisation;
+    # here the float32 one, for sm_75 and sm_90
     names = [k for k in KERNELS if k.startswith("01.slepian_synthesis")]
     assert sorted(names) == ["01.slepian_synthesis_fp32", "01.slepian_synthesis_fp64"]
     spec = KERNELS["01.slepian_synthesis_fp32"]
@@ -77,8 +94,14 @@ def test_float32_kernel_against_float64_reference_at_L40():
     lon = 138 + 20 * (torch.rand(64, generator=g, dtype=torch.float64) - 0.5)
     z, s, phi = cap_frame(latlon_to_xyz(lat, lon), cap.rotation)
     f64 = slepian_features_reference(z, s, phi, cap.orders[k], cap.degree_coefficients[k])
-    f32 = slepian_features(z.float(), s.float(), phi.float(), cap.orders[k], cap.degree_coefficients[k].float(),
-                           backend="triton")
+    f32 = slepian_features(
+        z.float(),
+        s.float(),
+        phi.float(),
+        cap.orders[k],
+        cap.degree_coefficients[k].float(),
+        backend="triton",
+    )
     assert ((f32.double() - f64).abs().max() / f64.std()).item() < 1e-4
 
 
@@ -99,19 +122,33 @@ def _sh_reference(z, s, phi, orders, C):
 def test_sh_through_the_kernel_matches_real_sph_harm(fresh_seed):
     # K = (L+1)^2 modes: 1 (L = 0), 9 (not a block multiple), 49 and 100 (several K blocks)
     sizes = [(1, 0), (13, 2), (37, 6), (66, 9)]
-    check_kernel(lambda *a: slepian_features(*a, backend="triton", block_n=16, block_k=8),
-                 _sh_reference, _sh_inputs, sizes=sizes, dtypes=(torch.float32, torch.float64), seed=fresh_seed)
+    check_kernel(
+        lambda *a: slepian_features(*a, backend="triton", block_n=16, block_k=8),
+        _sh_reference,
+        _sh_inputs,
+        sizes=sizes,
+        dtypes=(torch.float32, torch.float64),
+        seed=fresh_seed,
+    )
 
 
 def test_sh_encoder_and_hybrid_global_part_use_the_kernel(fresh_seed, monkeypatch):
     g = torch.Generator().manual_seed(fresh_seed)
-    x = torch.stack([torch.rand(21, generator=g, dtype=torch.float64) * 180 - 90,
-                     torch.rand(21, generator=g, dtype=torch.float64) * 360], 1)
-    x[0] = torch.tensor([90.0, 17.0], dtype=torch.float64)  # a pole: every longitude is the same point
+    x = torch.stack(
+        [
+            torch.rand(21, generator=g, dtype=torch.float64) * 180 - 90,
+            torch.rand(21, generator=g, dtype=torch.float64) * 360,
+        ],
+        1,
+    )
+    x[0] = torch.tensor([90.0, 17.0], dtype=torch.float64)  # a pole: every longitude is one point
     import icml26_lit.slepian as slepian_pkg
+
     calls = []
     real = slepian_pkg.slepian_features
-    monkeypatch.setattr(slepian_pkg, "slepian_features", lambda *a, **k: calls.append(a[3].numel()) or real(*a, **k))
+    monkeypatch.setattr(
+        slepian_pkg, "slepian_features", lambda *a, **k: calls.append(a[3].numel()) or real(*a, **k)
+    )
     monkeypatch.setattr(slepian_pkg, "real_sph_harm", None)  # the materialising path must not run
     f = SphericalHarmonicsEncoder(7, backend="triton")(x)
     hyb = HybridEncoder(3, [dict(theta_deg=20.0, center=(36.0, 138.0), L=6)], backend="triton")(x)

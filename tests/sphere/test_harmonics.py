@@ -1,13 +1,23 @@
-"""Real spherical harmonics: closed forms, quadrature orthonormality, high-degree stability, oracle."""
+"""Real spherical harmonics: closed forms, quadrature orthonormality, high degree, oracle."""
+
 import math
 
 import numpy as np
 import pytest
 import torch
 
-from icml26_lit.sphere import (addition_kernel, angular_distance, check_degree, degree_order,
-                               latlon_to_xyz, normalized_legendre, real_sph_harm, sph_harm_index,
-                               sphere_quadrature, xyz_to_latlon)
+from icml26_lit.sphere import (
+    addition_kernel,
+    angular_distance,
+    check_degree,
+    degree_order,
+    latlon_to_xyz,
+    normalized_legendre,
+    real_sph_harm,
+    sph_harm_index,
+    sphere_quadrature,
+    xyz_to_latlon,
+)
 
 
 def _random_points(n, seed, dtype=torch.float64):
@@ -19,9 +29,9 @@ def _random_points(n, seed, dtype=torch.float64):
 def test_orthonormal_by_exact_quadrature():
     lat, lon, w = sphere_quadrature(30)
     Y = real_sph_harm(lat, lon, 30)
-    assert Y.shape == (lat.numel(), 31 ** 2)
+    assert Y.shape == (lat.numel(), 31**2)
     gram = Y.T @ (w[:, None] * Y)
-    torch.testing.assert_close(gram, torch.eye(31 ** 2, dtype=torch.float64), atol=1e-11, rtol=0)
+    torch.testing.assert_close(gram, torch.eye(31**2, dtype=torch.float64), atol=1e-11, rtol=0)
 
 
 def test_closed_forms_low_degree(fresh_seed):
@@ -34,8 +44,10 @@ def test_closed_forms_low_degree(fresh_seed):
     torch.testing.assert_close(Y[:, sph_harm_index(1, 1)], c1 * x)
     torch.testing.assert_close(Y[:, sph_harm_index(2, -2)], c2 * x * y)
     torch.testing.assert_close(Y[:, sph_harm_index(2, 1)], c2 * x * z)
-    torch.testing.assert_close(Y[:, sph_harm_index(2, 0)], math.sqrt(5 / (16 * math.pi)) * (3 * z ** 2 - 1))
-    torch.testing.assert_close(Y[:, sph_harm_index(2, 2)], c2 / 2 * (x ** 2 - y ** 2))
+    torch.testing.assert_close(
+        Y[:, sph_harm_index(2, 0)], math.sqrt(5 / (16 * math.pi)) * (3 * z**2 - 1)
+    )
+    torch.testing.assert_close(Y[:, sph_harm_index(2, 2)], c2 / 2 * (x**2 - y**2))
 
 
 def test_pyshtools_oracle(fresh_seed):
@@ -45,10 +57,22 @@ def test_pyshtools_oracle(fresh_seed):
     Y = real_sph_harm(lat, lon, L)
     l, m = degree_order(L)
     for n in range(6):
-        ref = pysh.expand.spharm(L, 90 - lat[n].item(), lon[n].item(), normalization="ortho",
-                                 kind="real", csphase=1, degrees=True)
-        want = torch.tensor(np.where(m.numpy() >= 0, ref[0, l.numpy(), m.abs().numpy()],
-                                     ref[1, l.numpy(), m.abs().numpy()]))
+        ref = pysh.expand.spharm(
+            L,
+            90 - lat[n].item(),
+            lon[n].item(),
+            normalization="ortho",
+            kind="real",
+            csphase=1,
+            degrees=True,
+        )
+        want = torch.tensor(
+            np.where(
+                m.numpy() >= 0,
+                ref[0, l.numpy(), m.abs().numpy()],
+                ref[1, l.numpy(), m.abs().numpy()],
+            )
+        )
         torch.testing.assert_close(Y[n], want, atol=1e-11, rtol=1e-9)
 
 
@@ -62,7 +86,9 @@ def test_per_order_orthonormality_at_high_degree():
     for m in (0, 1, 37, 100, 150, 199, 200):
         Pm = P[:, m:, m]
         gram = 2 * math.pi * Pm.T @ (w[:, None] * Pm)
-        torch.testing.assert_close(gram, torch.eye(L - m + 1, dtype=torch.float64), atol=1e-11, rtol=0)
+        torch.testing.assert_close(
+            gram, torch.eye(L - m + 1, dtype=torch.float64), atol=1e-11, rtol=0
+        )
 
 
 def test_float32_reaches_degree_120():
@@ -80,8 +106,10 @@ def test_addition_theorem(fresh_seed):
         inner = (real_sph_harm(la, oa, L) * real_sph_harm(lb, ob, L)).sum(1)
         torch.testing.assert_close(inner, addition_kernel(angular_distance(la, oa, lb, ob), L))
     # and the full-basis norm is the same everywhere: (L+1)^2 / 4π
-    torch.testing.assert_close((real_sph_harm(la, oa, 12) ** 2).sum(1),
-                               torch.full((60,), 169 / (4 * math.pi), dtype=torch.float64))
+    torch.testing.assert_close(
+        (real_sph_harm(la, oa, 12) ** 2).sum(1),
+        torch.full((60,), 169 / (4 * math.pi), dtype=torch.float64),
+    )
 
 
 def test_pole_identical_for_every_longitude():
@@ -111,7 +139,9 @@ def test_xyz_roundtrip(fresh_seed):
     lat, lon = _random_points(30, fresh_seed)
     la2, lo2 = xyz_to_latlon(latlon_to_xyz(lat, lon))
     torch.testing.assert_close(la2, lat)
-    torch.testing.assert_close(torch.remainder(lo2 - lon + 180, 360) - 180, torch.zeros_like(lon), atol=1e-9, rtol=0)
+    torch.testing.assert_close(
+        torch.remainder(lo2 - lon + 180, 360) - 180, torch.zeros_like(lon), atol=1e-9, rtol=0
+    )
 
 
 def test_bad_input():
