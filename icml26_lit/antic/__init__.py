@@ -51,4 +51,4 @@ __all__ = [
     "artefact_bytes",
 ]
 
-from . import _solutions  # registers the exercises
+from . import _solutions  # noqa: F401  (registers the exercises)

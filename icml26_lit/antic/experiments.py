@@ -11,7 +11,7 @@ import time
 import numpy as np
 import torch
 
-from ..core import get_device, seed_everything, sizes
+from ..core import seed_everything, sizes
 from .neural_field import fit_field, grid_coords, NeuralField
 from .pats import PATSSelector, UniformSelector, select_offline
 from .stream import ANTICConfig, compress_stream, decompress_all, run_metrics

@@ -45,7 +45,7 @@ from icml26_lit.gcn_sr.swpg import (
     crossover,
     mutate,
 )
-from . import _solutions  # registers the exercises
+from . import _solutions  # noqa: F401  (registers the exercises)
 
 # %% ../../nbs/18_gcn_sr/00_overview.ipynb #09f91a01
 __all__ = [

@@ -13,7 +13,7 @@ import sympy as sp
 import torch
 
 from ..core import sizes
-from .fitness import evaluate_batch, is_recovered, nguyen
+from .fitness import is_recovered, nguyen
 from .spbt import VAR_SYMBOLS, Library
 from .swpg import GCNSR
 

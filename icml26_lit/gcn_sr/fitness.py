@@ -13,9 +13,7 @@ import torch
 
 from ..core import check_tensor
 from icml26_lit.gcn_sr.spbt import (
-    ARITY,
     CONST,
-    EMPTY,
     TOKEN_ID,
     V,
     VAR_SYMBOLS,
@@ -25,7 +23,6 @@ from icml26_lit.gcn_sr.spbt import (
     check_fill,
     decode,
     depth_of,
-    encode,
 )
 
 # %% auto #0

@@ -9,7 +9,7 @@ import torch
 from fastcore.basics import patch
 from torch import nn
 
-from .spbt import ARITY, CONST, EMPTY, INVERSE, SPBT, TOKEN_ID, TRIG, V, Library
+from .spbt import ARITY, CONST, EMPTY, INVERSE, SPBT, TOKEN_ID, TRIG, V
 
 # %% auto #0
 __all__ = ['DECODING_LAYOUT', 'DataEmbedding', 'ConstraintState', 'GCNGenerator', 'constraint_violations', 'tree_layout',

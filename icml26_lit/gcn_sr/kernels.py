@@ -19,13 +19,10 @@ from icml26_lit.core import (
 from icml26_lit.gcn_sr.fitness import (
     prepare_batch,
     PROTECT,
-    check_data,
     evaluate_batch,
-    fit_constants,
     nrmse,
-    score_reference,
 )
-from .spbt import MAX_VARS, TOKEN_ID, V, X1, CONST, _as_tokens, check_fill
+from .spbt import MAX_VARS, TOKEN_ID, V, X1, _as_tokens, check_fill
 
 if HAS_TRITON:
     import triton

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import sympy as sp
@@ -18,12 +17,10 @@ from icml26_lit.gcn_sr.spbt import (
     EMPTY,
     SPBT,
     Library,
-    check_fill,
-    count_trees,
     decode,
     random_tree,
 )
-from .fitness import check_data, is_recovered, nrmse, evaluate_batch
+from .fitness import check_data, is_recovered
 from .generator import GCNGenerator
 from .kernels import score  # the fused kernel scores on CUDA
 
