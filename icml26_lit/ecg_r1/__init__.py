@@ -6,20 +6,66 @@
 __all__ = []
 
 # %% ../../nbs/16_ecg_r1/00_overview.ipynb #a4f7dc72
-from .protocol import (qtc_bazett, labels_from_measurements, protocol_report,
-                                        completion_text, vocabulary, diagnosis_reward,
-                                        evidence_reward, format_reward, step_texts, STEP_NAMES)
-from .model import (SignalEncoder, ImageEncoder, ECGR1Model, mlp2x_gelu,
-                                     interleaved_modality_dropout, pretrain_encoders,
-                                     simulate_set, make_examples, simulate_ecg)
-from .train import (prepare, train_sft, train_grpo, grpo_step, evaluate,
-                                     completion_rewards)
+from icml26_lit.ecg_r1.protocol import (
+    qtc_bazett,
+    labels_from_measurements,
+    protocol_report,
+    completion_text,
+    vocabulary,
+    diagnosis_reward,
+    evidence_reward,
+    format_reward,
+    step_texts,
+    STEP_NAMES,
+)
+from icml26_lit.ecg_r1.model import (
+    SignalEncoder,
+    ImageEncoder,
+    ECGR1Model,
+    mlp2x_gelu,
+    interleaved_modality_dropout,
+    pretrain_encoders,
+    simulate_set,
+    make_examples,
+    simulate_ecg,
+)
+from icml26_lit.ecg_r1.train import (
+    prepare,
+    train_sft,
+    train_grpo,
+    grpo_step,
+    evaluate,
+    completion_rewards,
+)
 from ..physio import LABELS
 from . import _solutions  # registers the exercises
 
-__all__ = ["qtc_bazett", "labels_from_measurements", "protocol_report", "completion_text",
-           "vocabulary", "diagnosis_reward", "evidence_reward", "format_reward", "step_texts",
-           "STEP_NAMES", "SignalEncoder", "ImageEncoder", "ECGR1Model", "mlp2x_gelu",
-           "interleaved_modality_dropout", "pretrain_encoders", "simulate_set", "make_examples",
-           "simulate_ecg", "prepare", "train_sft", "train_grpo", "grpo_step", "evaluate",
-           "completion_rewards", "LABELS"]
+# %% ../../nbs/16_ecg_r1/00_overview.ipynb #s1600002
+__all__ = [
+    "qtc_bazett",
+    "labels_from_measurements",
+    "protocol_report",
+    "completion_text",
+    "vocabulary",
+    "diagnosis_reward",
+    "evidence_reward",
+    "format_reward",
+    "step_texts",
+    "STEP_NAMES",
+    "SignalEncoder",
+    "ImageEncoder",
+    "ECGR1Model",
+    "mlp2x_gelu",
+    "interleaved_modality_dropout",
+    "pretrain_encoders",
+    "simulate_set",
+    "make_examples",
+    "simulate_ecg",
+    "prepare",
+    "train_sft",
+    "train_grpo",
+    "grpo_step",
+    "evaluate",
+    "completion_rewards",
+    "LABELS",
+]

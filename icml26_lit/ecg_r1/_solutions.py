@@ -17,53 +17,81 @@ def _draw_qt(rng):
 
 
 register_exercise(
-    "16.1", "Bazett's QTc in ms from QT (ms) and heart rate (bpm).",
-    reference=qtc_bazett, cases=[(400.0, 75.0), (360.0, 60.0), (300.0, 120.0)], draw=_draw_qt,
+    "16.1",
+    "Bazett's QTc in ms from QT (ms) and heart rate (bpm).",
+    reference=qtc_bazett,
+    cases=[(400.0, 75.0), (360.0, 60.0), (300.0, 120.0)],
+    draw=_draw_qt,
     # float64 arithmetic of a division and a square root: 1e-9 relative is ~1e7 ulps of slack
     tolerance=dict(rtol=1e-9, atol=1e-9),
-    hints=["RR is the time between beats, in seconds: 60 / HR.",
-           "Bazett divides QT by the square root of RR."],
-    wrong=[lambda qt, hr: qt * (60.0 / hr) ** 0.5, lambda qt, hr: qt / (60.0 / hr),
-           lambda qt, hr: qt / (hr / 60.0) ** 0.5])
+    hints=[
+        "RR is the time between beats, in seconds: 60 / HR.",
+        "Bazett divides QT by the square root of RR.",
+    ],
+    wrong=[
+        lambda qt, hr: qt * (60.0 / hr) ** 0.5,
+        lambda qt, hr: qt / (60.0 / hr),
+        lambda qt, hr: qt / (hr / 60.0) ** 0.5,
+    ],
+)
 
 # %% ../../nbs/16_ecg_r1/90_exercises.ipynb #72ff1d48
 _CASES = [
-    ("<think> **Step 1** rate 110 Tachy **Step 3** SV1+RV6 36 normal </think>",
-     {1: ["rate 110", "tachy"], 3: ["SV1+RV6 36", "LVH"]}),
-    ("<think> **Step 1** rate 60 normal sinus **Step 2** PR 220 QRS 90 AVB1 </think>",
-     {1: ["rate 60", "normal"], 2: ["PR 220", "QRS 90", "AVB1"], 5: ["QTc 410"]}),
+    (
+        "<think> **Step 1** rate 110 Tachy **Step 3** SV1+RV6 36 normal </think>",
+        {1: ["rate 110", "tachy"], 3: ["SV1+RV6 36", "LVH"]},
+    ),
+    (
+        "<think> **Step 1** rate 60 normal sinus **Step 2** PR 220 QRS 90 AVB1 </think>",
+        {1: ["rate 60", "normal"], 2: ["PR 220", "QRS 90", "AVB1"], 5: ["QTc 410"]},
+    ),
     ("<think> **Step 3** SV11RV6 36 LVH </think>", {3: ["SV1+RV6 36", "LVH"]}),
     ("no reasoning here", {1: ["rate 60"]}),
 ]
 
 
-def _wrong_no_escape(c, a):            # the anchor used as a regular expression
+def _wrong_no_escape(c, a):  # the anchor used as a regular expression
     m = re.search(r"<think>(.*?)</think>", c, re.S)
     if m is None:
         return 0.0
-    parts = dict((int(k), t) for k, _, t in re.findall(
-        r"\*\*Step\s+(\d+).*?(\*\*|:|\n)(.*?)(?=\*\*Step|\Z)", m.group(1), re.S))
+    parts = dict(
+        (int(k), t)
+        for k, _, t in re.findall(
+            r"\*\*Step\s+(\d+).*?(\*\*|:|\n)(.*?)(?=\*\*Step|\Z)", m.group(1), re.S
+        )
+    )
     s = [sum(bool(re.search(x, parts.get(k, ""), re.I)) for x in v) / len(v) for k, v in a.items()]
     return sum(s) / len(s)
 
 
-def _wrong_pooled(c, a):                # all anchors pooled over the whole text
+def _wrong_pooled(c, a):  # all anchors pooled over the whole text
     flat = [x for v in a.values() for x in v]
     return sum(x.lower() in c.lower() for x in flat) / len(flat)
 
 
 register_exercise(
-    "16.2", "The official key-diagnostic-evidence reward.",
-    reference=evidence_reward, cases=_CASES, tolerance=dict(rtol=0, atol=1e-12),
-    hints=["Parse the steps first: a dict from step number to its text.",
-           "re.escape(anchor) makes '+' a literal plus; search with re.IGNORECASE.",
-           "Average per step, then over the steps that have anchors."],
-    wrong=[_wrong_no_escape, _wrong_pooled])
+    "16.2",
+    "The official key-diagnostic-evidence reward.",
+    reference=evidence_reward,
+    cases=_CASES,
+    tolerance=dict(rtol=0, atol=1e-12),
+    hints=[
+        "Parse the steps first: a dict from step number to its text.",
+        "re.escape(anchor) makes '+' a literal plus; search with re.IGNORECASE.",
+        "Average per step, then over the steps that have anchors.",
+    ],
+    wrong=[_wrong_no_escape, _wrong_pooled],
+)
 
 # %% ../../nbs/16_ecg_r1/90_exercises.ipynb #7c891803
 register_exercise(
-    "16.3", "P(signal only) under IMD with p_drop 0.3, p_int 0.1, both modalities present.",
-    value=0.15, tolerance=dict(abs=1e-6),
-    hints=["Which modality is dropped is a uniform choice among those present.",
-           "The swap needs two tags."],
-    wrong=[0.3, 0.135, 0.5, 0.165])
+    "16.3",
+    "P(signal only) under IMD with p_drop 0.3, p_int 0.1, both modalities present.",
+    value=0.15,
+    tolerance=dict(abs=1e-6),
+    hints=[
+        "Which modality is dropped is a uniform choice among those present.",
+        "The swap needs two tags.",
+    ],
+    wrong=[0.3, 0.135, 0.5, 0.165],
+)

@@ -25,8 +25,10 @@ class SignalEncoder(nn.Module):
     def __init__(self, n_samples: int = 1000, patch: int = 20, d: int = 32, n_tokens: int = 10):
         super().__init__()
         if n_samples % patch or (n_samples // patch) % n_tokens:
-            raise ValueError(f"n_samples ({n_samples}) must split into patches of {patch} and "
-                             f"those into {n_tokens} tokens")
+            raise ValueError(
+                f"n_samples ({n_samples}) must split into patches of {patch} and "
+                f"those into {n_tokens} tokens"
+            )
         self.n_samples, self.patch, self.n_tokens = n_samples, patch, n_tokens
         self.embed = nn.Linear(12 * patch, d)
         self.pos = nn.Parameter(torch.zeros(n_samples // patch, d))
@@ -34,8 +36,9 @@ class SignalEncoder(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.dim() != 3 or x.shape[1] != 12 or x.shape[2] != self.n_samples:
-            raise ValueError(f"signal must have shape (B, 12, {self.n_samples}) (12 leads), "
-                             f"got {tuple(x.shape)}")
+            raise ValueError(
+                f"signal must have shape (B, 12, {self.n_samples}) (12 leads), got {tuple(x.shape)}"
+            )
         B = x.shape[0]
         p = x.view(B, 12, -1, self.patch).permute(0, 2, 1, 3).reshape(B, -1, 12 * self.patch)
         h = self.block(self.embed(p) + self.pos)
@@ -47,15 +50,22 @@ class ImageEncoder(nn.Module):
 
     def __init__(self, d: int = 32):
         super().__init__()
-        self.convs = nn.Sequential(nn.Conv2d(1, 8, 3, 2, 1), nn.GELU(), nn.Conv2d(8, 16, 3, 2, 1),
-                                   nn.GELU(), nn.Conv2d(16, d, 3, 2, 1))
+        self.convs = nn.Sequential(
+            nn.Conv2d(1, 8, 3, 2, 1),
+            nn.GELU(),
+            nn.Conv2d(8, 16, 3, 2, 1),
+            nn.GELU(),
+            nn.Conv2d(16, d, 3, 2, 1),
+        )
 
     def forward(self, img: torch.Tensor) -> torch.Tensor:
         if img.dim() != 3 or img.shape[1] % 24 or img.shape[2] % 32:
-            raise ValueError(f"image must have shape (B, H, W) with H a multiple of 24 and W of "
-                             f"32, got {tuple(img.shape)}")
-        f = self.convs(img[:, None])                        # (B, d, H/8, W/8)
-        return F.adaptive_avg_pool2d(f, (3, 4)).flatten(2).transpose(1, 2)   # panel r*4 + c
+            raise ValueError(
+                f"image must have shape (B, H, W) with H a multiple of 24 and W of "
+                f"32, got {tuple(img.shape)}"
+            )
+        f = self.convs(img[:, None])  # (B, d, H/8, W/8)
+        return F.adaptive_avg_pool2d(f, (3, 4)).flatten(2).transpose(1, 2)  # panel r*4 + c
 
 # %% ../../nbs/16_ecg_r1/04_model.ipynb #1f25332d
 @torch.no_grad()
@@ -68,7 +78,7 @@ def reinit(module: nn.Module, generator: torch.Generator | None = None) -> nn.Mo
             p.fill_(1.0)
         else:
             fan_in = p[0].numel() if p.dim() > 1 else 1
-            p.copy_(torch.randn(p.shape, generator=generator) / fan_in ** 0.5)
+            p.copy_(torch.randn(p.shape, generator=generator) / fan_in**0.5)
     return module
 
 
@@ -76,25 +86,48 @@ def measurement_targets(measurements: list) -> torch.Tensor:
     "(N, 9) regression targets of a list of measurement dicts."
     rows = []
     for m in measurements:
-        rows.append([m["hr_bpm"], m["pr_ms"] or 0.0, m["qrs_ms"], m["sv1rv6_mm"],
-                     m["st_inferior_mm"], m["qtc_ms"], float(not m["rhythm_regular"]),
-                     float(m["morphology"] == "rsr"), float(m["morphology"] == "qs")])
+        rows.append(
+            [
+                m["hr_bpm"],
+                m["pr_ms"] or 0.0,
+                m["qrs_ms"],
+                m["sv1rv6_mm"],
+                m["st_inferior_mm"],
+                m["qtc_ms"],
+                float(not m["rhythm_regular"]),
+                float(m["morphology"] == "rsr"),
+                float(m["morphology"] == "qs"),
+            ]
+        )
     return torch.tensor(rows, dtype=torch.float32)
 
 
-def simulate_set(n: int, seed: int, borderline_share: float = 0.3, noise_mv: float = 0.03,
-                 p_finding: float = 0.2) -> list:
+def simulate_set(
+    n: int, seed: int, borderline_share: float = 0.3, noise_mv: float = 0.03, p_finding: float = 0.2
+) -> list:
     "`n` simulated records (dicts of signal, image, labels, measurements) from `seed`."
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be a positive int, got {n!r}")
     rng = np.random.default_rng(seed)
-    return [simulate_record(random_labels(rng, p_finding), rng=rng,
-                            borderline_share=borderline_share, noise_mv=noise_mv)
-            for _ in range(n)]
+    return [
+        simulate_record(
+            random_labels(rng, p_finding),
+            rng=rng,
+            borderline_share=borderline_share,
+            noise_mv=noise_mv,
+        )
+        for _ in range(n)
+    ]
 
 # %% ../../nbs/16_ecg_r1/04_model.ipynb #384344b4
-def pretrain_encoders(records: list, steps: int = 150, batch: int = 64, lr: float = 3e-3,
-                      d: int = 32, generator: torch.Generator | None = None):
+def pretrain_encoders(
+    records: list,
+    steps: int = 150,
+    batch: int = 64,
+    lr: float = 3e-3,
+    d: int = 32,
+    generator: torch.Generator | None = None,
+):
     "(SignalEncoder, ImageEncoder, R^2 per target) regressing the measurements, then frozen."
     if not records:
         raise ValueError("records must not be empty")
@@ -119,8 +152,10 @@ def pretrain_encoders(records: list, steps: int = 150, batch: int = 64, lr: floa
         loss.backward()
         opt.step()
     with torch.no_grad():
-        r2 = [1 - ((h(e(x).mean(1)) - y) ** 2).mean(0) for h, e, x in ((heads[0], se, sig),
-                                                                    (heads[1], ie, img))]
+        r2 = [
+            1 - ((h(e(x).mean(1)) - y) ** 2).mean(0)
+            for h, e, x in ((heads[0], se, sig), (heads[1], ie, img))
+        ]
     opt.zero_grad(set_to_none=True)
     for e in (se, ie):
         e.eval()
@@ -128,9 +163,12 @@ def pretrain_encoders(records: list, steps: int = 150, batch: int = 64, lr: floa
     return se, ie, torch.stack(r2)
 
 # %% ../../nbs/16_ecg_r1/04_model.ipynb #fad40c5e
-def interleaved_modality_dropout(example: dict,                # keys "signal", "image", "order"
-                                 p_drop: float = 0.5, p_int: float = 0.1,
-                                 generator: torch.Generator | None = None) -> dict:
+def interleaved_modality_dropout(
+    example: dict,  # keys "signal", "image", "order"
+    p_drop: float = 0.5,
+    p_int: float = 0.1,
+    generator: torch.Generator | None = None,
+) -> dict:
     "IMD as the official code: drop one present modality, maybe swap the tags (Chapter 16)."
     for name, p in (("p_drop", p_drop), ("p_int", p_int)):
         if not (isinstance(p, (int, float)) and 0 <= p <= 1):
@@ -140,8 +178,10 @@ def interleaved_modality_dropout(example: dict,                # keys "signal", 
     key = {"ecg": "signal", "image": "image"}
     present = [t for t in ("ecg", "image") if example.get(key[t]) is not None]
     if not present or sorted(example["order"]) != sorted(present):
-        raise ValueError(f"example's order {example['order']} must name exactly its present "
-                         f"modalities {present} (no modality tag otherwise)")
+        raise ValueError(
+            f"example's order {example['order']} must name exactly its present "
+            f"modalities {present} (no modality tag otherwise)"
+        )
     out = dict(example)
     u = torch.rand(3, generator=generator)
     if u[0] < p_drop:
@@ -163,10 +203,18 @@ def mlp2x_gelu(d_in: int, d_out: int) -> nn.Sequential:
 class ECGR1Model(nn.Module):
     "Frozen encoders + projectors + tiny LM (Chapter 16, *The model*)."
 
-    def __init__(self, tokenizer: WordTokenizer, signal_encoder: SignalEncoder,
-                 image_encoder: ImageEncoder, d_model: int = 64, n_layers: int = 2,
-                 n_heads: int = 4, max_len: int = 96, generator: torch.Generator | None = None,
-                 backend: str = "auto"):
+    def __init__(
+        self,
+        tokenizer: WordTokenizer,
+        signal_encoder: SignalEncoder,
+        image_encoder: ImageEncoder,
+        d_model: int = 64,
+        n_layers: int = 2,
+        n_heads: int = 4,
+        max_len: int = 96,
+        generator: torch.Generator | None = None,
+        backend: str = "auto",
+    ):
         super().__init__()
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
@@ -177,8 +225,9 @@ class ECGR1Model(nn.Module):
         self.encoders = nn.ModuleList([signal_encoder, image_encoder]).requires_grad_(False)
         d_enc = signal_encoder.embed.out_features
         self.lm = TinyLM(len(tokenizer), d_model, n_layers, n_heads, max_len, generator, backend)
-        self.proj = nn.ModuleDict({t: reinit(mlp2x_gelu(d_enc, d_model), generator)
-                                   for t in ("ecg", "image")})
+        self.proj = nn.ModuleDict(
+            {t: reinit(mlp2x_gelu(d_enc, d_model), generator) for t in ("ecg", "image")}
+        )
 
     @torch.no_grad()
     def features(self, signal: torch.Tensor, image: torch.Tensor) -> tuple:
@@ -210,7 +259,7 @@ def _prompt(self: ECGR1Model, examples: list) -> tuple[torch.Tensor, torch.Tenso
     lay = torch.full((len(lays), P), self.tok.pad_id, dtype=torch.long)
     mask = torch.zeros(len(lays), P, dtype=torch.bool)
     for i, x in enumerate(lays):
-        lay[i, P - len(x):], mask[i, P - len(x):] = torch.tensor(x), True
+        lay[i, P - len(x) :], mask[i, P - len(x) :] = torch.tensor(x), True
     emb = self.lm.embed(lay.clamp(min=0))
     # projected modality tokens, in example order, go where the layout says (one call each)
     for code, tag, key in ((-1, "ecg", "signal"), (-2, "image", "image")):
@@ -220,7 +269,7 @@ def _prompt(self: ECGR1Model, examples: list) -> tuple[torch.Tensor, torch.Tenso
             emb = emb.masked_scatter(where, self.proj[tag](torch.stack(feats)))
     return emb, mask
 
-
+# %% ../../nbs/16_ecg_r1/04_model.ipynb #s160000d
 def _sequence_logprobs(self: ECGR1Model, examples: list, targets: list) -> tuple:
     "(log-probs (B, L), mask (B, L)) of target token lists after each example's prompt."
     emb, pmask = self.prompt(examples)
@@ -229,13 +278,13 @@ def _sequence_logprobs(self: ECGR1Model, examples: list, targets: list) -> tuple
     tgt = torch.full((B, L), self.tok.pad_id, dtype=torch.long)
     tmask = torch.zeros(B, L, dtype=torch.bool)
     for i, t in enumerate(targets):
-        tgt[i, :len(t)], tmask[i, :len(t)] = torch.as_tensor(t), True
-    full = torch.cat([emb, self.lm.embed(tgt[:, :-1])], 1)          # (B, P + L - 1, d)
+        tgt[i, : len(t)], tmask[i, : len(t)] = torch.as_tensor(t), True
+    full = torch.cat([emb, self.lm.embed(tgt[:, :-1])], 1)  # (B, P + L - 1, d)
     mask = torch.cat([pmask, tmask[:, :-1]], 1)
     y = torch.full((B, P + L - 1), -100, dtype=torch.long)
-    y[:, P - 1:] = torch.where(tmask, tgt, -100)                    # position P-1+j predicts t_j
+    y[:, P - 1 :] = torch.where(tmask, tgt, -100)  # position P-1+j predicts t_j
     lp = self.lm.token_logprobs(y, embeds=full, attention_mask=mask)
-    return lp[:, P - 1:], tmask
+    return lp[:, P - 1 :], tmask
 
 
 def _sft_loss(self: ECGR1Model, examples: list, targets: list) -> torch.Tensor:
@@ -245,21 +294,36 @@ def _sft_loss(self: ECGR1Model, examples: list, targets: list) -> torch.Tensor:
 
 
 ECGR1Model.prompt, ECGR1Model.sequence_logprobs, ECGR1Model.sft_loss = (
-    _prompt, _sequence_logprobs, _sft_loss)
+    _prompt,
+    _sequence_logprobs,
+    _sft_loss,
+)
 
 # %% ../../nbs/16_ecg_r1/04_model.ipynb #35667b39
-def _generate(self: ECGR1Model, examples: list, max_new_tokens: int = 48,
-              temperature: float = 0.0, generator: torch.Generator | None = None) -> tuple:
+def _generate(
+    self: ECGR1Model,
+    examples: list,
+    max_new_tokens: int = 48,
+    temperature: float = 0.0,
+    generator: torch.Generator | None = None,
+) -> tuple:
     "(tokens (B, N), lengths (B,)) sampled after the prompts; temperature 0 is greedy."
     emb, mask = self.prompt(examples)
-    return generate(self.lm, embeds=emb, attention_mask=mask, max_new_tokens=max_new_tokens,
-                    temperature=temperature, eos_id=self.tok.eos_id, pad_id=self.tok.pad_id,
-                    generator=generator)
+    return generate(
+        self.lm,
+        embeds=emb,
+        attention_mask=mask,
+        max_new_tokens=max_new_tokens,
+        temperature=temperature,
+        eos_id=self.tok.eos_id,
+        pad_id=self.tok.pad_id,
+        generator=generator,
+    )
 
 
 def _decode(self: ECGR1Model, tokens: torch.Tensor, lengths: torch.Tensor) -> list[str]:
     "Completion texts of generated tokens (up to each length)."
-    return [self.tok.decode(t[:int(n)]) for t, n in zip(tokens, lengths)]
+    return [self.tok.decode(t[: int(n)]) for t, n in zip(tokens, lengths)]
 
 
 ECGR1Model.generate, ECGR1Model.decode = _generate, _decode
@@ -272,8 +336,12 @@ def make_examples(sig_feats: torch.Tensor, img_feats: torch.Tensor, condition: s
     if sig_feats.shape[0] != img_feats.shape[0]:
         raise ValueError("sig_feats and img_feats must hold the same records")
     order = {"both": ("ecg", "image"), "signal": ("ecg",), "image": ("image",)}[condition]
-    return [dict(signal=s if "ecg" in order else None, image=i if "image" in order else None,
-                 order=order) for s, i in zip(sig_feats, img_feats)]
+    return [
+        dict(
+            signal=s if "ecg" in order else None, image=i if "image" in order else None, order=order
+        )
+        for s, i in zip(sig_feats, img_feats)
+    ]
 
 # %% ../../nbs/16_ecg_r1/04_model.ipynb #1f1703a0
 def simulate_ecg(labels, seed: int = 0, fs: float = 100.0) -> tuple:

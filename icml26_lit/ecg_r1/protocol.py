@@ -15,9 +15,10 @@ __all__ = ['STEP_NAMES', 'TAGS', 'qtc_bazett', 'check_measurements', 'labels_fro
            'completion_text', 'vocabulary', 'diagnosis_reward', 'step_texts', 'evidence_reward', 'format_reward']
 
 # %% ../../nbs/16_ecg_r1/02_protocol.ipynb #00ba9027
-def qtc_bazett(qt_ms: float,   # QT interval (ms)
-               hr_bpm: float,  # heart rate (beats per minute)
-               ) -> float:
+def qtc_bazett(
+    qt_ms: float,  # QT interval (ms)
+    hr_bpm: float,  # heart rate (beats per minute)
+) -> float:
     "Bazett's corrected QT, QT / sqrt(60 / HR) in ms (Chapter 16, *The protocol engine*)."
     if not (isinstance(qt_ms, (int, float)) and 150 <= qt_ms <= 800):
         raise ValueError(f"qt_ms must be a physiological QT in [150, 800] ms, got {qt_ms!r}")
@@ -26,8 +27,18 @@ def qtc_bazett(qt_ms: float,   # QT interval (ms)
     return qt_ms / math.sqrt(60.0 / hr_bpm)
 
 # %% ../../nbs/16_ecg_r1/02_protocol.ipynb #f90366c8
-_KEYS = ("hr_bpm", "rhythm_regular", "pr_ms", "qrs_ms", "morphology", "sv1rv6_mm", "r_I_mm",
-         "r_aVL_mm", "st_inferior_mm", "qt_ms")
+_KEYS = (
+    "hr_bpm",
+    "rhythm_regular",
+    "pr_ms",
+    "qrs_ms",
+    "morphology",
+    "sv1rv6_mm",
+    "r_I_mm",
+    "r_aVL_mm",
+    "st_inferior_mm",
+    "qt_ms",
+)
 
 
 def check_measurements(m: dict) -> dict:
@@ -37,8 +48,15 @@ def check_measurements(m: dict) -> dict:
     missing = [k for k in _KEYS if k not in m]
     if missing:
         raise ValueError(f"measurements lacks {missing}")
-    ranges = dict(hr_bpm=(30, 200), qrs_ms=(40, 250), sv1rv6_mm=(0, 80), r_I_mm=(0, 50),
-                  r_aVL_mm=(0, 50), st_inferior_mm=(-2, 4), qt_ms=(150, 700))
+    ranges = dict(
+        hr_bpm=(30, 200),
+        qrs_ms=(40, 250),
+        sv1rv6_mm=(0, 80),
+        r_I_mm=(0, 50),
+        r_aVL_mm=(0, 50),
+        st_inferior_mm=(-2, 4),
+        qt_ms=(150, 700),
+    )
     for k, (lo, hi) in ranges.items():
         if not (isinstance(m[k], (int, float)) and lo <= m[k] <= hi):
             raise ValueError(f"measurements[{k!r}] must be in [{lo}, {hi}], got {m[k]!r}")
@@ -48,7 +66,7 @@ def check_measurements(m: dict) -> dict:
         raise ValueError("measurements give a QTc outside [250, 600] ms (qt_ms, hr_bpm)")
     return m
 
-
+# %% ../../nbs/16_ecg_r1/02_protocol.ipynb #s160000b
 def labels_from_measurements(m: dict) -> tuple:
     "The protocol's labels of measurements `m`, in `LABELS` order (Chapter 16)."
     m, T = check_measurements(m), THRESHOLDS
@@ -61,8 +79,11 @@ def labels_from_measurements(m: dict) -> tuple:
         out.append("AVB1")
     if m["qrs_ms"] > T["qrs_wide_ms"] and m["morphology"] in ("rsr", "qs"):
         out.append("RBBB" if m["morphology"] == "rsr" else "LBBB")
-    if (m["sv1rv6_mm"] > T["lvh_sv1rv6_mm"] or m["r_I_mm"] > T["lvh_r_I_mm"]
-            or m["r_aVL_mm"] > T["lvh_r_aVL_mm"]):
+    if (
+        m["sv1rv6_mm"] > T["lvh_sv1rv6_mm"]
+        or m["r_I_mm"] > T["lvh_r_I_mm"]
+        or m["r_aVL_mm"] > T["lvh_r_aVL_mm"]
+    ):
         out.append("LVH")
     if m["st_inferior_mm"] >= T["ste_limb_mm"]:
         out.append("inferior_STE")
@@ -71,8 +92,14 @@ def labels_from_measurements(m: dict) -> tuple:
     return check_labels(out)
 
 # %% ../../nbs/16_ecg_r1/02_protocol.ipynb #700cfab0
-STEP_NAMES = ("rate_rhythm", "conduction_axis_intervals", "hypertrophy_voltage",
-              "ischemia_infarction_mimics", "electrolytes_qt", "final_reasoning")
+STEP_NAMES = (
+    "rate_rhythm",
+    "conduction_axis_intervals",
+    "hypertrophy_voltage",
+    "ischemia_infarction_mimics",
+    "electrolytes_qt",
+    "final_reasoning",
+)
 
 
 def _grid(m: dict) -> dict:
@@ -80,38 +107,63 @@ def _grid(m: dict) -> dict:
     r5 = 5 * round(m["hr_bpm"] / 5)
     qtc = qtc_bazett(m["qt_ms"], m["hr_bpm"])
     pr = "none" if m["pr_ms"] is None else str(10 * round(m["pr_ms"] / 10))
-    return dict(hr=str(int(r5)), pr=pr,
-                qrs=str(10 * round(m["qrs_ms"] / 10)), sv=str(2 * round(m["sv1rv6_mm"] / 2)),
-                st=f"{0.5 * round(m['st_inferior_mm'] / 0.5):.1f}", qtc=str(10 * round(qtc / 10)))
+    return dict(
+        hr=str(int(r5)),
+        pr=pr,
+        qrs=str(10 * round(m["qrs_ms"] / 10)),
+        sv=str(2 * round(m["sv1rv6_mm"] / 2)),
+        st=f"{0.5 * round(m['st_inferior_mm'] / 0.5):.1f}",
+        qtc=str(10 * round(qtc / 10)),
+    )
 
 
 def _findings(m: dict, labels: tuple) -> dict:
     "The finding word(s) of each step."
     T = THRESHOLDS
-    rate = ("brady" if m["hr_bpm"] < T["brady_bpm"] else "tachy" if m["hr_bpm"] > T["tachy_bpm"]
-            else "normal")
+    rate = (
+        "brady"
+        if m["hr_bpm"] < T["brady_bpm"]
+        else "tachy"
+        if m["hr_bpm"] > T["tachy_bpm"]
+        else "normal"
+    )
     cond = [x for x in ("AVB1", "RBBB", "LBBB") if x in labels]
-    return dict(rate=rate, rhythm="AF" if "AF" in labels else "sinus",
-                cond=" ".join(cond) or "normal", lvh="LVH" if "LVH" in labels else "normal",
-                ste="STE" if "inferior_STE" in labels else "normal",
-                qt="long" if "long_QT" in labels else "normal", final=" ".join(labels))
+    return dict(
+        rate=rate,
+        rhythm="AF" if "AF" in labels else "sinus",
+        cond=" ".join(cond) or "normal",
+        lvh="LVH" if "LVH" in labels else "normal",
+        ste="STE" if "inferior_STE" in labels else "normal",
+        qt="long" if "long_QT" in labels else "normal",
+        final=" ".join(labels),
+    )
 
-
-_COMPACT = ("rate {hr} {rate} {rhythm}", "PR {pr} QRS {qrs} {cond}", "SV1+RV6 {sv} {lvh}",
-            "ST {st} inferior {ste}", "QTc {qtc} {qt}", "{final}")
+# %% ../../nbs/16_ecg_r1/02_protocol.ipynb #s1600009
+_COMPACT = (
+    "rate {hr} {rate} {rhythm}",
+    "PR {pr} QRS {qrs} {cond}",
+    "SV1+RV6 {sv} {lvh}",
+    "ST {st} inferior {ste}",
+    "QTc {qtc} {qt}",
+    "{final}",
+)
 _FULL = (
     "heart rate {hr} bpm , rate is {rate} ; the rhythm is {rhythm} : {rhythm_why} .",
     "PR {pr} ms and QRS {qrs} ms ; conduction is {cond} : {cond_why} .",
     "SV1+RV6 {sv} mm against 35 mm ; voltage is {lvh} : {lvh_why} .",
     "ST {st} mm in II III aVF ; inferior leads are {ste} : {ste_why} .",
     "QTc {qtc} ms by Bazett against 440 ms ; QT is {qt} .",
-    "the normal findings above rule out the alternatives ; final diagnosis {final} .")
+    "the normal findings above rule out the alternatives ; final diagnosis {final} .",
+)
 _WHY = dict(
-    rhythm_why={"sinus": "regular with a P wave before every QRS",
-                "AF": "irregularly irregular without P waves"},
+    rhythm_why={
+        "sinus": "regular with a P wave before every QRS",
+        "AF": "irregularly irregular without P waves",
+    },
     cond_why={"normal": "PR up to 200 ms and QRS up to 120 ms"},
     lvh_why={"normal": "no voltage criterion is met", "LVH": "a voltage criterion is met"},
-    ste_why={"normal": "no elevation of 1 mm or more", "STE": "elevation of 1 mm or more"})
+    ste_why={"normal": "no elevation of 1 mm or more", "STE": "elevation of 1 mm or more"},
+)
 
 
 def _why(key: str, value: str) -> str:
@@ -121,13 +173,16 @@ def _why(key: str, value: str) -> str:
 # %% ../../nbs/16_ecg_r1/02_protocol.ipynb #0c2d2302
 def _anchors(g: dict, f: dict, labels: tuple) -> dict:
     "Per-step key diagnostic evidence: the phrases the evidence reward searches for."
-    a = {1: [f"rate {g['hr']}", f["rhythm"] if f["rhythm"] == "AF" else f["rate"]],
-         2: ([f"PR {g['pr']}"] if g["pr"] != "none" else []) + [f"QRS {g['qrs']}"]
-         + [x for x in f["cond"].split() if x != "normal"],
-         3: [f"SV1+RV6 {g['sv']}"] + (["LVH"] if f["lvh"] == "LVH" else []),
-         4: [f"ST {g['st']}"] + (["STE"] if f["ste"] == "STE" else []),
-         5: [f"QTc {g['qtc']}"] + (["long"] if f["qt"] == "long" else []),
-         6: list(labels)}
+    a = {
+        1: [f"rate {g['hr']}", f["rhythm"] if f["rhythm"] == "AF" else f["rate"]],
+        2: ([f"PR {g['pr']}"] if g["pr"] != "none" else [])
+        + [f"QRS {g['qrs']}"]
+        + [x for x in f["cond"].split() if x != "normal"],
+        3: [f"SV1+RV6 {g['sv']}"] + (["LVH"] if f["lvh"] == "LVH" else []),
+        4: [f"ST {g['st']}"] + (["STE"] if f["ste"] == "STE" else []),
+        5: [f"QTc {g['qtc']}"] + (["long"] if f["qt"] == "long" else []),
+        6: list(labels),
+    }
     return a
 
 
@@ -155,10 +210,10 @@ TAGS = ("<ecg>", "<image>", "interpret", "<think>", "</think>", "<answer>", "</a
 
 
 def _grid_words() -> set:
-    hr = {str(5 * k) for k in range(6, 41)}                    # 30-200 bpm
-    ms = {str(10 * k) for k in range(4, 61)}                   # 40-600 ms
-    mm = {str(2 * k) for k in range(0, 41)}                    # 0-80 mm
-    st = {f"{0.5 * k:.1f}" for k in range(-4, 9)}              # -2 to 4 mm
+    hr = {str(5 * k) for k in range(6, 41)}  # 30-200 bpm
+    ms = {str(10 * k) for k in range(4, 61)}  # 40-600 ms
+    mm = {str(2 * k) for k in range(0, 41)}  # 0-80 mm
+    st = {f"{0.5 * k:.1f}" for k in range(-4, 9)}  # -2 to 4 mm
     return hr | ms | mm | st | {"none"}
 
 
@@ -168,8 +223,19 @@ def vocabulary(style: str = "compact") -> list[str]:
         raise ValueError(f"style must be 'compact' or 'full', got {style!r}")
     templates = _COMPACT if style == "compact" else _FULL
     words = set(TAGS) | set(LABELS) | {"**Step", *(f"{k}**" for k in range(1, 7))}
-    words |= {"brady", "tachy", "normal", "sinus", "AF", "AVB1", "RBBB", "LBBB", "LVH", "STE",
-              "long"}
+    words |= {
+        "brady",
+        "tachy",
+        "normal",
+        "sinus",
+        "AF",
+        "AVB1",
+        "RBBB",
+        "LBBB",
+        "LVH",
+        "STE",
+        "long",
+    }
     for t in templates:
         words |= {w for w in re.sub(r"\{\w+\}", " ", t).split()}
     if style == "full":
@@ -222,8 +288,9 @@ def evidence_reward(completion: str, anchors: dict) -> float:
     if not isinstance(completion, str):
         raise TypeError(f"completion must be a str, got {type(completion).__name__}")
     if not isinstance(anchors, dict):
-        raise TypeError("anchors must be a dict {step: [anchor, ...]}, got "
-                        f"{type(anchors).__name__}")
+        raise TypeError(
+            f"anchors must be a dict {{step: [anchor, ...]}}, got {type(anchors).__name__}"
+        )
     steps = step_texts(completion)
     scored = [(k, [a for a in v if a]) for k, v in anchors.items() if any(v)]
     if not steps or not scored:

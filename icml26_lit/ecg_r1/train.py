@@ -9,8 +9,13 @@ import numpy as np
 import torch
 
 from .model import ECGR1Model, interleaved_modality_dropout, make_examples
-from .protocol import (completion_text, diagnosis_reward, evidence_reward,
-                                        format_reward, protocol_report)
+from icml26_lit.ecg_r1.protocol import (
+    completion_text,
+    diagnosis_reward,
+    evidence_reward,
+    format_reward,
+    protocol_report,
+)
 from ..lm import group_advantages, grpo_loss, soft_overlong_penalty
 
 # %% auto #0
@@ -21,8 +26,9 @@ def prepare(model: ECGR1Model, records: list, style: str = "compact") -> dict:
     "Frozen features, target ids, labels and anchors of `records` (Chapter 16, *Training*)."
     if not records:
         raise ValueError("records must not be empty")
-    sig, img = model.features(torch.stack([r["signal"] for r in records]),
-                              torch.stack([r["image"] for r in records]))
+    sig, img = model.features(
+        torch.stack([r["signal"] for r in records]), torch.stack([r["image"] for r in records])
+    )
     targets, labels, anchors = [], [], []
     for r in records:
         think, lab, anc = protocol_report(r["measurements"], style)
@@ -41,9 +47,16 @@ def _examples(data: dict, idx, arm: str, generator) -> list:
     return exs
 
 # %% ../../nbs/16_ecg_r1/05_grpo.ipynb #bd8406d1
-def train_sft(model: ECGR1Model, data: dict, steps: int, batch: int = 16, lr: float = 1e-3,
-              arm: str = "imd", generator: torch.Generator | None = None,
-              records: np.ndarray | None = None) -> list[float]:
+def train_sft(
+    model: ECGR1Model,
+    data: dict,
+    steps: int,
+    batch: int = 16,
+    lr: float = 1e-3,
+    arm: str = "imd",
+    generator: torch.Generator | None = None,
+    records: np.ndarray | None = None,
+) -> list[float]:
     "SFT for `steps` Adam steps; returns the losses (Chapter 16, *Training*)."
     if arm not in ("imd", "signal", "image"):
         raise ValueError(f"arm must be 'imd', 'signal' or 'image', got {arm!r}")
@@ -56,8 +69,9 @@ def train_sft(model: ECGR1Model, data: dict, steps: int, batch: int = 16, lr: fl
     model.train()
     for _ in range(steps):
         idx = pool[torch.randint(0, len(pool), (batch,), generator=generator)]
-        loss = model.sft_loss(_examples(data, idx, arm, generator),
-                              [data["targets"][int(i)] for i in idx])
+        loss = model.sft_loss(
+            _examples(data, idx, arm, generator), [data["targets"][int(i)] for i in idx]
+        )
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -66,18 +80,26 @@ def train_sft(model: ECGR1Model, data: dict, steps: int, batch: int = 16, lr: fl
     return losses
 
 # %% ../../nbs/16_ecg_r1/05_grpo.ipynb #31a20d59
-def completion_rewards(texts: list, labels: list, anchors: list, lengths, max_len: int,
-                       cache_len: int) -> torch.Tensor:
+def completion_rewards(
+    texts: list, labels: list, anchors: list, lengths, max_len: int, cache_len: int
+) -> torch.Tensor:
     "(N, 4) rewards: diagnosis Jaccard, evidence, format, soft overlong penalty."
     pen = soft_overlong_penalty(torch.as_tensor(lengths), max_len, cache_len)
-    rows = [[diagnosis_reward(t, lab), evidence_reward(t, anc), format_reward(t), float(p)]
-            for t, lab, anc, p in zip(texts, labels, anchors, pen)]
+    rows = [
+        [diagnosis_reward(t, lab), evidence_reward(t, anc), format_reward(t), float(p)]
+        for t, lab, anc, p in zip(texts, labels, anchors, pen)
+    ]
     return torch.tensor(rows, dtype=torch.float64)
 
 
 @torch.no_grad()
-def evaluate(model: ECGR1Model, data: dict, condition: str = "both", max_new_tokens: int = 48,
-             batch: int = 256) -> dict:
+def evaluate(
+    model: ECGR1Model,
+    data: dict,
+    condition: str = "both",
+    max_new_tokens: int = 48,
+    batch: int = 256,
+) -> dict:
     "Greedy completions under `condition`: mean Jaccard, evidence and format (Chapter 16)."
     model.eval()
     n = len(data["targets"])
@@ -87,14 +109,27 @@ def evaluate(model: ECGR1Model, data: dict, condition: str = "both", max_new_tok
         exs = make_examples(data["sig"][idx], data["img"][idx], condition)
         texts += model.decode(*model.generate(exs, max_new_tokens=max_new_tokens))
     r = completion_rewards(texts, data["labels"], data["anchors"], [1] * n, max_new_tokens, 1)
-    return dict(jaccard=float(r[:, 0].mean()), evidence=float(r[:, 1].mean()),
-                format=float(r[:, 2].mean()), texts=texts)
+    return dict(
+        jaccard=float(r[:, 0].mean()),
+        evidence=float(r[:, 1].mean()),
+        format=float(r[:, 2].mean()),
+        texts=texts,
+    )
 
 # %% ../../nbs/16_ecg_r1/05_grpo.ipynb #7f144650
-def grpo_step(model: ECGR1Model, data: dict, opt: torch.optim.Optimizer, idx: torch.Tensor,
-              G: int = 4, max_new_tokens: int = 48, cache_len: int = 8, max_groups: int = 8,
-              eps_low: float = 0.2, eps_high: float = 0.30,
-              generator: torch.Generator | None = None) -> dict:
+def grpo_step(
+    model: ECGR1Model,
+    data: dict,
+    opt: torch.optim.Optimizer,
+    idx: torch.Tensor,
+    G: int = 4,
+    max_new_tokens: int = 48,
+    cache_len: int = 8,
+    max_groups: int = 8,
+    eps_low: float = 0.2,
+    eps_high: float = 0.30,
+    generator: torch.Generator | None = None,
+) -> dict:
     "One DAPO-style GRPO update on prompts `idx`; returns its statistics (Chapter 16)."
     if G < 2:
         raise ValueError(f"G must be >= 2 (a group needs two completions), got {G}")
@@ -104,8 +139,14 @@ def grpo_step(model: ECGR1Model, data: dict, opt: torch.optim.Optimizer, idx: to
     out, lengths = model.generate(rep, max_new_tokens, temperature=1.0, generator=generator)
     texts = model.decode(out, lengths)
     ii = [int(i) for i in idx for _ in range(G)]
-    r = completion_rewards(texts, [data["labels"][i] for i in ii],
-                           [data["anchors"][i] for i in ii], lengths, max_new_tokens, cache_len)
+    r = completion_rewards(
+        texts,
+        [data["labels"][i] for i in ii],
+        [data["anchors"][i] for i in ii],
+        lengths,
+        max_new_tokens,
+        cache_len,
+    )
     adv, keep = group_advantages(r.sum(1).view(-1, G))
     groups = torch.nonzero(keep).flatten()[:max_groups]
     stats = dict(reward=float(r.sum(1).mean()), groups=len(groups), loss=0.0)
@@ -113,10 +154,10 @@ def grpo_step(model: ECGR1Model, data: dict, opt: torch.optim.Optimizer, idx: to
         return stats
     rows = (groups[:, None] * G + torch.arange(G)).flatten()
     finished = out[rows, (lengths[rows] - 1).clamp(min=0)] == model.tok.eos_id
-    comp = [out[i, :int(lengths[i])].tolist() for i in rows]
+    comp = [out[i, : int(lengths[i])].tolist() for i in rows]
     model.train()
     lp, m = model.sequence_logprobs([rep[int(i)] for i in rows], comp)
-    m = m & finished[:, None]                           # truncated completions: filtered out
+    m = m & finished[:, None]  # truncated completions: filtered out
     if not bool(m.any()):
         return stats
     loss = grpo_loss(lp, lp.detach(), adv.view(-1)[rows].float(), m, eps_low, eps_high)
@@ -127,11 +168,27 @@ def grpo_step(model: ECGR1Model, data: dict, opt: torch.optim.Optimizer, idx: to
     stats["loss"] = float(loss.detach())
     return stats
 
-
-def train_grpo(model: ECGR1Model, data: dict, steps: int, n_prompts: int = 12, lr: float = 1e-4,
-               generator: torch.Generator | None = None, **kw) -> list[dict]:
+# %% ../../nbs/16_ecg_r1/05_grpo.ipynb #s160000f
+def train_grpo(
+    model: ECGR1Model,
+    data: dict,
+    steps: int,
+    n_prompts: int = 12,
+    lr: float = 1e-4,
+    generator: torch.Generator | None = None,
+    **kw,
+) -> list[dict]:
     "`steps` GRPO updates on prompts drawn from `data` (Chapter 16, *Training*)."
     opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=lr)
     n = len(data["targets"])
-    return [grpo_step(model, data, opt, torch.randint(0, n, (n_prompts,), generator=generator),
-                      generator=generator, **kw) for _ in range(steps)]
+    return [
+        grpo_step(
+            model,
+            data,
+            opt,
+            torch.randint(0, n, (n_prompts,), generator=generator),
+            generator=generator,
+            **kw,
+        )
+        for _ in range(steps)
+    ]

@@ -11,6 +11,16 @@ from .model import SPECIALS, WordTokenizer, TinyLM, generate
 from .grpo import group_advantages, grpo_loss, soft_overlong_penalty
 from .pretrained import PretrainedLM, load_pretrained
 
-__all__ = ["token_logprobs", "token_logprobs_reference", "SPECIALS", "WordTokenizer", "TinyLM",
-           "generate", "group_advantages", "grpo_loss", "soft_overlong_penalty", "PretrainedLM",
-           "load_pretrained"]
+__all__ = [
+    "token_logprobs",
+    "token_logprobs_reference",
+    "SPECIALS",
+    "WordTokenizer",
+    "TinyLM",
+    "generate",
+    "group_advantages",
+    "grpo_loss",
+    "soft_overlong_penalty",
+    "PretrainedLM",
+    "load_pretrained",
+]

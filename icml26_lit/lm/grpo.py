@@ -11,21 +11,25 @@ import torch
 __all__ = ['group_advantages', 'grpo_loss', 'soft_overlong_penalty']
 
 # %% ../../nbs/16_ecg_r1/03a_lm_grpo.ipynb #5bc47f4f
-def group_advantages(rewards: torch.Tensor,   # (n_groups, G) one row per prompt
-                     scale: bool = True,      # divide by the group's std + 1e-4
-                     min_spread: float = 1e-6,
-                     ) -> tuple[torch.Tensor, torch.Tensor]:
+def group_advantages(
+    rewards: torch.Tensor,  # (n_groups, G) one row per prompt
+    scale: bool = True,  # divide by the group's std + 1e-4
+    min_spread: float = 1e-6,
+) -> tuple[torch.Tensor, torch.Tensor]:
     "(advantages (n_groups, G), keep (n_groups,) bool): GRPO with dynamic sampling (Ch. 16)."
     if not isinstance(rewards, torch.Tensor) or rewards.dim() != 2:
-        raise ValueError(f"rewards must be a tensor (n_groups, G), got "
-                         f"{getattr(rewards, 'shape', type(rewards).__name__)}")
+        raise ValueError(
+            f"rewards must be a tensor (n_groups, G), got "
+            f"{getattr(rewards, 'shape', type(rewards).__name__)}"
+        )
     if rewards.shape[1] < 2:
-        raise ValueError(f"rewards must hold groups of G >= 2 completions, got G = "
-                         f"{rewards.shape[1]}")
+        raise ValueError(
+            f"rewards must hold groups of G >= 2 completions, got G = {rewards.shape[1]}"
+        )
     if not bool(torch.isfinite(rewards).all()):
         raise ValueError("rewards must be finite")
     r = rewards.double()
-    std = r.std(1, keepdim=True)                       # unbiased, as torch.std
+    std = r.std(1, keepdim=True)  # unbiased, as torch.std
     adv = r - r.mean(1, keepdim=True)
     if scale:
         adv = adv / (std + 1e-4)
@@ -33,22 +37,29 @@ def group_advantages(rewards: torch.Tensor,   # (n_groups, G) one row per prompt
     return adv.to(rewards.dtype if rewards.is_floating_point() else torch.float32), keep
 
 # %% ../../nbs/16_ecg_r1/03a_lm_grpo.ipynb #7efa54e8
-def grpo_loss(logp: torch.Tensor,        # (N, T) log-probs of the sampled tokens, with grad
-              old_logp: torch.Tensor,    # (N, T) the same at sampling time (no grad)
-              advantages: torch.Tensor,  # (N,) one per completion
-              mask: torch.Tensor,        # (N, T) 1 on completion tokens, 0 on padding
-              eps_low: float = 0.2, eps_high: float = 0.30,
-              loss_type: str = "bnpo") -> torch.Tensor:
+def grpo_loss(
+    logp: torch.Tensor,  # (N, T) log-probs of the sampled tokens, with grad
+    old_logp: torch.Tensor,  # (N, T) the same at sampling time (no grad)
+    advantages: torch.Tensor,  # (N,) one per completion
+    mask: torch.Tensor,  # (N, T) 1 on completion tokens, 0 on padding
+    eps_low: float = 0.2,
+    eps_high: float = 0.30,
+    loss_type: str = "bnpo",
+) -> torch.Tensor:
     "The clipped GRPO surrogate, token-level by default, beta_KL = 0 (Chapter 16, *GRPO*)."
     if not isinstance(logp, torch.Tensor) or logp.dim() != 2:
         raise ValueError(f"logp must be a tensor (N, T), got {getattr(logp, 'shape', logp)}")
     for name, t in (("old_logp", old_logp), ("mask", mask)):
         if not isinstance(t, torch.Tensor) or t.shape != logp.shape:
-            raise ValueError(f"{name} must have logp's shape {tuple(logp.shape)}, got "
-                             f"{getattr(t, 'shape', type(t).__name__)}")
+            raise ValueError(
+                f"{name} must have logp's shape {tuple(logp.shape)}, got "
+                f"{getattr(t, 'shape', type(t).__name__)}"
+            )
     if not isinstance(advantages, torch.Tensor) or advantages.shape != logp.shape[:1]:
-        raise ValueError(f"advantages must have shape ({logp.shape[0]},), got "
-                         f"{getattr(advantages, 'shape', type(advantages).__name__)}")
+        raise ValueError(
+            f"advantages must have shape ({logp.shape[0]},), got "
+            f"{getattr(advantages, 'shape', type(advantages).__name__)}"
+        )
     if not (0 <= eps_low < 1 and eps_high >= 0):
         raise ValueError(f"eps_low must be in [0, 1) and eps_high >= 0, got {eps_low}, {eps_high}")
     if loss_type not in ("bnpo", "grpo"):
@@ -62,15 +73,18 @@ def grpo_loss(logp: torch.Tensor,        # (N, T) log-probs of the sampled token
     return -((obj * m).sum(1) / m.sum(1).clamp(min=1)).mean()
 
 # %% ../../nbs/16_ecg_r1/03a_lm_grpo.ipynb #9cb883a6
-def soft_overlong_penalty(lengths,             # (N,) completion lengths in tokens
-                          max_len: int,        # L_max
-                          cache_len: int,      # L_cache, the ramp's width
-                          ) -> torch.Tensor:
+def soft_overlong_penalty(
+    lengths,  # (N,) completion lengths in tokens
+    max_len: int,  # L_max
+    cache_len: int,  # L_cache, the ramp's width
+) -> torch.Tensor:
     "DAPO's soft overlong penalty in [-1, 0] per completion (Chapter 16, *GRPO*)."
     ints = isinstance(max_len, int) and isinstance(cache_len, int)
     if not ints or not 0 < cache_len <= max_len:
-        raise ValueError(f"max_len and cache_len must be ints with 0 < cache_len <= max_len, "
-                         f"got {max_len!r}, {cache_len!r}")
+        raise ValueError(
+            f"max_len and cache_len must be ints with 0 < cache_len <= max_len, "
+            f"got {max_len!r}, {cache_len!r}"
+        )
     L = torch.as_tensor(lengths, dtype=torch.float64)
     if bool((L < 0).any()):
         raise ValueError("lengths must be >= 0")

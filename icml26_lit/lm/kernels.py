@@ -7,8 +7,13 @@ from __future__ import annotations
 
 import torch
 
-from ..core import (HAS_TRITON, check_tensor, register_benchmark, register_kernel,
-                             resolve_backend)
+from icml26_lit.core import (
+    HAS_TRITON,
+    check_tensor,
+    register_benchmark,
+    register_kernel,
+    resolve_backend,
+)
 
 if HAS_TRITON:
     import triton
@@ -18,39 +23,71 @@ if HAS_TRITON:
 __all__ = ['token_logprobs_reference', 'token_logprobs']
 
 # %% ../../nbs/16_ecg_r1/06_kernels.ipynb #ec18b222
-def token_logprobs_reference(hidden: torch.Tensor,   # (B, T, d)
-                             weight: torch.Tensor,   # LM head (V, d)
-                             targets: torch.Tensor,  # (B, T) int64 token ids or ignore_index
-                             ignore_index: int = -100,
-                             ) -> torch.Tensor:
+def token_logprobs_reference(
+    hidden: torch.Tensor,  # (B, T, d)
+    weight: torch.Tensor,  # LM head (V, d)
+    targets: torch.Tensor,  # (B, T) int64 token ids or ignore_index
+    ignore_index: int = -100,
+) -> torch.Tensor:
     "log softmax(h W^T)[y] in PyTorch, materialising the logits (Chapter 16, *Kernels*)."
-    logits = hidden @ weight.T                             # z = h W^T          (B, T, V)
-    lp = torch.log_softmax(logits, dim=-1)                 # z - logsumexp(z)   (B, T, V)
+    logits = hidden @ weight.T  # z = h W^T          (B, T, V)
+    lp = torch.log_softmax(logits, dim=-1)  # z - logsumexp(z)   (B, T, V)
     keep = targets != ignore_index
     picked = lp.gather(-1, torch.where(keep, targets, 0)[..., None])[..., 0]
     return torch.where(keep, picked, torch.zeros_like(picked))
 
 # %% ../../nbs/16_ecg_r1/06_kernels.ipynb #0f5bd9ae
 if HAS_TRITON:
+
     @triton.jit
-    def _logits_tile(h_ptr, w_ptr, rows, cols, rmask, cmask, D,
-                     BLOCK_N: tl.constexpr, BLOCK_V: tl.constexpr, BLOCK_D: tl.constexpr):
+    def _logits_tile(
+        h_ptr,
+        w_ptr,
+        rows,
+        cols,
+        rmask,
+        cmask,
+        D,
+        BLOCK_N: tl.constexpr,
+        BLOCK_V: tl.constexpr,
+        BLOCK_D: tl.constexpr,
+    ):
         "z = h[rows] W[cols]^T (BLOCK_N, BLOCK_V), accumulated over d in BLOCK_D chunks."
         acc = tl.zeros([BLOCK_N, BLOCK_V], dtype=h_ptr.dtype.element_ty)
         for d0 in range(0, D, BLOCK_D):
             dd = d0 + tl.arange(0, BLOCK_D)
             dmask = dd < D
-            h = tl.load(h_ptr + rows[:, None] * D + dd[None, :],
-                        mask=rmask[:, None] & dmask[None, :], other=0.0)
-            w = tl.load(w_ptr + cols[:, None] * D + dd[None, :],
-                        mask=cmask[:, None] & dmask[None, :], other=0.0)
+            h = tl.load(
+                h_ptr + rows[:, None] * D + dd[None, :],
+                mask=rmask[:, None] & dmask[None, :],
+                other=0.0,
+            )
+            w = tl.load(
+                w_ptr + cols[:, None] * D + dd[None, :],
+                mask=cmask[:, None] & dmask[None, :],
+                other=0.0,
+            )
             acc += tl.dot(h, tl.trans(w), input_precision="ieee")
         return acc
 
+# %% ../../nbs/16_ecg_r1/06_kernels.ipynb #s1600016
+if HAS_TRITON:
+
     @triton.jit
-    def token_logprobs_fwd_kernel(h_ptr, w_ptr, y_ptr, out_ptr, lse_ptr, N, V, D, ignore_index,
-                                  BLOCK_N: tl.constexpr, BLOCK_V: tl.constexpr,
-                                  BLOCK_D: tl.constexpr):
+    def token_logprobs_fwd_kernel(
+        h_ptr,
+        w_ptr,
+        y_ptr,
+        out_ptr,
+        lse_ptr,
+        N,
+        V,
+        D,
+        ignore_index,
+        BLOCK_N: tl.constexpr,
+        BLOCK_V: tl.constexpr,
+        BLOCK_D: tl.constexpr,
+    ):
         rows = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
         rmask = rows < N
         y = tl.load(y_ptr + rows, mask=rmask, other=ignore_index)
@@ -62,7 +99,7 @@ if HAS_TRITON:
             cmask = cols < V
             z = _logits_tile(h_ptr, w_ptr, rows, cols, rmask, cmask, D, BLOCK_N, BLOCK_V, BLOCK_D)
             z = tl.where(cmask[None, :], z, float("-inf"))
-            m_new = tl.maximum(m, tl.max(z, axis=1))      # every chunk holds one valid column
+            m_new = tl.maximum(m, tl.max(z, axis=1))  # every chunk holds one valid column
             s = s * tl.exp(m - m_new) + tl.sum(tl.exp(z - m_new[:, None]), axis=1)
             m = m_new
             zy += tl.sum(tl.where(cols[None, :] == y[:, None], z, 0.0), axis=1)
@@ -73,10 +110,24 @@ if HAS_TRITON:
 
 # %% ../../nbs/16_ecg_r1/06_kernels.ipynb #5c8b5ebd
 if HAS_TRITON:
+
     @triton.jit
-    def _grad_logits_tile(h_ptr, w_ptr, y_ptr, lse_ptr, g_ptr, rows, cols, rmask, cmask, D,
-                          ignore_index, BLOCK_N: tl.constexpr, BLOCK_V: tl.constexpr,
-                          BLOCK_D: tl.constexpr):
+    def _grad_logits_tile(
+        h_ptr,
+        w_ptr,
+        y_ptr,
+        lse_ptr,
+        g_ptr,
+        rows,
+        cols,
+        rmask,
+        cmask,
+        D,
+        ignore_index,
+        BLOCK_N: tl.constexpr,
+        BLOCK_V: tl.constexpr,
+        BLOCK_D: tl.constexpr,
+    ):
         "c = g (1[v = y] - p_v) for a (BLOCK_N, BLOCK_V) tile, zero outside the masks."
         y = tl.load(y_ptr + rows, mask=rmask, other=ignore_index)
         lse = tl.load(lse_ptr + rows, mask=rmask, other=0.0)
@@ -87,78 +138,169 @@ if HAS_TRITON:
         c = g[:, None] * (tl.where(cols[None, :] == y[:, None], 1.0, 0.0) - p)
         return tl.where(rmask[:, None] & cmask[None, :], c, 0.0)
 
+# %% ../../nbs/16_ecg_r1/06_kernels.ipynb #s1600011
+if HAS_TRITON:
+
     @triton.jit
-    def token_logprobs_bwd_hidden_kernel(h_ptr, w_ptr, y_ptr, lse_ptr, g_ptr, dh_ptr, N, V, D,
-                                         ignore_index, BLOCK_N: tl.constexpr,
-                                         BLOCK_V: tl.constexpr, BLOCK_D: tl.constexpr):
+    def token_logprobs_bwd_hidden_kernel(
+        h_ptr,
+        w_ptr,
+        y_ptr,
+        lse_ptr,
+        g_ptr,
+        dh_ptr,
+        N,
+        V,
+        D,
+        ignore_index,
+        BLOCK_N: tl.constexpr,
+        BLOCK_V: tl.constexpr,
+        BLOCK_D: tl.constexpr,
+    ):
         rows = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
         rmask = rows < N
         for v0 in range(0, V, BLOCK_V):
             cols = v0 + tl.arange(0, BLOCK_V)
             cmask = cols < V
-            c = _grad_logits_tile(h_ptr, w_ptr, y_ptr, lse_ptr, g_ptr, rows, cols, rmask, cmask,
-                                  D, ignore_index, BLOCK_N, BLOCK_V, BLOCK_D)
-            for d0 in range(0, D, BLOCK_D):              # dh[rows, dd] += c W[cols, dd]
+            c = _grad_logits_tile(
+                h_ptr,
+                w_ptr,
+                y_ptr,
+                lse_ptr,
+                g_ptr,
+                rows,
+                cols,
+                rmask,
+                cmask,
+                D,
+                ignore_index,
+                BLOCK_N,
+                BLOCK_V,
+                BLOCK_D,
+            )
+            for d0 in range(0, D, BLOCK_D):  # dh[rows, dd] += c W[cols, dd]
                 dd = d0 + tl.arange(0, BLOCK_D)
                 dmask = dd < D
-                w = tl.load(w_ptr + cols[:, None] * D + dd[None, :],
-                            mask=cmask[:, None] & dmask[None, :], other=0.0)
+                w = tl.load(
+                    w_ptr + cols[:, None] * D + dd[None, :],
+                    mask=cmask[:, None] & dmask[None, :],
+                    other=0.0,
+                )
                 off = rows[:, None] * D + dd[None, :]
                 msk = rmask[:, None] & dmask[None, :]
                 dh = tl.load(dh_ptr + off, mask=msk, other=0.0)
                 tl.store(dh_ptr + off, dh + tl.dot(c, w, input_precision="ieee"), mask=msk)
 
+# %% ../../nbs/16_ecg_r1/06_kernels.ipynb #s1600013
+if HAS_TRITON:
+
     @triton.jit
-    def token_logprobs_bwd_weight_kernel(h_ptr, w_ptr, y_ptr, lse_ptr, g_ptr, dw_ptr, N, V, D,
-                                         ignore_index, BLOCK_N: tl.constexpr,
-                                         BLOCK_V: tl.constexpr, BLOCK_D: tl.constexpr):
+    def token_logprobs_bwd_weight_kernel(
+        h_ptr,
+        w_ptr,
+        y_ptr,
+        lse_ptr,
+        g_ptr,
+        dw_ptr,
+        N,
+        V,
+        D,
+        ignore_index,
+        BLOCK_N: tl.constexpr,
+        BLOCK_V: tl.constexpr,
+        BLOCK_D: tl.constexpr,
+    ):
         cols = tl.program_id(0) * BLOCK_V + tl.arange(0, BLOCK_V)
         cmask = cols < V
         for n0 in range(0, N, BLOCK_N):
             rows = n0 + tl.arange(0, BLOCK_N)
             rmask = rows < N
-            c = _grad_logits_tile(h_ptr, w_ptr, y_ptr, lse_ptr, g_ptr, rows, cols, rmask, cmask,
-                                  D, ignore_index, BLOCK_N, BLOCK_V, BLOCK_D)
-            for d0 in range(0, D, BLOCK_D):              # dW[cols, dd] += c^T h[rows, dd]
+            c = _grad_logits_tile(
+                h_ptr,
+                w_ptr,
+                y_ptr,
+                lse_ptr,
+                g_ptr,
+                rows,
+                cols,
+                rmask,
+                cmask,
+                D,
+                ignore_index,
+                BLOCK_N,
+                BLOCK_V,
+                BLOCK_D,
+            )
+            for d0 in range(0, D, BLOCK_D):  # dW[cols, dd] += c^T h[rows, dd]
                 dd = d0 + tl.arange(0, BLOCK_D)
                 dmask = dd < D
-                h = tl.load(h_ptr + rows[:, None] * D + dd[None, :],
-                            mask=rmask[:, None] & dmask[None, :], other=0.0)
+                h = tl.load(
+                    h_ptr + rows[:, None] * D + dd[None, :],
+                    mask=rmask[:, None] & dmask[None, :],
+                    other=0.0,
+                )
                 off = cols[:, None] * D + dd[None, :]
                 msk = cmask[:, None] & dmask[None, :]
                 dw = tl.load(dw_ptr + off, mask=msk, other=0.0)
-                tl.store(dw_ptr + off, dw + tl.dot(tl.trans(c), h, input_precision="ieee"),
-                         mask=msk)
+                tl.store(
+                    dw_ptr + off, dw + tl.dot(tl.trans(c), h, input_precision="ieee"), mask=msk
+                )
 
 # %% ../../nbs/16_ecg_r1/06_kernels.ipynb #144ca8f0
 def _tiles(V: int, D: int) -> tuple[int, int, int]:
     "(BLOCK_N, BLOCK_V, BLOCK_D): powers of two, each between 16 and 64."
+
     def p2(n):
         return min(64, max(16, 1 << max(0, (n - 1).bit_length())))
+
     return 16, p2(V), p2(D)
 
 
 if HAS_TRITON:
-    _SIG = {"h_ptr": "*fp32", "w_ptr": "*fp32", "y_ptr": "*i64", "out_ptr": "*fp32",
-            "lse_ptr": "*fp32", "N": "i32", "V": "i32", "D": "i32", "ignore_index": "i64",
-            "BLOCK_N": "constexpr", "BLOCK_V": "constexpr", "BLOCK_D": "constexpr"}
-    _SIG_BWD = {"h_ptr": "*fp32", "w_ptr": "*fp32", "y_ptr": "*i64", "lse_ptr": "*fp32",
-                "g_ptr": "*fp32", "out_ptr": "*fp32", "N": "i32", "V": "i32", "D": "i32",
-                "ignore_index": "i64", "BLOCK_N": "constexpr", "BLOCK_V": "constexpr",
-                "BLOCK_D": "constexpr"}
+    _SIG = {
+        "h_ptr": "*fp32",
+        "w_ptr": "*fp32",
+        "y_ptr": "*i64",
+        "out_ptr": "*fp32",
+        "lse_ptr": "*fp32",
+        "N": "i32",
+        "V": "i32",
+        "D": "i32",
+        "ignore_index": "i64",
+        "BLOCK_N": "constexpr",
+        "BLOCK_V": "constexpr",
+        "BLOCK_D": "constexpr",
+    }
+    _SIG_BWD = {
+        "h_ptr": "*fp32",
+        "w_ptr": "*fp32",
+        "y_ptr": "*i64",
+        "lse_ptr": "*fp32",
+        "g_ptr": "*fp32",
+        "out_ptr": "*fp32",
+        "N": "i32",
+        "V": "i32",
+        "D": "i32",
+        "ignore_index": "i64",
+        "BLOCK_N": "constexpr",
+        "BLOCK_V": "constexpr",
+        "BLOCK_D": "constexpr",
+    }
     TILE = {"BLOCK_N": 16, "BLOCK_V": 64, "BLOCK_D": 64}
     SIGNATURES = {}
     for _dt, _tn in ((torch.float32, "fp32"), (torch.float64, "fp64")):
-        for _k, _fn, _sig in (("fwd", token_logprobs_fwd_kernel, _SIG),
-                              ("bwd_hidden", token_logprobs_bwd_hidden_kernel, _SIG_BWD),
-                              ("bwd_weight", token_logprobs_bwd_weight_kernel, _SIG_BWD)):
+        for _k, _fn, _sig in (
+            ("fwd", token_logprobs_fwd_kernel, _SIG),
+            ("bwd_hidden", token_logprobs_bwd_hidden_kernel, _SIG_BWD),
+            ("bwd_weight", token_logprobs_bwd_weight_kernel, _SIG_BWD),
+        ):
             s = {k: v.replace("fp32", _tn) for k, v in _sig.items()}
             if _k == "bwd_hidden":
                 s = {("dh_ptr" if k == "out_ptr" else k): v for k, v in s.items()}
             if _k == "bwd_weight":
                 s = {("dw_ptr" if k == "out_ptr" else k): v for k, v in s.items()}
             SIGNATURES[(_k, _dt)] = s
-            if _dt == torch.float32:                      # the GPU path; fp64 is for gradcheck
+            if _dt == torch.float32:  # the GPU path; fp64 is for gradcheck
                 register_kernel("16", _fn, s, TILE, name=f"token_logprobs_{_k}_{_tn}")
 
 # %% ../../nbs/16_ecg_r1/06_kernels.ipynb #cfa0a10b
@@ -170,7 +312,8 @@ def _launch_fwd(h, w, y, ignore_index):
         return out, lse
     bn, bv, bd = _tiles(V, D)
     token_logprobs_fwd_kernel[(triton.cdiv(N, bn),)](
-        h, w, y, out, lse, N, V, D, ignore_index, BLOCK_N=bn, BLOCK_V=bv, BLOCK_D=bd)
+        h, w, y, out, lse, N, V, D, ignore_index, BLOCK_N=bn, BLOCK_V=bv, BLOCK_D=bd
+    )
     return out, lse
 
 
@@ -194,48 +337,64 @@ class _TokenLogprobs(torch.autograd.Function):
             bn, bv, bd = _tiles(V, D)
             args = (h, w, y, lse, grad.contiguous())
             token_logprobs_bwd_hidden_kernel[(triton.cdiv(N, bn),)](
-                *args, dh, N, V, D, ctx.ignore_index, BLOCK_N=bn, BLOCK_V=bv, BLOCK_D=bd)
+                *args, dh, N, V, D, ctx.ignore_index, BLOCK_N=bn, BLOCK_V=bv, BLOCK_D=bd
+            )
             token_logprobs_bwd_weight_kernel[(triton.cdiv(V, bv),)](
-                *args, dw, N, V, D, ctx.ignore_index, BLOCK_N=bn, BLOCK_V=bv, BLOCK_D=bd)
-        return (dh if ctx.needs_input_grad[0] else None,
-                dw if ctx.needs_input_grad[1] else None, None, None)
+                *args, dw, N, V, D, ctx.ignore_index, BLOCK_N=bn, BLOCK_V=bv, BLOCK_D=bd
+            )
+        return (
+            dh if ctx.needs_input_grad[0] else None,
+            dw if ctx.needs_input_grad[1] else None,
+            None,
+            None,
+        )
 
 # %% ../../nbs/16_ecg_r1/06_kernels.ipynb #bf941070
-def token_logprobs(hidden: torch.Tensor,   # (B, T, d) final hidden states
-                   weight: torch.Tensor,   # LM head (V, d), no bias
-                   targets: torch.Tensor,  # (B, T) token ids in [0, V) or ignore_index
-                   ignore_index: int = -100,
-                   backend: str = "auto",  # "auto", "triton" or "torch"
-                   ) -> torch.Tensor:
+def token_logprobs(
+    hidden: torch.Tensor,  # (B, T, d) final hidden states
+    weight: torch.Tensor,  # LM head (V, d), no bias
+    targets: torch.Tensor,  # (B, T) token ids in [0, V) or ignore_index
+    ignore_index: int = -100,
+    backend: str = "auto",  # "auto", "triton" or "torch"
+) -> torch.Tensor:
     "Per-token log p(y | h) = log softmax(h W^T)[y], 0 at ignore_index (Chapter 16, *Kernels*)."
     hidden = check_tensor(hidden, "hidden", ndim=3, dtypes=(torch.float32, torch.float64))
     B, T, D = hidden.shape
     weight = check_tensor(weight, "weight", ndim=2, dtypes=(hidden.dtype,), device=hidden.device)
     if weight.shape[1] != D or weight.shape[0] < 1:
-        raise ValueError(f"weight must have shape (V, {D}) to match hidden's width {D}, "
-                         f"got {tuple(weight.shape)}")
-    targets = check_tensor(targets, "targets", shape=(B, T), dtypes=(torch.int64,),
-                           device=hidden.device)
+        raise ValueError(
+            f"weight must have shape (V, {D}) to match hidden's width {D}, "
+            f"got {tuple(weight.shape)}"
+        )
+    targets = check_tensor(
+        targets, "targets", shape=(B, T), dtypes=(torch.int64,), device=hidden.device
+    )
     if not isinstance(ignore_index, int) or 0 <= ignore_index < weight.shape[0]:
-        raise ValueError(f"ignore_index must be an int outside [0, V={weight.shape[0]}), "
-                         f"got {ignore_index!r}")
+        raise ValueError(
+            f"ignore_index must be an int outside [0, V={weight.shape[0]}), got {ignore_index!r}"
+        )
     bad = (targets != ignore_index) & ((targets < 0) | (targets >= weight.shape[0]))
     if bool(bad.any()):
-        raise ValueError(f"targets must lie in [0, {weight.shape[0]}) or equal ignore_index "
-                         f"{ignore_index}; got {targets[bad][0].item()}")
+        raise ValueError(
+            f"targets must lie in [0, {weight.shape[0]}) or equal ignore_index "
+            f"{ignore_index}; got {targets[bad][0].item()}"
+        )
     if resolve_backend(backend, hidden, weight) == "torch":
         return token_logprobs_reference(hidden, weight, targets, ignore_index)
-    out = _TokenLogprobs.apply(hidden.reshape(B * T, D), weight, targets.reshape(-1),
-                               ignore_index)
+    out = _TokenLogprobs.apply(hidden.reshape(B * T, D), weight, targets.reshape(-1), ignore_index)
     return out.reshape(B, T)
 
 # %% ../../nbs/16_ecg_r1/06_kernels.ipynb #00a660f0
 def _bench_model(N=6 * 2048, V=151_936, D=4096, bytes_per=4):
     inputs = (N * D + V * D) * bytes_per
     logits = N * V * bytes_per
-    return dict(bytes=3 * inputs, flops=6 * N * V * D, reference_bytes=3 * inputs + 4 * logits,
-                note=f"N={N} tokens, V={V}, d={D}, fp32: the reference's logits alone are "
-                     f"{logits / 1e9:.1f} GB (and as many again for the log-softmax)")
+    return dict(
+        bytes=3 * inputs,
+        flops=6 * N * V * D,
+        reference_bytes=3 * inputs + 4 * logits,
+        note=f"N={N} tokens, V={V}, d={D}, fp32: the reference's logits alone are "
+        f"{logits / 1e9:.1f} GB (and as many again for the log-softmax)",
+    )
 
 
 def _bench(device, N=4096, D=1024, Vs=(400, 32_000, 151_936)):
@@ -248,8 +407,9 @@ def _bench(device, N=4096, D=1024, Vs=(400, 32_000, 151_936)):
 
         def run(be, h=h, w=w, y=y):
             token_logprobs(h, w, y, backend=be).sum().backward()
+
         out[f"triton V={V}"] = lambda run=run: run("triton")
-        if N * V * 4 * 3 < 20e9:                          # the reference's logits must fit
+        if N * V * 4 * 3 < 20e9:  # the reference's logits must fit
             out[f"torch V={V}"] = lambda run=run: run("torch")
     return out
 

@@ -24,10 +24,13 @@ SPECIALS = ("<pad>", "<bos>", "<eos>")
 class WordTokenizer:
     "White-space word tokenizer over a fixed vocabulary (Chapter 16, *A tiny language model*)."
 
-    def __init__(self, words):                        # iterable of words (no white space)
+    def __init__(self, words):  # iterable of words (no white space)
         words = list(words)
-        bad = [w for w in words if not isinstance(w, str) or not w or w != w.strip()
-               or len(w.split()) != 1]
+        bad = [
+            w
+            for w in words
+            if not isinstance(w, str) or not w or w != w.strip() or len(w.split()) != 1
+        ]
         if bad:
             raise ValueError(f"words must be non-empty strings without white space, got {bad[:3]}")
         self.vocab = list(SPECIALS) + [w for w in dict.fromkeys(words) if w not in SPECIALS]
@@ -64,8 +67,9 @@ class Block(nn.Module):
         self.ln1, self.ln2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
         self.qkv = nn.Linear(d_model, 3 * d_model)
         self.proj = nn.Linear(d_model, d_model)
-        self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(),
-                                 nn.Linear(4 * d_model, d_model))
+        self.mlp = nn.Sequential(
+            nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model)
+        )
 
     def forward(self, x, mask, cache=None):
         "x (B, T, d), mask (B, 1, T, S) bool, cache (k, v) of (B, H, S - T, d_h) or None."
@@ -73,7 +77,7 @@ class Block(nn.Module):
         q, k, v = self.qkv(self.ln1(x)).view(B, T, 3, self.n_heads, -1).permute(2, 0, 3, 1, 4)
         if cache is not None:
             k, v = torch.cat([cache[0], k], 2), torch.cat([cache[1], v], 2)
-        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)   # softmax(q k^T / sqrt d_h) v
+        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # softmax(q k^T / sqrt d_h) v
         x = x + self.proj(a.transpose(1, 2).reshape(B, T, d))
         return x + self.mlp(self.ln2(x)), (k, v)
 
@@ -81,26 +85,44 @@ class Block(nn.Module):
 class TinyLM(nn.Module):
     "A small causal transformer LM on ids or embeddings (Chapter 16, *A tiny language model*)."
 
-    def __init__(self, vocab_size: int, d_model: int = 64, n_layers: int = 2, n_heads: int = 4,
-                 max_len: int = 128, generator: torch.Generator | None = None,
-                 backend: str = "auto"):               # token_logprobs backend of the head
+    def __init__(
+        self,
+        vocab_size: int,
+        d_model: int = 64,
+        n_layers: int = 2,
+        n_heads: int = 4,
+        max_len: int = 128,
+        generator: torch.Generator | None = None,
+        backend: str = "auto",
+    ):  # token_logprobs backend of the head
         super().__init__()
-        for name, v in dict(vocab_size=vocab_size, d_model=d_model, n_layers=n_layers,
-                            n_heads=n_heads, max_len=max_len).items():
+        for name, v in dict(
+            vocab_size=vocab_size,
+            d_model=d_model,
+            n_layers=n_layers,
+            n_heads=n_heads,
+            max_len=max_len,
+        ).items():
             if not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be a positive int, got {v!r}")
         if d_model % n_heads:
             raise ValueError(f"d_model ({d_model}) must be a multiple of n_heads ({n_heads})")
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-        self.vocab_size, self.d_model, self.max_len, self.backend = (vocab_size, d_model,
-                                                                     max_len, backend)
-        self.tok_emb, self.pos_emb = nn.Embedding(vocab_size, d_model), nn.Embedding(max_len,
-                                                                                    d_model)
+        self.vocab_size, self.d_model, self.max_len, self.backend = (
+            vocab_size,
+            d_model,
+            max_len,
+            backend,
+        )
+        self.tok_emb, self.pos_emb = (
+            nn.Embedding(vocab_size, d_model),
+            nn.Embedding(max_len, d_model),
+        )
         self.blocks = nn.ModuleList(Block(d_model, n_heads) for _ in range(n_layers))
         self.ln_f = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, vocab_size, bias=False)
-        with torch.no_grad():                          # GPT-2's init, from `generator`
+        with torch.no_grad():  # GPT-2's init, from `generator`
             for name, p in self.named_parameters():
                 if p.dim() > 1:
                     std = 0.02 / math.sqrt(2 * n_layers) if name.endswith("proj.weight") else 0.02
@@ -118,8 +140,9 @@ class TinyLM(nn.Module):
         return self.tok_emb(ids)
 
 # %% ../../nbs/16_ecg_r1/03_lm.ipynb #afac17b5
-def _hidden(self: TinyLM, ids=None, embeds=None, attention_mask=None, cache=None,
-            return_cache: bool = False):
+def _hidden(
+    self: TinyLM, ids=None, embeds=None, attention_mask=None, cache=None, return_cache: bool = False
+):
     "Final hidden states (B, T, d) of ids (B, T) or embeds (B, T, d); optional KV cache."
     if (ids is None) == (embeds is None):
         raise ValueError("pass exactly one of ids and embeds")
@@ -132,8 +155,10 @@ def _hidden(self: TinyLM, ids=None, embeds=None, attention_mask=None, cache=None
     if attention_mask is None:
         attention_mask = torch.ones(B, S, dtype=torch.bool, device=x.device)
     if tuple(attention_mask.shape) != (B, S):
-        raise ValueError(f"attention_mask must have shape ({B}, {S}) (cache + new tokens), "
-                         f"got {tuple(attention_mask.shape)}")
+        raise ValueError(
+            f"attention_mask must have shape ({B}, {S}) (cache + new tokens), "
+            f"got {tuple(attention_mask.shape)}"
+        )
     attention_mask = attention_mask.bool()
     pos = (attention_mask.long().cumsum(1) - 1).clamp(min=0)[:, past:]
     if int(pos.max()) >= self.max_len:
@@ -141,7 +166,7 @@ def _hidden(self: TinyLM, ids=None, embeds=None, attention_mask=None, cache=None
     causal = torch.ones(T, S, dtype=torch.bool, device=x.device).tril(past)
     # a query attends to earlier unmasked keys and always to itself (so padding rows stay finite)
     ar = torch.arange(S, device=x.device)
-    self_key = ar[None, :] == (ar[:T, None] + past)       # the query's own position
+    self_key = ar[None, :] == (ar[:T, None] + past)  # the query's own position
     mask = (causal[None] & attention_mask[:, None, :]) | self_key[None]
     x = x + self.pos_emb(pos)
     new = []
@@ -160,8 +185,14 @@ def _forward(self: TinyLM, ids=None, embeds=None, attention_mask=None) -> torch.
     return self.head(self.hidden(ids, embeds, attention_mask))
 
 
-def _token_logprobs(self: TinyLM, targets: torch.Tensor, ids=None, embeds=None,
-                    attention_mask=None, ignore_index: int = -100) -> torch.Tensor:
+def _token_logprobs(
+    self: TinyLM,
+    targets: torch.Tensor,
+    ids=None,
+    embeds=None,
+    attention_mask=None,
+    ignore_index: int = -100,
+) -> torch.Tensor:
     "log p(targets_t | prefix) (B, T) through `lm.kernels.token_logprobs` with `self.backend`."
     h = self.hidden(ids, embeds, attention_mask)
     return token_logprobs(h, self.head_weight, targets, ignore_index, backend=self.backend)
@@ -178,30 +209,39 @@ def _check_generate_args(max_new_tokens, temperature):
 
 
 @torch.no_grad()
-def generate(model: TinyLM, ids=None, embeds=None,     # prompt (B, P) ids or (B, P, d) embeds
-             attention_mask=None,                      # (B, P) bool, False at (left) padding
-             max_new_tokens: int = 32, temperature: float = 1.0,
-             eos_id: int | None = None, pad_id: int = 0,
-             generator: torch.Generator | None = None, use_cache: bool = True):
+def generate(
+    model: TinyLM,
+    ids=None,
+    embeds=None,  # prompt (B, P) ids or (B, P, d) embeds
+    attention_mask=None,  # (B, P) bool, False at (left) padding
+    max_new_tokens: int = 32,
+    temperature: float = 1.0,
+    eos_id: int | None = None,
+    pad_id: int = 0,
+    generator: torch.Generator | None = None,
+    use_cache: bool = True,
+):
     "Sample up to `max_new_tokens`: (tokens (B, N), lengths (B,)) (Chapter 16, *Generation*)."
     _check_generate_args(max_new_tokens, temperature)
     x = model.embed(ids) if ids is not None else embeds
     if x is None or x.dim() != 3:
         raise ValueError("pass a prompt as ids (B, P) or embeds (B, P, d)")
     B, dev = x.shape[0], x.device
-    mask = (torch.ones(B, x.shape[1], dtype=torch.bool, device=dev) if attention_mask is None
-            else attention_mask.bool())
+    mask = (
+        torch.ones(B, x.shape[1], dtype=torch.bool, device=dev)
+        if attention_mask is None
+        else attention_mask.bool()
+    )
     out = torch.full((B, max_new_tokens), pad_id, dtype=torch.long, device=dev)
     done = torch.zeros(B, dtype=torch.bool, device=dev)
     lengths = torch.full((B,), max_new_tokens, dtype=torch.long, device=dev)
     cache, seq, new = None, x, x
     for t in range(max_new_tokens):
         if use_cache:
-            h, cache = model.hidden(embeds=new, attention_mask=mask, cache=cache,
-                                    return_cache=True)
+            h, cache = model.hidden(embeds=new, attention_mask=mask, cache=cache, return_cache=True)
         else:
             h = model.hidden(embeds=seq, attention_mask=mask)
-        z = h[:, -1] @ model.head_weight.T                # logits of the next token (B, V)
+        z = h[:, -1] @ model.head_weight.T  # logits of the next token (B, V)
         if temperature == 0:
             nxt = z.argmax(-1)
         else:
@@ -213,7 +253,7 @@ def generate(model: TinyLM, ids=None, embeds=None,     # prompt (B, P) ids or (B
             lengths[hit] = t + 1
             done |= hit
             if bool(done.all()):
-                return out[:, :t + 1], lengths
+                return out[:, : t + 1], lengths
         new = model.embed(nxt[:, None])
         seq = torch.cat([seq, new], 1)
         mask = torch.cat([mask, torch.ones(B, 1, dtype=torch.bool, device=dev)], 1)

@@ -38,27 +38,28 @@ class PretrainedLM(nn.Module):
         "Final (normalised) hidden states (B, T, d) of the language model."
         if (ids is None) == (embeds is None):
             raise ValueError("pass exactly one of ids and embeds")
-        out = self.model.model(input_ids=ids, inputs_embeds=embeds,
-                               attention_mask=attention_mask)
+        out = self.model.model(input_ids=ids, inputs_embeds=embeds, attention_mask=attention_mask)
         return out.last_hidden_state
 
-    def token_logprobs(self, targets, ids=None, embeds=None, attention_mask=None,
-                       ignore_index: int = -100) -> torch.Tensor:
+    def token_logprobs(
+        self, targets, ids=None, embeds=None, attention_mask=None, ignore_index: int = -100
+    ) -> torch.Tensor:
         "log p(targets_t | prefix) (B, T) through `lm.kernels.token_logprobs`."
         h = self.hidden(ids, embeds, attention_mask)
         w = self.head_weight
         return token_logprobs(h.to(w.dtype), w, targets, ignore_index, backend=self.backend)
 
 # %% ../../nbs/16_ecg_r1/03b_lm_pretrained.ipynb #7cf71ba3
-def load_pretrained(name: str,                        # Hugging Face id or local directory
-                    dtype: torch.dtype = torch.float32,
-                    backend: str = "auto",
-                    local_files_only: bool = True,    # never download unless asked
-                    ) -> PretrainedLM:
+def load_pretrained(
+    name: str,  # Hugging Face id or local directory
+    dtype: torch.dtype = torch.float32,
+    backend: str = "auto",
+    local_files_only: bool = True,  # never download unless asked
+) -> PretrainedLM:
     "A transformers Llama-like causal LM or Qwen3-VL as a `PretrainedLM` (Chapter 16)."
     if not isinstance(name, str) or not name:
         raise TypeError(f"name must be a model id or a path, got {name!r}")
-    import transformers                               # optional and heavy: only here
+    import transformers  # optional and heavy: only here
 
     cfg = transformers.AutoConfig.from_pretrained(name, local_files_only=local_files_only)
     if cfg.model_type in ("qwen3_vl", "qwen2_5_vl", "qwen2_vl"):

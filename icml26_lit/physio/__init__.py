@@ -8,12 +8,48 @@ __all__ = []
 # %% ../../nbs/16_ecg_r1/01c_physio_init.ipynb #4ef04d1a
 from .noise import pink_noise, ar1_noise
 from .phase import integrate_phase, beat_times
-from .ecg import (LEADS, LABELS, RHYTHMS, THRESHOLDS, RANGES, LAYOUT,
-                                   LEAD_MATRIX, check_labels, draw_in_region, draw_parameters,
-                                   beat_waves, project, qrs_amplitudes, calibrate_voltage,
-                                   draw_beats, simulate_record, rasterise_ecg, random_labels)
+from icml26_lit.physio.ecg import (
+    LEADS,
+    LABELS,
+    RHYTHMS,
+    THRESHOLDS,
+    RANGES,
+    LAYOUT,
+    LEAD_MATRIX,
+    check_labels,
+    draw_in_region,
+    draw_parameters,
+    beat_waves,
+    project,
+    qrs_amplitudes,
+    calibrate_voltage,
+    draw_beats,
+    simulate_record,
+    rasterise_ecg,
+    random_labels,
+)
 
-__all__ = ["pink_noise", "ar1_noise", "integrate_phase", "beat_times", "LEADS", "LABELS",
-           "RHYTHMS", "THRESHOLDS", "RANGES", "LAYOUT", "LEAD_MATRIX", "check_labels",
-           "draw_in_region", "draw_parameters", "beat_waves", "project", "qrs_amplitudes",
-           "calibrate_voltage", "draw_beats", "simulate_record", "rasterise_ecg", "random_labels"]
+__all__ = [
+    "pink_noise",
+    "ar1_noise",
+    "integrate_phase",
+    "beat_times",
+    "LEADS",
+    "LABELS",
+    "RHYTHMS",
+    "THRESHOLDS",
+    "RANGES",
+    "LAYOUT",
+    "LEAD_MATRIX",
+    "check_labels",
+    "draw_in_region",
+    "draw_parameters",
+    "beat_waves",
+    "project",
+    "qrs_amplitudes",
+    "calibrate_voltage",
+    "draw_beats",
+    "simulate_record",
+    "rasterise_ecg",
+    "random_labels",
+]

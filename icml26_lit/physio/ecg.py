@@ -21,8 +21,9 @@ _PRECORDIAL = {"V1": 120, "V2": 90, "V3": 75, "V4": 60, "V5": 30, "V6": 0}
 def _lead_matrix() -> np.ndarray:
     "Lead vectors (12, 3): x left, y inferior, z anterior."
     rows = [(math.cos(math.radians(a)), math.sin(math.radians(a)), 0.0) for a in _FRONTAL.values()]
-    rows += [(math.cos(math.radians(a)), 0.0, math.sin(math.radians(a)))
-             for a in _PRECORDIAL.values()]
+    rows += [
+        (math.cos(math.radians(a)), 0.0, math.sin(math.radians(a))) for a in _PRECORDIAL.values()
+    ]
     return np.array(rows)
 
 
@@ -34,18 +35,37 @@ __all__ = ['LEADS', 'LEAD_MATRIX', 'LABELS', 'RHYTHMS', 'THRESHOLDS', 'RANGES', 
            'draw_beats', 'simulate_record', 'rasterise_ecg', 'random_labels']
 
 # %% ../../nbs/16_ecg_r1/01_physio.ipynb #880b01c5
-LABELS = ("sinus", "brady", "tachy", "AF", "AVB1", "RBBB", "LBBB", "LVH", "inferior_STE",
-          "long_QT")
+LABELS = ("sinus", "brady", "tachy", "AF", "AVB1", "RBBB", "LBBB", "LVH", "inferior_STE", "long_QT")
 RHYTHMS = ("sinus", "brady", "tachy", "AF")
-THRESHOLDS = dict(brady_bpm=60.0, tachy_bpm=100.0, pr_long_ms=200.0, qrs_wide_ms=120.0,
-                  qrs_normal_ms=100.0, lvh_sv1rv6_mm=35.0, lvh_r_I_mm=15.0, lvh_r_aVL_mm=11.0,
-                  ste_limb_mm=1.0, qtc_long_ms=440.0)
+THRESHOLDS = dict(
+    brady_bpm=60.0,
+    tachy_bpm=100.0,
+    pr_long_ms=200.0,
+    qrs_wide_ms=120.0,
+    qrs_normal_ms=100.0,
+    lvh_sv1rv6_mm=35.0,
+    lvh_r_I_mm=15.0,
+    lvh_r_aVL_mm=11.0,
+    ste_limb_mm=1.0,
+    qtc_long_ms=440.0,
+)
 # the ranges the simulator draws from: (low, high) of each quantity, with its threshold
-RANGES = dict(brady=(40.0, 60.0), sinus=(60.0, 100.0), tachy=(100.0, 150.0), af=(60.0, 130.0),
-              pr_normal=(120.0, 200.0), pr_long=(200.0, 300.0), qrs_normal=(70.0, 100.0),
-              qrs_wide=(120.0, 165.0), sv1rv6_normal=(15.0, 35.0), sv1rv6_lvh=(35.0, 52.0),
-              st_normal=(0.0, 1.0), st_ste=(1.0, 3.0), qtc_normal=(370.0, 440.0),
-              qtc_long=(440.0, 510.0))
+RANGES = dict(
+    brady=(40.0, 60.0),
+    sinus=(60.0, 100.0),
+    tachy=(100.0, 150.0),
+    af=(60.0, 130.0),
+    pr_normal=(120.0, 200.0),
+    pr_long=(200.0, 300.0),
+    qrs_normal=(70.0, 100.0),
+    qrs_wide=(120.0, 165.0),
+    sv1rv6_normal=(15.0, 35.0),
+    sv1rv6_lvh=(35.0, 52.0),
+    st_normal=(0.0, 1.0),
+    st_ste=(1.0, 3.0),
+    qtc_normal=(370.0, 440.0),
+    qtc_long=(440.0, 510.0),
+)
 
 
 def check_labels(labels) -> tuple:
@@ -66,14 +86,15 @@ def check_labels(labels) -> tuple:
     return tuple(x for x in LABELS if x in labels)
 
 # %% ../../nbs/16_ecg_r1/01_physio.ipynb #f6a5dbab
-def draw_in_region(lo: float, hi: float, thresholds: tuple, borderline_share: float,
-                   rng: np.random.Generator) -> float:
+def draw_in_region(
+    lo: float, hi: float, thresholds: tuple, borderline_share: float, rng: np.random.Generator
+) -> float:
     "A value in (lo, hi); with prob. `borderline_share` within 10% of one of `thresholds`."
     if thresholds and rng.random() < borderline_share:
         t = float(thresholds[rng.integers(len(thresholds))])
-        if abs(t - lo) <= abs(t - hi):                   # a lower threshold: band above it
+        if abs(t - lo) <= abs(t - hi):  # a lower threshold: band above it
             a, b = t, min(hi, t + 0.1 * abs(t))
-        else:                                            # an upper threshold: band below it
+        else:  # an upper threshold: band below it
             a, b = max(lo, t - 0.1 * abs(t)), t
     else:
         a, b = lo, hi
@@ -90,23 +111,30 @@ def draw_parameters(labels, rng: np.random.Generator, borderline_share: float = 
 
     def d(key, thr):
         return draw_in_region(*R[key], thr, b, rng)
+
     rhythm = next(x for x in RHYTHMS if x in lab)
-    hr = {"brady": lambda: d("brady", (T["brady_bpm"],)),
-          "sinus": lambda: d("sinus", (T["brady_bpm"], T["tachy_bpm"])),
-          "tachy": lambda: d("tachy", (T["tachy_bpm"],)),
-          "AF": lambda: d("af", ())}[rhythm]()
+    hr = {
+        "brady": lambda: d("brady", (T["brady_bpm"],)),
+        "sinus": lambda: d("sinus", (T["brady_bpm"], T["tachy_bpm"])),
+        "tachy": lambda: d("tachy", (T["tachy_bpm"],)),
+        "AF": lambda: d("af", ()),
+    }[rhythm]()
     pr_key = "pr_long" if "AVB1" in lab else "pr_normal"
     pr = None if rhythm == "AF" else d(pr_key, (T["pr_long_ms"],))
     wide = bool(lab & {"RBBB", "LBBB"})
     qrs = d("qrs_wide", (T["qrs_wide_ms"],)) if wide else d("qrs_normal", (T["qrs_normal_ms"],))
-    return dict(rhythm=rhythm, hr_bpm=hr, pr_ms=pr, qrs_ms=qrs,
-                morphology="rsr" if "RBBB" in lab else "qs" if "LBBB" in lab else "normal",
-                sv1rv6_mm=d("sv1rv6_lvh" if "LVH" in lab else "sv1rv6_normal",
-                            (T["lvh_sv1rv6_mm"],)),
-                st_inferior_mm=d("st_ste" if "inferior_STE" in lab else "st_normal",
-                                 (T["ste_limb_mm"],)),
-                qtc_ms=d("qtc_long" if "long_QT" in lab else "qtc_normal", (T["qtc_long_ms"],)),
-                axis_deg=float(rng.uniform(10.0, 70.0)), lvh="LVH" in lab)
+    return dict(
+        rhythm=rhythm,
+        hr_bpm=hr,
+        pr_ms=pr,
+        qrs_ms=qrs,
+        morphology="rsr" if "RBBB" in lab else "qs" if "LBBB" in lab else "normal",
+        sv1rv6_mm=d("sv1rv6_lvh" if "LVH" in lab else "sv1rv6_normal", (T["lvh_sv1rv6_mm"],)),
+        st_inferior_mm=d("st_ste" if "inferior_STE" in lab else "st_normal", (T["ste_limb_mm"],)),
+        qtc_ms=d("qtc_long" if "long_QT" in lab else "qtc_normal", (T["qtc_long_ms"],)),
+        axis_deg=float(rng.uniform(10.0, 70.0)),
+        lvh="LVH" in lab,
+    )
 
 # %% ../../nbs/16_ecg_r1/01_physio.ipynb #41437054
 def _unit(*v) -> np.ndarray:
@@ -118,15 +146,19 @@ def _qrs_waves(p: dict) -> list:
     "The QRS waves of one beat: (kind, tau, sigma, amplitude, direction), amplitude 1 mV scale."
     q, a = p["qrs_ms"] / 1000.0, math.radians(p["axis_deg"])
     r_dir = _unit(math.cos(a), math.sin(a), -0.55)
-    if p["morphology"] == "qs":                          # LBBB: reversed septum, notched R
-        return [("g", 0.12 * q, 0.06 * q, 0.08, _unit(0.6, 0.0, -0.75)),
-                ("g", 0.38 * q, 0.12 * q, 0.8, _unit(0.85, 0.25, -0.6)),
-                ("g", 0.68 * q, 0.12 * q, 0.8, _unit(0.85, 0.25, -0.6))]
-    q0 = min(q, 0.09)                                    # the normal part of the complex
-    waves = [("g", 0.15 * q0, 0.07 * q0, 0.12, _unit(-0.6, 0.2, 0.75)),    # septal q / r in V1
-             ("g", 0.45 * q0, 0.11 * q0, 1.0, r_dir),
-             ("g", 0.78 * q0, 0.08 * q0, 0.35, _unit(-0.35, -0.5, -0.8))]
-    if p["morphology"] == "rsr":                         # RBBB: late rightward-anterior R'
+    if p["morphology"] == "qs":  # LBBB: reversed septum, notched R
+        return [
+            ("g", 0.12 * q, 0.06 * q, 0.08, _unit(0.6, 0.0, -0.75)),
+            ("g", 0.38 * q, 0.12 * q, 0.8, _unit(0.85, 0.25, -0.6)),
+            ("g", 0.68 * q, 0.12 * q, 0.8, _unit(0.85, 0.25, -0.6)),
+        ]
+    q0 = min(q, 0.09)  # the normal part of the complex
+    waves = [
+        ("g", 0.15 * q0, 0.07 * q0, 0.12, _unit(-0.6, 0.2, 0.75)),  # septal q / r in V1
+        ("g", 0.45 * q0, 0.11 * q0, 1.0, r_dir),
+        ("g", 0.78 * q0, 0.08 * q0, 0.35, _unit(-0.35, -0.5, -0.8)),
+    ]
+    if p["morphology"] == "rsr":  # RBBB: late rightward-anterior R'
         waves.append(("g", q0 + 0.5 * (q - q0), 0.2 * (q - q0), 0.5, _unit(-0.6, 0.1, 0.8)))
     return waves
 
@@ -136,27 +168,29 @@ def beat_waves(p: dict, qt_s: float) -> tuple[list, list]:
     q = p["qrs_ms"] / 1000.0
     qrs = _qrs_waves(p)
     sig_t = 0.045
-    t_center = qt_s - 2.2 * sig_t                        # T ends ~2.2 sigma after its peak
-    t_dir = (-qrs[-1][4] if p["morphology"] != "normal" else _unit(0.55, 0.8, 0.25))
+    t_center = qt_s - 2.2 * sig_t  # T ends ~2.2 sigma after its peak
+    t_dir = -qrs[-1][4] if p["morphology"] != "normal" else _unit(0.55, 0.8, 0.25)
     other = [("g", t_center, sig_t, 0.3, t_dir)]
     if p["pr_ms"] is not None:
         other.append(("g", -p["pr_ms"] / 1000.0 + 0.05, 0.02, 0.15, _unit(0.5, 0.866, 0.0)))
-    st = p["st_inferior_mm"] / 10.0 / math.cos(math.radians(30))   # min(II, III, aVF) = request
+    st = p["st_inferior_mm"] / 10.0 / math.cos(math.radians(30))  # min(II, III, aVF) = request
     if st > 0:
         other.append(("box", q + 0.03, t_center - 1.2 * sig_t, st, _unit(0.0, 1.0, 0.0)))
     return qrs, other
 
-
+# %% ../../nbs/16_ecg_r1/01_physio.ipynb #s1600007
 def wave_course(t: np.ndarray, onsets: np.ndarray, wave: tuple) -> np.ndarray:
     "Time course (n,) of one wave summed over beats with QRS onsets `onsets` (nb,)."
     kind, tau, width, amp, _ = wave
     x = t[None, :] - onsets[:, None]
-    if kind == "g":                                      # a_w exp(-(t - t_b - tau)^2 / 2 sigma^2)
+    if kind == "g":  # a_w exp(-(t - t_b - tau)^2 / 2 sigma^2)
         y = np.exp(-0.5 * ((x - tau) / width) ** 2)
-    else:                                                # plateau from tau to `width` (its end)
+    else:  # plateau from tau to `width` (its end)
         w = 0.004
+
         def sig(z):
             return 1 / (1 + np.exp(-np.clip(z / w, -50, 50)))
+
         y = sig(x - tau) - sig(x - width)
     return amp * y.sum(0)
 
@@ -165,8 +199,8 @@ def project(t: np.ndarray, onsets: np.ndarray, waves: list) -> np.ndarray:
     "12-lead signal (12, n) of `waves` at beats `onsets`: v_l = sum_w (L_l . u_w) a_w g_w."
     if not waves:
         return np.zeros((12, len(t)))
-    course = np.stack([wave_course(t, onsets, w) for w in waves])      # (nw, n)
-    dirs = np.stack([w[4] for w in waves])                              # (nw, 3)
+    course = np.stack([wave_course(t, onsets, w) for w in waves])  # (nw, n)
+    dirs = np.stack([w[4] for w in waves])  # (nw, 3)
     return LEAD_MATRIX @ dirs.T @ course
 
 # %% ../../nbs/16_ecg_r1/01_physio.ipynb #f0a286bd
@@ -174,7 +208,7 @@ def qrs_amplitudes(p: dict, qrs: list, scale: float = 1.0) -> dict:
     "R and S amplitudes (mm) of the noiseless QRS complex, per lead, at amplitude `scale`."
     q = p["qrs_ms"] / 1000.0
     t = np.arange(-0.02, q + 0.02, 0.001)
-    v = project(t, np.zeros(1), qrs) * scale * 10.0      # mV -> mm
+    v = project(t, np.zeros(1), qrs) * scale * 10.0  # mV -> mm
     return dict(R=np.maximum(v.max(1), 0.0), S=np.maximum(-v.min(1), 0.0))
 
 
@@ -182,10 +216,13 @@ def calibrate_voltage(p: dict, qrs: list) -> float:
     "The QRS amplitude scale that makes S_V1 + R_V6 the drawn value (Chapter 16)."
     a = qrs_amplitudes(p, qrs)
     i1, i6, iI, iL = LEADS.index("V1"), LEADS.index("V6"), LEADS.index("I"), LEADS.index("aVL")
-    k = p["sv1rv6_mm"] / (a["S"][i1] + a["R"][i6])       # linear: amplitudes scale by k
+    k = p["sv1rv6_mm"] / (a["S"][i1] + a["R"][i6])  # linear: amplitudes scale by k
     if not p["lvh"]:
-        k = min(k, 0.98 * THRESHOLDS["lvh_r_I_mm"] / max(a["R"][iI], 1e-9),
-                0.98 * THRESHOLDS["lvh_r_aVL_mm"] / max(a["R"][iL], 1e-9))
+        k = min(
+            k,
+            0.98 * THRESHOLDS["lvh_r_I_mm"] / max(a["R"][iI], 1e-9),
+            0.98 * THRESHOLDS["lvh_r_aVL_mm"] / max(a["R"][iL], 1e-9),
+        )
     return float(k)
 
 # %% ../../nbs/16_ecg_r1/01_physio.ipynb #47e6152c
@@ -197,13 +234,13 @@ def draw_beats(p: dict, duration: float, rng: np.random.Generator) -> tuple[np.n
         rr = rr0 * np.exp(rng.normal(0.0, 0.2, n_rr))
     else:
         fs = 50.0
-        g = torch.Generator().manual_seed(int(rng.integers(2 ** 31)))
+        g = torch.Generator().manual_seed(int(rng.integers(2**31)))
         x = ar1_noise(int((n_rr * 0.6 * rr0 + 2) * fs), phi=0.99, generator=g).numpy()
-        rate = np.clip(p["hr_bpm"] / 60 * (1 + 0.03 * x), 0.1, None)   # 3% rate variability
+        rate = np.clip(p["hr_bpm"] / 60 * (1 + 0.03 * x), 0.1, None)  # 3% rate variability
         bt = beat_times(integrate_phase(rate, fs), fs).numpy()
         rr = np.diff(bt)
     first = float(rng.uniform(0.05, 0.05 + 0.9 * rr0))
-    for _ in range(8):                                   # make the inside mean rr0
+    for _ in range(8):  # make the inside mean rr0
         on = first + np.concatenate([[0.0], np.cumsum(rr)])
         inside = on[(on >= 0) & (on <= duration - 0.25)]
         rr = rr * rr0 / np.diff(inside).mean()
@@ -215,22 +252,36 @@ def draw_beats(p: dict, duration: float, rng: np.random.Generator) -> tuple[np.n
 # %% ../../nbs/16_ecg_r1/01_physio.ipynb #44439700
 def _in_region(p: dict, hr: float) -> bool:
     T = THRESHOLDS
-    return {"brady": hr < T["brady_bpm"], "tachy": hr > T["tachy_bpm"], "AF": True,
-            "sinus": T["brady_bpm"] <= hr <= T["tachy_bpm"]}[p["rhythm"]]
+    return {
+        "brady": hr < T["brady_bpm"],
+        "tachy": hr > T["tachy_bpm"],
+        "AF": True,
+        "sinus": T["brady_bpm"] <= hr <= T["tachy_bpm"],
+    }[p["rhythm"]]
 
 
 def _measure(p: dict, qrs: list, k: float, rr: float, qt: float, onsets) -> dict:
     "The exact measurements of one record (Chapter 16, *Physiology substrate*)."
     a = qrs_amplitudes(p, qrs, k)
     ix = {n: i for i, n in enumerate(LEADS)}
-    return dict(hr_bpm=60.0 / rr, rhythm_regular=p["rhythm"] != "AF",
-                p_present=p["pr_ms"] is not None,
-                pr_ms=p["pr_ms"], qrs_ms=p["qrs_ms"], morphology=p["morphology"],
-                axis_deg=p["axis_deg"], sv1_mm=float(a["S"][ix["V1"]]),
-                rv6_mm=float(a["R"][ix["V6"]]),
-                sv1rv6_mm=float(a["S"][ix["V1"]] + a["R"][ix["V6"]]), r_I_mm=float(a["R"][ix["I"]]),
-                r_aVL_mm=float(a["R"][ix["aVL"]]), st_inferior_mm=p["st_inferior_mm"],
-                qt_ms=qt * 1000.0, qtc_ms=qt * 1000.0 / math.sqrt(rr), rr_s=rr)
+    return dict(
+        hr_bpm=60.0 / rr,
+        rhythm_regular=p["rhythm"] != "AF",
+        p_present=p["pr_ms"] is not None,
+        pr_ms=p["pr_ms"],
+        qrs_ms=p["qrs_ms"],
+        morphology=p["morphology"],
+        axis_deg=p["axis_deg"],
+        sv1_mm=float(a["S"][ix["V1"]]),
+        rv6_mm=float(a["R"][ix["V6"]]),
+        sv1rv6_mm=float(a["S"][ix["V1"]] + a["R"][ix["V6"]]),
+        r_I_mm=float(a["R"][ix["I"]]),
+        r_aVL_mm=float(a["R"][ix["aVL"]]),
+        st_inferior_mm=p["st_inferior_mm"],
+        qt_ms=qt * 1000.0,
+        qtc_ms=qt * 1000.0 / math.sqrt(rr),
+        rr_s=rr,
+    )
 
 
 def _check_sim_args(fs, duration, noise_mv):
@@ -241,10 +292,16 @@ def _check_sim_args(fs, duration, noise_mv):
     if not (isinstance(noise_mv, (int, float)) and 0 <= noise_mv <= 1):
         raise ValueError(f"noise_mv must be in [0, 1] mV, got {noise_mv!r}")
 
-
-def simulate_record(labels, rng: np.random.Generator | int = 0, fs: float = 100.0,
-                    duration: float = 10.0, borderline_share: float = 0.3, noise_mv: float = 0.03,
-                    image_size: tuple = (48, 192)) -> dict:
+# %% ../../nbs/16_ecg_r1/01_physio.ipynb #s1600005
+def simulate_record(
+    labels,
+    rng: np.random.Generator | int = 0,
+    fs: float = 100.0,
+    duration: float = 10.0,
+    borderline_share: float = 0.3,
+    noise_mv: float = 0.03,
+    image_size: tuple = (48, 192),
+) -> dict:
     "A 12-lead record: signal (12, n) mV, exact measurements, 3x4 image (Chapter 16)."
     _check_sim_args(fs, duration, noise_mv)
     rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
@@ -254,43 +311,57 @@ def simulate_record(labels, rng: np.random.Generator | int = 0, fs: float = 100.
         onsets, rr = draw_beats(p, float(duration), rng)
         if _in_region(p, 60.0 / rr):
             break
-    qt = p["qtc_ms"] / 1000.0 * math.sqrt(rr)            # QTc = QT / sqrt(RR) (Bazett)
+    qt = p["qtc_ms"] / 1000.0 * math.sqrt(rr)  # QTc = QT / sqrt(RR) (Bazett)
     qrs, other = beat_waves(p, qt)
     k = calibrate_voltage(p, qrs)
     qrs = [(kd, tau, w, amp * k, u) for kd, tau, w, amp, u in qrs]
     n = int(round(duration * fs))
     t = np.arange(n) / fs
     sig = project(t, onsets, qrs + other)
-    g = torch.Generator().manual_seed(int(rng.integers(2 ** 31)))
-    if p["rhythm"] == "AF":                              # fibrillatory f waves, 5-7 Hz
+    g = torch.Generator().manual_seed(int(rng.integers(2**31)))
+    if p["rhythm"] == "AF":  # fibrillatory f waves, 5-7 Hz
         f = rng.uniform(5, 7)
         fw = 0.05 * np.sin(2 * np.pi * f * t + np.cumsum(rng.normal(0, 0.3, n)) / math.sqrt(fs))
         sig += np.outer(LEAD_MATRIX @ _unit(-0.3, 0.5, 0.8), fw)
     sig += 0.05 * pink_noise((12, n), alpha=2.0, generator=g).numpy()
     sig += ar1_noise((12, n), phi=0.5, sigma=float(noise_mv), generator=g).numpy()
     signal = torch.from_numpy(sig).float()
-    return dict(signal=signal, labels=labels, fs=float(fs), parameters=p,
-                measurements=_measure(p, qrs, 1.0, rr, qt, onsets),
-                image=rasterise_ecg(signal, fs, *image_size, rng=rng))
+    return dict(
+        signal=signal,
+        labels=labels,
+        fs=float(fs),
+        parameters=p,
+        measurements=_measure(p, qrs, 1.0, rr, qt, onsets),
+        image=rasterise_ecg(signal, fs, *image_size, rng=rng),
+    )
 
 # %% ../../nbs/16_ecg_r1/01_physio.ipynb #7c7d85f2
 LAYOUT = (("I", "aVR", "V1", "V4"), ("II", "aVL", "V2", "V5"), ("III", "aVF", "V3", "V6"))
 
 
-def rasterise_ecg(signal: torch.Tensor, fs: float, height: int = 48, width: int = 192,
-                  grid: bool = True, pixel_noise: float = 0.05,
-                  rng: np.random.Generator | None = None) -> torch.Tensor:
+def rasterise_ecg(
+    signal: torch.Tensor,
+    fs: float,
+    height: int = 48,
+    width: int = 192,
+    grid: bool = True,
+    pixel_noise: float = 0.05,
+    rng: np.random.Generator | None = None,
+) -> torch.Tensor:
     "A grayscale (height, width) image of the 3x4 layout of `signal` (12, n) (Chapter 16)."
     if not isinstance(signal, torch.Tensor) or signal.dim() != 2 or signal.shape[0] != 12:
-        raise ValueError(f"signal must be a tensor of shape (12, n) (12 leads), got "
-                         f"{getattr(signal, 'shape', type(signal).__name__)}")
+        raise ValueError(
+            f"signal must be a tensor of shape (12, n) (12 leads), got "
+            f"{getattr(signal, 'shape', type(signal).__name__)}"
+        )
     if height % 3 or width % 4 or height < 12 or width < 16:
-        raise ValueError(f"height must be a multiple of 3 (>= 12) and width of 4 (>= 16), "
-                         f"got {height}x{width}")
+        raise ValueError(
+            f"height must be a multiple of 3 (>= 12) and width of 4 (>= 16), got {height}x{width}"
+        )
     x = signal.detach().double().numpy()
     n = x.shape[1]
     ph, pw = height // 3, width // 4
-    seg = n / 4.0                                        # samples per 2.5-s column
+    seg = n / 4.0  # samples per 2.5-s column
     rows = np.arange(ph)[:, None] + 0.5
     img = np.zeros((height, width))
     for r, names in enumerate(LAYOUT):
@@ -301,7 +372,7 @@ def rasterise_ecg(signal: torch.Tensor, fs: float, height: int = 48, width: int 
             lo = np.minimum(y, np.r_[y[:1], y[:-1]]) - 0.5
             hi = np.maximum(y, np.r_[y[:1], y[:-1]]) + 0.5
             dist = np.maximum(np.maximum(lo[None] - rows, rows - hi[None]), 0.0)
-            img[r * ph:(r + 1) * ph, c * pw:(c + 1) * pw] = np.clip(1 - dist, 0, 1)
+            img[r * ph : (r + 1) * ph, c * pw : (c + 1) * pw] = np.clip(1 - dist, 0, 1)
     if grid:
         gy = (np.arange(height) % ph) % max(1, ph // 6) == 0
         gx = np.arange(width) % max(1, int(round(pw / 12.5))) == 0
@@ -312,8 +383,9 @@ def rasterise_ecg(signal: torch.Tensor, fs: float, height: int = 48, width: int 
     return torch.from_numpy(img).float()
 
 # %% ../../nbs/16_ecg_r1/01_physio.ipynb #d05303d1
-def random_labels(rng: np.random.Generator, p_finding: float = 0.15,
-                  max_findings: int = 2) -> tuple:
+def random_labels(
+    rng: np.random.Generator, p_finding: float = 0.15, max_findings: int = 2
+) -> tuple:
     "A random valid label set (Chapter 16, *Physiology substrate*)."
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy Generator, got {type(rng).__name__}")

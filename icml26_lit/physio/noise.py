@@ -16,16 +16,19 @@ __all__ = ['pink_noise', 'ar1_noise']
 def _shape(shape) -> tuple:
     "`shape` (an int or a tuple of ints, time last) checked and returned as a tuple."
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    if not shape or any(not isinstance(s, (int, np.integer)) or isinstance(s, bool) or s < 1
-                        for s in shape):
+    if not shape or any(
+        not isinstance(s, (int, np.integer)) or isinstance(s, bool) or s < 1 for s in shape
+    ):
         raise ValueError(f"shape must be a positive int or a tuple of positive ints, got {shape!r}")
     return tuple(int(s) for s in shape)
 
 
-def pink_noise(shape,                                   # int or tuple; time is the last axis
-               alpha: float = 1.0,                      # spectral exponent: S(f) ~ 1/f^alpha
-               generator: torch.Generator | None = None,  # random source
-               dtype: torch.dtype = torch.float64) -> torch.Tensor:
+def pink_noise(
+    shape,  # int or tuple; time is the last axis
+    alpha: float = 1.0,  # spectral exponent: S(f) ~ 1/f^alpha
+    generator: torch.Generator | None = None,  # random source
+    dtype: torch.dtype = torch.float64,
+) -> torch.Tensor:
     "Unit-variance 1/f^alpha noise along the last axis (Chapter 16, *Physiology substrate*)."
     shape = _shape(shape)
     if not (isinstance(alpha, (int, float)) and np.isfinite(alpha) and 0 <= alpha <= 3):
@@ -36,17 +39,19 @@ def pink_noise(shape,                                   # int or tuple; time is 
     white = torch.randn(shape, generator=generator, dtype=torch.float64)
     spec = torch.fft.rfft(white, dim=-1)
     f = torch.fft.rfftfreq(n, dtype=torch.float64)
-    f[0] = f[1]                                          # the mean is removed below anyway
-    x = torch.fft.irfft(spec / f ** (alpha / 2), n=n, dim=-1)   # |X(f)|^2 ~ f^-alpha
+    f[0] = f[1]  # the mean is removed below anyway
+    x = torch.fft.irfft(spec / f ** (alpha / 2), n=n, dim=-1)  # |X(f)|^2 ~ f^-alpha
     x = x - x.mean(-1, keepdim=True)
     return (x / x.std(-1, keepdim=True).clamp(min=1e-300)).to(dtype)
 
 # %% ../../nbs/16_ecg_r1/01a_physio_noise.ipynb #0970668b
-def ar1_noise(shape,                                    # int or tuple; time is the last axis
-              phi: float,                               # lag-1 autocorrelation, |phi| < 1
-              sigma: float = 1.0,                       # stationary standard deviation
-              generator: torch.Generator | None = None,  # random source
-              dtype: torch.dtype = torch.float64) -> torch.Tensor:
+def ar1_noise(
+    shape,  # int or tuple; time is the last axis
+    phi: float,  # lag-1 autocorrelation, |phi| < 1
+    sigma: float = 1.0,  # stationary standard deviation
+    generator: torch.Generator | None = None,  # random source
+    dtype: torch.dtype = torch.float64,
+) -> torch.Tensor:
     "Stationary AR(1) noise x_t = phi x_(t-1) + sqrt(1 - phi^2) sigma e_t (Chapter 16)."
     shape = _shape(shape)
     if not (isinstance(phi, (int, float)) and -1 < phi < 1):
@@ -54,7 +59,7 @@ def ar1_noise(shape,                                    # int or tuple; time is 
     if not (isinstance(sigma, (int, float)) and np.isfinite(sigma) and sigma >= 0):
         raise ValueError(f"sigma must be a finite number >= 0, got {sigma!r}")
     e = torch.randn(shape, generator=generator, dtype=torch.float64).numpy()
-    e[..., 1:] *= np.sqrt(1.0 - phi * phi)               # x_0 ~ N(0, 1) starts stationary
+    e[..., 1:] *= np.sqrt(1.0 - phi * phi)  # x_0 ~ N(0, 1) starts stationary
     # lfilter runs x_t = phi x_(t-1) + e_t along the last axis
     x = lfilter([1.0], [1.0, -phi], e, axis=-1) * sigma
     return torch.from_numpy(np.ascontiguousarray(x)).to(dtype)

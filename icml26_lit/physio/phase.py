@@ -9,25 +9,28 @@ import numpy as np
 import torch
 
 
-def integrate_phase(rate_hz,           # instantaneous rate (..., n) in Hz, finite and >= 0
-                    fs: float) -> torch.Tensor:  # sampling rate in Hz
+def integrate_phase(
+    rate_hz,  # instantaneous rate (..., n) in Hz, finite and >= 0
+    fs: float,
+) -> torch.Tensor:  # sampling rate in Hz
     "Phase 2 pi sum_(k<n) f_k / fs (..., n) of a sampled rate, phi_0 = 0 (Chapter 16)."
     r = torch.as_tensor(rate_hz, dtype=torch.float64)
     if r.dim() == 0 or r.shape[-1] == 0:
-        raise ValueError("rate_hz must have at least one sample on its last axis, "
-                         f"got shape {tuple(r.shape)}")
+        raise ValueError(
+            f"rate_hz must have at least one sample on its last axis, got shape {tuple(r.shape)}"
+        )
     if not bool(torch.isfinite(r).all()) or bool((r < 0).any()):
         raise ValueError("rate_hz must be finite and >= 0")
     if not (isinstance(fs, (int, float)) and np.isfinite(fs) and fs > 0):
         raise ValueError(f"fs must be a positive number, got {fs!r}")
-    c = torch.cumsum(r, dim=-1) * (2 * np.pi / fs)       # phi_(n+1) = phi_n + 2 pi f_n / fs
+    c = torch.cumsum(r, dim=-1) * (2 * np.pi / fs)  # phi_(n+1) = phi_n + 2 pi f_n / fs
     return torch.cat([torch.zeros_like(c[..., :1]), c[..., :-1]], dim=-1)
 
 
 def beat_times(phase: torch.Tensor, fs: float) -> torch.Tensor:
     "Times (s) at which a phase (n,) crosses a multiple of 2 pi, linearly interpolated."
     k = torch.floor(torch.as_tensor(phase, dtype=torch.float64) / (2 * np.pi))
-    idx = torch.nonzero(k[1:] > k[:-1]).flatten()        # crossing between samples i and i+1
+    idx = torch.nonzero(k[1:] > k[:-1]).flatten()  # crossing between samples i and i+1
     p0, p1 = phase[idx], phase[idx + 1]
     frac = (2 * np.pi * k[idx + 1] - p0) / (p1 - p0)
     return (idx.double() + frac) / fs

@@ -1,4 +1,5 @@
 """ecg_r1.model: IMD frequencies, the encoders and the model's forward and backward."""
+
 import numpy as np
 import pytest
 import torch
@@ -27,18 +28,20 @@ def test_imd_frequencies_1e5_draws(fresh_seed):
     want = {("ecg",): 0.25, ("image",): 0.25, ("image", "ecg"): 0.05, ("ecg", "image"): 0.45}
     assert set(counts) == set(want)
     for k, p in want.items():
-        sd = (p * (1 - p) / n) ** 0.5                 # binomial standard deviation
+        sd = (p * (1 - p) / n) ** 0.5  # binomial standard deviation
         assert abs(counts[k] / n - p) < 3.5 * sd, (k, counts[k] / n, fresh_seed)
 
 
 def test_imd_data_follows_tags_and_never_leaves_none():
     g = torch.Generator().manual_seed(0)
     for _ in range(200):
-        out = interleaved_modality_dropout(dict(signal=1, image=None, order=("ecg",)),
-                                           p_drop=1.0, generator=g)
-        assert out["order"] == ("ecg",) and out["signal"] == 1    # restored, never empty
-        out = interleaved_modality_dropout(dict(signal=1, image=2, order=("ecg", "image")),
-                                           generator=g)
+        out = interleaved_modality_dropout(
+            dict(signal=1, image=None, order=("ecg",)), p_drop=1.0, generator=g
+        )
+        assert out["order"] == ("ecg",) and out["signal"] == 1  # restored, never empty
+        out = interleaved_modality_dropout(
+            dict(signal=1, image=2, order=("ecg", "image")), generator=g
+        )
         assert (out["signal"] is not None) == ("ecg" in out["order"])
         assert (out["image"] is not None) == ("image" in out["order"])
 
@@ -56,8 +59,16 @@ def test_imd_bad_input():
 def _model(backend):
     g = torch.Generator().manual_seed(0)
     se, ie = reinit(SignalEncoder(), g), reinit(ImageEncoder(), g)
-    return ECGR1Model(WordTokenizer(vocabulary()), se, ie, d_model=32, n_layers=1, n_heads=2,
-                      generator=torch.Generator().manual_seed(1), backend=backend)
+    return ECGR1Model(
+        WordTokenizer(vocabulary()),
+        se,
+        ie,
+        d_model=32,
+        n_layers=1,
+        n_heads=2,
+        generator=torch.Generator().manual_seed(1),
+        backend=backend,
+    )
 
 
 def test_model_forward_backward_triton_matches_torch():
@@ -69,7 +80,7 @@ def test_model_forward_backward_triton_matches_torch():
         m = _model(be)
         sf, imf = m.features(sig, img)
         exs = make_examples(sf, imf)
-        exs[1] = dict(exs[1], image=None, order=("ecg",))        # prompts of different lengths
+        exs[1] = dict(exs[1], image=None, order=("ecg",))  # prompts of different lengths
         tg = [[1, 5, 9, 2], [7, 2]]
         loss = m.sft_loss(exs, tg)
         loss.backward()
@@ -93,6 +104,7 @@ def test_encoders_and_model_bad_input():
         make_examples(torch.zeros(1, 10, 32), torch.zeros(1, 12, 32), "audio")
     with pytest.raises(ValueError, match="seed"):
         simulate_ecg(["sinus"], seed=-1)
-    loss = m.sft_loss(make_examples(*m.features(torch.zeros(1, 12, 1000),
-                                                torch.zeros(1, 48, 192))), [[3, 2]])
+    loss = m.sft_loss(
+        make_examples(*m.features(torch.zeros(1, 12, 1000), torch.zeros(1, 48, 192))), [[3, 2]]
+    )
     assert np.isfinite(float(loss.detach()))

@@ -1,4 +1,5 @@
 """ecg_r1.protocol: thresholds, Bazett, the report and the official rewards."""
+
 import math
 
 import numpy as np
@@ -17,8 +18,18 @@ from icml26_lit.ecg_r1 import (
 )
 from icml26_lit.physio import random_labels, simulate_record
 
-M0 = dict(hr_bpm=75.0, rhythm_regular=True, pr_ms=160.0, qrs_ms=90.0, morphology="normal",
-          sv1rv6_mm=20.0, r_I_mm=8.0, r_aVL_mm=5.0, st_inferior_mm=0.0, qt_ms=380.0)
+M0 = dict(
+    hr_bpm=75.0,
+    rhythm_regular=True,
+    pr_ms=160.0,
+    qrs_ms=90.0,
+    morphology="normal",
+    sv1rv6_mm=20.0,
+    r_I_mm=8.0,
+    r_aVL_mm=5.0,
+    st_inferior_mm=0.0,
+    qt_ms=380.0,
+)
 
 
 def test_qtc_bazett_by_hand():
@@ -32,8 +43,8 @@ def test_qtc_bazett_by_hand():
 def test_lvh_36_vs_34_mm():
     assert "LVH" in labels_from_measurements(dict(M0, sv1rv6_mm=36.0))
     assert "LVH" not in labels_from_measurements(dict(M0, sv1rv6_mm=34.0))
-    assert "LVH" in labels_from_measurements(dict(M0, r_aVL_mm=12.0))   # the aVL criterion
-    assert labels_from_measurements(dict(M0, qt_ms=400.0)) == ("sinus", "long_QT")   # 447 ms
+    assert "LVH" in labels_from_measurements(dict(M0, r_aVL_mm=12.0))  # the aVL criterion
+    assert labels_from_measurements(dict(M0, qt_ms=400.0)) == ("sinus", "long_QT")  # 447 ms
 
 
 def test_labels_from_500_records_match_the_request():
@@ -48,7 +59,7 @@ def test_labels_from_500_records_match_the_request():
         n_tokens.append(len(text.split()))
         # every anchor is cited in its own step: the target scores 1 on every reward
         assert evidence_reward(text, anchors) == 1.0 and diagnosis_reward(text, want) == 1.0
-    assert max(n_tokens) + 1 <= 48                     # + <eos>: the ci target budget
+    assert max(n_tokens) + 1 <= 48  # + <eos>: the ci target budget
 
 
 def test_vocabulary_is_closed_and_enumerated():
@@ -66,14 +77,14 @@ def test_official_worked_cases():
     # Jaccard: predicted {tachy, lvh}, true {tachy, rbbb}: 1 / 3; {a, b} vs {a}: 0.5
     assert diagnosis_reward("<answer> tachy ; LVH </answer>", ["tachy", "RBBB"]) == 1 / 3
     assert diagnosis_reward("<answer>sinus;AVB1</answer>", ["sinus"]) == 0.5
-    assert diagnosis_reward("<answer> Sinus </answer>", ["sinus"]) == 1.0   # no ';', lower-cased
+    assert diagnosis_reward("<answer> Sinus </answer>", ["sinus"]) == 1.0  # no ';', lower-cased
     assert diagnosis_reward("no answer", ["sinus"]) == 0.0
     assert diagnosis_reward("<answer> </answer>", []) == 1.0
     # evidence 0.75: step 1 has both anchors, step 3 one of two; the '+' is matched literally
     text = "<think> **Step 1** rate 110 Tachy **Step 3** SV1+RV6 36 normal </think>"
     anchors = {1: ["rate 110", "tachy"], 3: ["SV1+RV6 36", "LVH"]}
     assert evidence_reward(text, anchors) == 0.75
-    assert evidence_reward(text.replace("SV1+RV6", "SV11RV6"), anchors) == 0.5   # not a regex '+'
+    assert evidence_reward(text.replace("SV1+RV6", "SV11RV6"), anchors) == 0.5  # not a regex '+'
     # a step with anchors that the completion lacks scores 0 there
     assert evidence_reward(text, {**anchors, 5: ["QTc 410"]}) == 0.5
     # format: empty <think> is 0

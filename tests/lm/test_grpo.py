@@ -1,4 +1,5 @@
 """lm.grpo: advantages, the clipped token-level loss and DAPO's overlong penalty."""
+
 import pytest
 import torch
 
@@ -8,10 +9,10 @@ from icml26_lit.lm import group_advantages, grpo_loss, soft_overlong_penalty
 def test_group_advantages_closed_form_and_dynamic_sampling(fresh_seed):
     g = torch.Generator().manual_seed(fresh_seed)
     r = torch.rand(5, 4, generator=g, dtype=torch.float64)
-    r[2] = 0.7                                          # zero spread: dropped
+    r[2] = 0.7  # zero spread: dropped
     adv, keep = group_advantages(r)
     for i in range(5):
-        m, s = r[i].mean(), r[i].std()                  # unbiased, as ms-swift
+        m, s = r[i].mean(), r[i].std()  # unbiased, as ms-swift
         torch.testing.assert_close(adv[i], (r[i] - m) / (s + 1e-4))
     assert keep.tolist() == [True, True, False, True, True]
     # advantages sum to zero in each group
@@ -58,8 +59,9 @@ def test_clipping_asymmetric():
     # row 3: A < 0, rho 1.4: min picks the unclipped rho A (pessimistic), gradient -rho A / 4
     want_obj = torch.tensor([1.3, 1.25, -0.8, -1.4], dtype=torch.float64)
     torch.testing.assert_close(loss, -want_obj.mean())
-    torch.testing.assert_close(x.grad[:, 0], torch.tensor([0.0, -1.25, 0.0, 1.4],
-                                                          dtype=torch.float64) / 4)
+    torch.testing.assert_close(
+        x.grad[:, 0], torch.tensor([0.0, -1.25, 0.0, 1.4], dtype=torch.float64) / 4
+    )
 
 
 def test_loss_bad_input():
@@ -76,8 +78,10 @@ def test_soft_overlong_penalty_dapo():
     L_max, L_cache = 2048, 512
     L = torch.arange(0, 2200)
     got = soft_overlong_penalty(L, L_max, L_cache)
-    want = torch.tensor([0.0 if l <= 1536 else ((1536 - l) / 512 if l <= 2048 else -1.0)
-                         for l in L.tolist()], dtype=torch.float64)
+    want = torch.tensor(
+        [0.0 if l <= 1536 else ((1536 - l) / 512 if l <= 2048 else -1.0) for l in L.tolist()],
+        dtype=torch.float64,
+    )
     torch.testing.assert_close(got, want)
     assert float(got[1536]) == 0 and float(got[2048]) == -1 and float(got[1792]) == -0.5
     with pytest.raises(ValueError, match="cache_len"):

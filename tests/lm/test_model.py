@@ -1,4 +1,5 @@
 """lm.model: tokenizer, TinyLM (causality, padding, head) and generation with a KV cache."""
+
 import pytest
 import torch
 
@@ -6,8 +7,15 @@ from icml26_lit.lm import TinyLM, WordTokenizer, generate
 
 
 def _lm(seed=0, V=13, **kw):
-    return TinyLM(V, d_model=16, n_layers=2, n_heads=2, max_len=64,
-                  generator=torch.Generator().manual_seed(seed), **kw)
+    return TinyLM(
+        V,
+        d_model=16,
+        n_layers=2,
+        n_heads=2,
+        max_len=64,
+        generator=torch.Generator().manual_seed(seed),
+        **kw,
+    )
 
 
 def test_tokenizer_roundtrip_and_errors():
@@ -51,8 +59,9 @@ def test_left_padding_is_invisible():
     padded = torch.cat([torch.zeros(1, 3, dtype=torch.long), ids], 1)
     mask = torch.tensor([[False] * 3 + [True] * 5])
     # fp32 through two blocks: the same arithmetic up to summation order, 1e-5 is ample
-    torch.testing.assert_close(lm.hidden(padded, attention_mask=mask)[:, 3:], lm.hidden(ids),
-                               atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(
+        lm.hidden(padded, attention_mask=mask)[:, 3:], lm.hidden(ids), atol=1e-5, rtol=1e-5
+    )
 
 
 @pytest.mark.parametrize("temperature", [0.0, 1.0])
@@ -63,16 +72,26 @@ def test_cached_generation_equals_uncached(temperature, fresh_seed):
     mask = torch.ones(4, 6, dtype=torch.bool)
     mask[1, :3] = False
     mask[2, :1] = False
-    outs = [generate(lm, prompt, attention_mask=mask, max_new_tokens=12, temperature=temperature,
-                     eos_id=2, generator=torch.Generator().manual_seed(fresh_seed),
-                     use_cache=c) for c in (True, False)]
+    outs = [
+        generate(
+            lm,
+            prompt,
+            attention_mask=mask,
+            max_new_tokens=12,
+            temperature=temperature,
+            eos_id=2,
+            generator=torch.Generator().manual_seed(fresh_seed),
+            use_cache=c,
+        )
+        for c in (True, False)
+    ]
     assert torch.equal(outs[0][0], outs[1][0]) and torch.equal(outs[0][1], outs[1][1]), fresh_seed
 
 
 def test_generation_stops_at_eos_and_pads():
     lm = _lm()
-    with torch.no_grad():                              # make <eos> (id 2) overwhelmingly likely
-        lm.ln_f.weight.zero_()                         # final hidden state = ln_f.bias = e_0
+    with torch.no_grad():  # make <eos> (id 2) overwhelmingly likely
+        lm.ln_f.weight.zero_()  # final hidden state = ln_f.bias = e_0
         lm.ln_f.bias.zero_()
         lm.ln_f.bias[0] = 1.0
         lm.head.weight.zero_()
@@ -88,8 +107,9 @@ def test_sampling_frequencies_follow_softmax():
     prompt = torch.full((20000, 1), 3)
     z = lm(prompt[:1])[0, -1].detach()
     p = torch.softmax(z / 0.5, -1)
-    out, _ = generate(lm, prompt, max_new_tokens=1, temperature=0.5,
-                      generator=torch.Generator().manual_seed(0))
+    out, _ = generate(
+        lm, prompt, max_new_tokens=1, temperature=0.5, generator=torch.Generator().manual_seed(0)
+    )
     freq = torch.bincount(out[:, 0], minlength=5).double() / 20000
     # binomial sd <= sqrt(0.25 / 20000) = 0.0035: 0.02 is over 5 sigma
     torch.testing.assert_close(freq, p.double(), atol=0.02, rtol=0)

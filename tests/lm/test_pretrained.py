@@ -1,4 +1,5 @@
 """lm.pretrained: tiny random Llama and Qwen3-VL configs saved and loaded by path, offline."""
+
 import pytest
 import torch
 
@@ -15,7 +16,7 @@ def _check(path, V):
     tgt = torch.randint(0, V, (2, 7), generator=g)
     tgt[0, :2] = -100
     with torch.no_grad():
-        logits = m.model(input_ids=ids).logits          # the model's own head
+        logits = m.model(input_ids=ids).logits  # the model's own head
         want = torch.log_softmax(logits.float(), -1).gather(-1, tgt.clamp(min=0)[..., None])[..., 0]
         want[0, :2] = 0
         got = m.token_logprobs(tgt, ids=ids)
@@ -26,20 +27,39 @@ def _check(path, V):
 
 
 def test_tiny_llama_by_path(tmp_path):
-    cfg = transformers.LlamaConfig(vocab_size=101, hidden_size=32, intermediate_size=64,
-                                   num_hidden_layers=2, num_attention_heads=4,
-                                   num_key_value_heads=2, max_position_embeddings=64)
+    cfg = transformers.LlamaConfig(
+        vocab_size=101,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+    )
     torch.manual_seed(0)
     transformers.LlamaForCausalLM(cfg).save_pretrained(tmp_path)
     _check(tmp_path, 101)
 
 
 def test_tiny_qwen3_vl_by_path(tmp_path):
-    text = dict(vocab_size=97, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                num_attention_heads=4, num_key_value_heads=2, head_dim=8,
-                rope_scaling=dict(rope_type="default", mrope_section=[1, 1, 2]))
-    vision = dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=4, out_hidden_size=32,
-                  deepstack_visual_indexes=[])
+    text = dict(
+        vocab_size=97,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        rope_scaling=dict(rope_type="default", mrope_section=[1, 1, 2]),
+    )
+    vision = dict(
+        depth=1,
+        hidden_size=32,
+        intermediate_size=64,
+        num_heads=4,
+        out_hidden_size=32,
+        deepstack_visual_indexes=[],
+    )
     cfg = transformers.Qwen3VLConfig(text_config=text, vision_config=vision)
     torch.manual_seed(0)
     transformers.Qwen3VLForConditionalGeneration(cfg).save_pretrained(tmp_path)

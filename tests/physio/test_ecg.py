@@ -1,4 +1,5 @@
 """Physio substrate: the 12-lead simulator's labels, rate, morphology and image."""
+
 import math
 
 import numpy as np
@@ -55,7 +56,7 @@ def test_labels_from_500_records():
         assert labels_from(rec["measurements"]) == want, (want, rec["measurements"])
         for x in want:
             counts[x] += 1
-    assert min(counts.values()) >= 20, counts          # every label was exercised
+    assert min(counts.values()) >= 20, counts  # every label was exercised
 
 
 def test_borderline_share():
@@ -77,13 +78,21 @@ def test_borderline_share():
 def test_rate_against_neurokit2():
     nk = pytest.importorskip("neurokit2")
     rng = np.random.default_rng(7)
-    for labels in [("sinus",), ("brady",), ("tachy",), ("sinus", "RBBB"), ("tachy", "LVH"),
-                   ("brady", "AVB1"), ("sinus", "LBBB"), ("tachy", "inferior_STE")]:
+    for labels in [
+        ("sinus",),
+        ("brady",),
+        ("tachy",),
+        ("sinus", "RBBB"),
+        ("tachy", "LVH"),
+        ("brady", "AVB1"),
+        ("sinus", "LBBB"),
+        ("tachy", "inferior_STE"),
+    ]:
         rec = simulate_record(labels, rng=rng, fs=250.0, noise_mv=0.02)
         x = rec["signal"][LEADS.index("II")].numpy().astype(float)
         _, info = nk.ecg_peaks(x, sampling_rate=250)
         peaks = np.asarray(info["ECG_R_Peaks"]) / 250.0
-        peaks = peaks[(peaks > 0.15) & (peaks < 10.0 - 0.3)]   # the window the simulator measures
+        peaks = peaks[(peaks > 0.15) & (peaks < 10.0 - 0.3)]  # the window the simulator measures
         hr_nk = 60.0 / np.diff(peaks).mean()
         # a peak detector's R time jitters by ~1 sample (4 ms) at 250 Hz: over ~10 beats that
         # moves the mean rate by well under 1 bpm; 2 bpm is the issue's band
@@ -98,6 +107,7 @@ def test_af_is_irregular_and_sinus_regular():
         for _ in range(10):
             p = draw_parameters([lab], rng)
             from icml26_lit.physio import draw_beats
+
             on, _ = draw_beats(p, 10.0, rng)
             rr = np.diff(on)
             vals.append(rr.std() / rr.mean())
@@ -108,6 +118,7 @@ def test_af_is_irregular_and_sinus_regular():
 def _qrs_window(rec, lead):
     "The noiseless QRS complex of `lead` (mV), rebuilt from the record's parameters."
     from icml26_lit.physio import beat_waves, calibrate_voltage, project
+
     p = rec["parameters"]
     qrs, _ = beat_waves(p, 0.4)
     k = calibrate_voltage(p, qrs)
@@ -121,9 +132,9 @@ def test_bundle_branch_morphology_in_v1():
     normal = _qrs_window(simulate_record(["sinus"], rng=rng), "V1")
     rbbb = _qrs_window(simulate_record(["sinus", "RBBB"], rng=rng), "V1")
     lbbb = _qrs_window(simulate_record(["sinus", "LBBB"], rng=rng), "V1")
-    assert -normal.min() > normal.max()                  # rS: the deep S dominates V1
-    assert rbbb[-40:].max() > 0.2 * np.abs(rbbb).max()   # rSR': a late positive R'
-    assert lbbb.max() < 0.1 * -lbbb.min()                # QS: (almost) no R in V1
+    assert -normal.min() > normal.max()  # rS: the deep S dominates V1
+    assert rbbb[-40:].max() > 0.2 * np.abs(rbbb).max()  # rSR': a late positive R'
+    assert lbbb.max() < 0.1 * -lbbb.min()  # QS: (almost) no R in V1
 
 
 def test_lvh_voltage_and_qtc_bazett():
@@ -145,7 +156,7 @@ def test_record_shapes_and_image_layout():
     assert float(rec["image"].min()) >= 0 and float(rec["image"].max()) <= 1
     # one lead alone drawn: only its panel has a trace
     sig = torch.zeros(12, 1000)
-    sig[LEADS.index("V5")] = 1.0                         # a flat line at +1 mV
+    sig[LEADS.index("V5")] = 1.0  # a flat line at +1 mV
     img = rasterise_ecg(sig, 100.0, grid=False, pixel_noise=0.0)
     r, c = next((r, c) for r, row in enumerate(LAYOUT) for c, n in enumerate(row) if n == "V5")
     rows_hit = img[:, c * 48 + 10].nonzero().flatten()

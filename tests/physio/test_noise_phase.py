@@ -1,4 +1,5 @@
 """Physio substrate: coloured noise and phase integration against closed forms."""
+
 import math
 
 import numpy as np
@@ -14,8 +15,7 @@ def test_pink_noise_slope_and_moments(fresh_seed):
     assert x.shape == (64, 4096) and x.dtype == torch.float64
     # unit variance and zero mean per row by construction (exact up to rounding)
     torch.testing.assert_close(x.std(-1), torch.ones(64, dtype=torch.float64))
-    torch.testing.assert_close(x.mean(-1), torch.zeros(64, dtype=torch.float64), atol=1e-12,
-                               rtol=0)
+    torch.testing.assert_close(x.mean(-1), torch.zeros(64, dtype=torch.float64), atol=1e-12, rtol=0)
     # the log-log slope of the averaged periodogram is -alpha; 64 rows x ~2000 bins: the
     # fitted slope's sampling spread is ~0.01, so 0.1 is a >5-sigma band
     p = (torch.fft.rfft(x, dim=-1).abs() ** 2).mean(0)[1:].numpy()
@@ -27,7 +27,7 @@ def test_pink_noise_slope_and_moments(fresh_seed):
 def test_pink_noise_white_at_alpha_zero(fresh_seed):
     g = torch.Generator().manual_seed(fresh_seed)
     x = pink_noise((32, 2048), alpha=0.0, generator=g)
-    r1 = (x[:, 1:] * x[:, :-1]).mean()       # lag-1 correlation of white noise: ~N(0, 1/sqrt(65k))
+    r1 = (x[:, 1:] * x[:, :-1]).mean()  # lag-1 correlation of white noise: ~N(0, 1/sqrt(65k))
     assert abs(float(r1)) < 0.02, fresh_seed
 
 
@@ -39,7 +39,7 @@ def test_ar1_autocorrelation_and_variance(fresh_seed):
     assert abs(float(x.var()) / 4.0 - 1.0) < 0.06, fresh_seed
     for k in (1, 2, 5):
         c = float((x[:, k:] * x[:, :-k]).mean() / x.var())
-        assert abs(c - 0.8 ** k) < 0.03, (k, c, fresh_seed)
+        assert abs(c - 0.8**k) < 0.03, (k, c, fresh_seed)
 
 
 def test_noise_is_seeded():
@@ -74,7 +74,7 @@ def test_integrate_phase_linear_chirp():
     fs, n = 1000.0, 5000
     t = torch.arange(n).double() / fs
     ph = integrate_phase(1 + t, fs)
-    exact = 2 * math.pi * (t + t ** 2 / 2)
+    exact = 2 * math.pi * (t + t**2 / 2)
     assert float((ph - exact).abs().max()) <= math.pi * 5.0 / fs + 1e-9
 
 
