@@ -7,20 +7,17 @@ __all__ = ['CONFIG', 'nll_weight_decay', 'ZukoNSF', 'make_flow', 'training_data'
            'equal_ess_ratio']
 
 # %% ../../nbs/09_ldr/06_experiments.ipynb #827ac4ca
-import bisect
-import json
 import math
-import pathlib
 import time
 
 import torch
 from torch import nn
 
-from ..core import get_device, seed_everything, sizes
+from ..core import sizes
 from ..flows.coupling import CouplingFlow
 from .kernels import rq_spline
 from .objectives import evaluate, fit, temperature_weights
-from .targets import DoubleWell2D, ManyWell, TiltedWell
+from .targets import DoubleWell2D
 
 # %% ../../nbs/09_ldr/06_experiments.ipynb #13a30c97
 _BASE = dict(

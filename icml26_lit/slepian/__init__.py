@@ -13,14 +13,16 @@ from torch import nn
 
 from ..core import BACKENDS, check_tensor, resolve_backend
 from ..sphere import check_degree, check_latlon, latlon_to_xyz, real_sph_harm
+
+# `name as name`: an explicit re-export, so `from icml26_lit.slepian import SlepianCap` works
 from icml26_lit.slepian.concentration import (
-    SlepianCap,
+    SlepianCap as SlepianCap,
     cap_frame,
-    check_cap_radius,
-    check_center,
-    global_coefficients,
-    select_modes,
-    shannon_number,
+    check_cap_radius as check_cap_radius,
+    check_center as check_center,
+    global_coefficients as global_coefficients,
+    select_modes as select_modes,
+    shannon_number as shannon_number,
     slepian_cap,
     slepian_synthesis,
 )
@@ -305,4 +307,4 @@ class LocationModel(nn.Module):
         return self.head(self.standardizer(self.encoder(x)))
 
 # %% ../../nbs/01_slepian/03_encoders.ipynb #99f832d1
-from . import _solutions  # registers the exercises (01.1, 01.2, 01.3)
+from . import _solutions  # noqa: E402, F401 (registers exercises 01.1-01.3)
