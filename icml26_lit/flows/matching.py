@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
@@ -26,34 +26,37 @@ def _time_like(t, x):
     return t.reshape(t.shape + (1,) * (x.dim() - t.dim())) if t.dim() else t
 
 
-def interpolate(x0: torch.Tensor,  # (B, ...) base noise
-                x1: torch.Tensor,  # (B, ...) data
-                t,  # (B,) times in [0, 1] (or a float)
-                sigma_min: float = SIGMA_MIN,
-                ) -> torch.Tensor:
+def interpolate(
+    x0: torch.Tensor,  # (B, ...) base noise
+    x1: torch.Tensor,  # (B, ...) data
+    t,  # (B,) times in [0, 1] (or a float)
+    sigma_min: float = SIGMA_MIN,
+) -> torch.Tensor:
     "The path x_t = (1 - (1 - sigma_min) t) x0 + t x1 (Chapter 10, *The interpolant*)."
     t = _time_like(t, x1)
     return (1 - (1 - sigma_min) * t) * x0 + t * x1
 
 
-def target_velocity(x1: torch.Tensor,  # (B, ...) data
-                    xt: torch.Tensor,  # (B, ...) points on the path
-                    t,  # (B,) times
-                    sigma_min: float = SIGMA_MIN,
-                    ) -> torch.Tensor:
-    "The conditional velocity u_t = (x1 - (1 - sigma_min) x_t) / (1 - (1 - sigma_min) t) (Chapter 10, *The interpolant*)."
+def target_velocity(
+    x1: torch.Tensor,  # (B, ...) data
+    xt: torch.Tensor,  # (B, ...) points on the path
+    t,  # (B,) times
+    sigma_min: float = SIGMA_MIN,
+) -> torch.Tensor:
+    "u_t = (x1 - (1 - s) x_t) / (1 - (1 - s) t) with s = sigma_min (Chapter 10, *The interpolant*)."
     t = _time_like(t, x1)
     return (x1 - (1 - sigma_min) * xt) / (1 - (1 - sigma_min) * t)
 
 # %% ../../nbs/10_tfmpe/02_flow_matching.ipynb #2d917b46
-def cfm_loss(velocity: Callable,  # v(x_t, t) -> same shape as x_t
-             x1: torch.Tensor,  # (B, ...) data
-             mask: torch.Tensor | None = None,  # (B, ...) True/1 for real elements, broadcastable
-             sigma_min: float = SIGMA_MIN,
-             generator: torch.Generator | None = None,  # source of t and x0
-             t: torch.Tensor | None = None,  # (B,) optional fixed times
-             x0: torch.Tensor | None = None,  # optional fixed noise
-             ) -> torch.Tensor:
+def cfm_loss(
+    velocity: Callable,  # v(x_t, t) -> same shape as x_t
+    x1: torch.Tensor,  # (B, ...) data
+    mask: torch.Tensor | None = None,  # (B, ...) True/1 for real elements, broadcastable
+    sigma_min: float = SIGMA_MIN,
+    generator: torch.Generator | None = None,  # source of t and x0
+    t: torch.Tensor | None = None,  # (B,) optional fixed times
+    x0: torch.Tensor | None = None,  # optional fixed noise
+) -> torch.Tensor:
     "Conditional flow-matching loss averaged over un-padded elements (Chapter 10, *The loss*)."
     x1 = check_tensor(x1, "x1", dtypes=(torch.float32, torch.float64), finite=False)
     if x1.dim() < 1 or x1.shape[0] == 0:
@@ -72,33 +75,43 @@ def cfm_loss(velocity: Callable,  # v(x_t, t) -> same shape as x_t
 # %% ../../nbs/10_tfmpe/02_flow_matching.ipynb #87cd27c2
 def gaussian_velocity(mean: float, std: float, sigma_min: float = SIGMA_MIN) -> Callable:
     "Exact marginal velocity for N(mean, std^2) data and N(0, 1) noise (Chapter 10, *The loss*)."
+
     def v(x, t):
         t = _time_like(t, x)
         a = 1 - (1 - sigma_min) * t
-        var = a ** 2 + t ** 2 * std ** 2  # Var[x_t]
+        var = a**2 + t**2 * std**2  # Var[x_t]
         r = x - t * mean  # x_t - E[x_t]
-        e1 = mean + t * std ** 2 / var * r  # E[x1 | x_t]
+        e1 = mean + t * std**2 / var * r  # E[x1 | x_t]
         e0 = a / var * r  # E[x0 | x_t]
         return e1 - (1 - sigma_min) * e0
+
     return v
 
 # %% ../../nbs/10_tfmpe/02_flow_matching.ipynb #7e45f652
 _DP_C = (0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0)
-_DP_A = ((), (1 / 5,), (3 / 40, 9 / 40), (44 / 45, -56 / 15, 32 / 9),
-         (19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729),
-         (9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656),
-         (35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84))
+_DP_A = (
+    (),
+    (1 / 5,),
+    (3 / 40, 9 / 40),
+    (44 / 45, -56 / 15, 32 / 9),
+    (19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729),
+    (9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656),
+    (35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84),
+)
 _DP_B = (35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84, 0.0)
 _DP_E = (71 / 57600, 0.0, -71 / 16695, 71 / 1920, -17253 / 339200, 22 / 525, -1 / 40)  # b5 - b4
 
 
-def integrate_adaptive(f: Callable,  # f(t, y) -> dy/dt
-                       y0: torch.Tensor,  # initial state
-                       t0: float = 0.0, t1: float = 1.0,
-                       rtol: float = 1e-5, atol: float = 1e-5,
-                       max_steps: int = 10000,
-                       ) -> tuple:
-    "Adaptive Dormand-Prince 5(4) integration; returns (y(t1), number of steps) (Chapter 10, *Sampling*)."
+def integrate_adaptive(
+    f: Callable,  # f(t, y) -> dy/dt
+    y0: torch.Tensor,  # initial state
+    t0: float = 0.0,
+    t1: float = 1.0,
+    rtol: float = 1e-5,
+    atol: float = 1e-5,
+    max_steps: int = 10000,
+) -> tuple:
+    "Adaptive Dormand-Prince 5(4); returns (y(t1), number of steps) (Chapter 10, *Sampling*)."
     t, y = float(t0), y0
     direction = 1.0 if t1 >= t0 else -1.0
     h = direction * min(0.1, abs(t1 - t0))
@@ -122,13 +135,15 @@ def integrate_adaptive(f: Callable,  # f(t, y) -> dy/dt
         h = h * min(5.0, max(0.2, 0.9 * (ratio + 1e-16) ** -0.2))
     return y, steps
 
-
-def sample_ode(velocity: Callable,  # v(x, t) with t a (B,) tensor
-               x0: torch.Tensor,  # (B, ...) base noise
-               n_steps: int = 16,  # fixed steps (ignored by "adaptive")
-               method: str = "rk4",  # "rk4", "euler" or "adaptive"
-               rtol: float = 1e-5, atol: float = 1e-5,
-               ) -> torch.Tensor:
+# %% ../../nbs/10_tfmpe/02_flow_matching.ipynb #a7ec4273
+def sample_ode(
+    velocity: Callable,  # v(x, t) with t a (B,) tensor
+    x0: torch.Tensor,  # (B, ...) base noise
+    n_steps: int = 16,  # fixed steps (ignored by "adaptive")
+    method: str = "rk4",  # "rk4", "euler" or "adaptive"
+    rtol: float = 1e-5,
+    atol: float = 1e-5,
+) -> torch.Tensor:
     "Push noise through the flow from t=0 to t=1 (Chapter 10, *Sampling*)."
     B = x0.shape[0]
 
@@ -140,15 +155,19 @@ def sample_ode(velocity: Callable,  # v(x, t) with t a (B,) tensor
     return integrate(f, x0, 0.0, 1.0, n_steps, method=method)
 
 # %% ../../nbs/10_tfmpe/02_flow_matching.ipynb #d2f180cd
-def divergence(velocity: Callable, x: torch.Tensor, t: torch.Tensor,
-               mask: torch.Tensor | None = None) -> tuple:
-    "v(x, t) and the exact trace of its Jacobian per batch row, over masked-in elements (Chapter 10, *Log-density*)."
+def divergence(
+    velocity: Callable, x: torch.Tensor, t: torch.Tensor, mask: torch.Tensor | None = None
+) -> tuple:
+    "v(x, t) and its exact Jacobian trace over masked-in elements (Chapter 10, *Log-density*)."
     with torch.enable_grad():
         x = x.detach().requires_grad_(True)
         v = velocity(x, t)
         flat_v, flat_x = v.reshape(v.shape[0], -1), x
-        keep = (torch.ones_like(flat_v, dtype=torch.bool) if mask is None
-                else mask.expand_as(v).reshape(v.shape[0], -1).bool())
+        keep = (
+            torch.ones_like(flat_v, dtype=torch.bool)
+            if mask is None
+            else mask.expand_as(v).reshape(v.shape[0], -1).bool()
+        )
         div = torch.zeros(v.shape[0], dtype=v.dtype, device=v.device)
         for i in range(flat_v.shape[1]):
             if not keep[:, i].any():
@@ -158,19 +177,22 @@ def divergence(velocity: Callable, x: torch.Tensor, t: torch.Tensor,
     return v.detach(), div.detach()
 
 
-def log_prob_ode(velocity: Callable,  # v(x, t) with t a (B,) tensor
-                 x1: torch.Tensor,  # (B, ...) points to evaluate
-                 n_steps: int = 16,  # fixed RK4 steps
-                 mask: torch.Tensor | None = None,  # (B, ...) real elements
-                 method: str = "rk4",
-                 ) -> torch.Tensor:
-    "log q(x1) under the flow, by integrating the Jacobian trace backwards (Chapter 10, *Log-density*)."
+def log_prob_ode(
+    velocity: Callable,  # v(x, t) with t a (B,) tensor
+    x1: torch.Tensor,  # (B, ...) points to evaluate
+    n_steps: int = 16,  # fixed RK4 steps
+    mask: torch.Tensor | None = None,  # (B, ...) real elements
+    method: str = "rk4",
+) -> torch.Tensor:
+    "log q(x1) under the flow, the Jacobian trace integrated backwards (Chapter 10, *Log-density*)."
     x1 = check_tensor(x1, "x1", dtypes=(torch.float32, torch.float64))
     B, shape = x1.shape[0], x1.shape
 
     def f(t, z):
         x = z[:, :-1].reshape(shape)
-        v, div = divergence(velocity, x, torch.full((B,), float(t), dtype=z.dtype, device=z.device), mask)
+        v, div = divergence(
+            velocity, x, torch.full((B,), float(t), dtype=z.dtype, device=z.device), mask
+        )
         if mask is not None:
             v = v * mask.to(v.dtype)
         return torch.cat([v.reshape(B, -1), div[:, None]], dim=1)
@@ -178,6 +200,6 @@ def log_prob_ode(velocity: Callable,  # v(x, t) with t a (B,) tensor
     z1 = torch.cat([x1.reshape(B, -1), torch.zeros(B, 1, dtype=x1.dtype, device=x1.device)], 1)
     z0 = integrate(f, z1, 1.0, 0.0, n_steps, method=method)
     x0, a0 = z0[:, :-1], z0[:, -1]
-    keep = (torch.ones_like(x0) if mask is None else mask.expand(shape).reshape(B, -1).to(x0.dtype))
-    base = -0.5 * (x0 ** 2 * keep).sum(1) - 0.5 * math.log(2 * math.pi) * keep.sum(1)
+    keep = torch.ones_like(x0) if mask is None else mask.expand(shape).reshape(B, -1).to(x0.dtype)
+    base = -0.5 * (x0**2 * keep).sum(1) - 0.5 * math.log(2 * math.pi) * keep.sum(1)
     return base + a0

@@ -10,21 +10,56 @@ __all__ = ['Tokens', 'tokenise', 'detokenise', 'TokenEmbedding', 'fourier_featur
            'unflatten_sites', 'split_functional', 'flatten_draws']
 
 # %% ../../nbs/10_tfmpe/08_api.ipynb #1e47ddca
-from .tokens import (Tokens, tokenise, detokenise, TokenEmbedding, fourier_features,
-                                     token_embedding_reference)
+from icml26_lit.tfmpe.tokens import (
+    Tokens,
+    tokenise,
+    detokenise,
+    TokenEmbedding,
+    fourier_features,
+    token_embedding_reference,
+)
 from .kernels import token_embedding
 from .tasks import SimulationBudget, HierarchicalGaussian, HierarchicalSIR
 from .model import TFMPE, VelocityTransformer, EncoderBlock, init_parameters
-from .pipelines import (fit_direct, fit_likelihood_factorised,
-                                        fit_posterior_factorised, c2st, sbc_ranks, sbc_coverage,
-                                        stick_breaking_sizes, flatten_sites, unflatten_sites,
-                                        split_functional, flatten_draws)
+from icml26_lit.tfmpe.pipelines import (
+    fit_direct,
+    fit_likelihood_factorised,
+    fit_posterior_factorised,
+    c2st,
+    sbc_ranks,
+    sbc_coverage,
+    stick_breaking_sizes,
+    flatten_sites,
+    unflatten_sites,
+    split_functional,
+    flatten_draws,
+)
+from . import _solutions  # noqa: F401 (registers the exercises)
 
-_all_ = ["Tokens", "tokenise", "detokenise", "TokenEmbedding", "fourier_features",
-         "token_embedding_reference", "token_embedding", "SimulationBudget",
-         "HierarchicalGaussian", "HierarchicalSIR", "TFMPE", "VelocityTransformer", "EncoderBlock",
-         "init_parameters", "fit_direct", "fit_likelihood_factorised", "fit_posterior_factorised",
-         "c2st", "sbc_ranks", "sbc_coverage", "stick_breaking_sizes", "flatten_sites",
-         "unflatten_sites", "split_functional", "flatten_draws"]
-
-from . import _solutions  # registers the exercises
+_all_ = [
+    "Tokens",
+    "tokenise",
+    "detokenise",
+    "TokenEmbedding",
+    "fourier_features",
+    "token_embedding_reference",
+    "token_embedding",
+    "SimulationBudget",
+    "HierarchicalGaussian",
+    "HierarchicalSIR",
+    "TFMPE",
+    "VelocityTransformer",
+    "EncoderBlock",
+    "init_parameters",
+    "fit_direct",
+    "fit_likelihood_factorised",
+    "fit_posterior_factorised",
+    "c2st",
+    "sbc_ranks",
+    "sbc_coverage",
+    "stick_breaking_sizes",
+    "flatten_sites",
+    "unflatten_sites",
+    "split_functional",
+    "flatten_draws",
+]

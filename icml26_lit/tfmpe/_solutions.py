@@ -27,19 +27,31 @@ def _velocity_draw(rng):
 
 
 _ = register_exercise(
-    "10.1", "The conditional target velocity of flow matching with sigma_min = 1e-3.",
-    reference=_target_velocity, draw=_velocity_draw,
-    cases=[(torch.zeros(0, 2), torch.zeros(0, 2), torch.zeros(0)),
-           (torch.ones(1, 1), torch.zeros(1, 1), torch.ones(1)),  # t = 1: the division by sigma_min
-           (torch.randn(4, 3, dtype=torch.float64), torch.randn(4, 3, dtype=torch.float64),
-            torch.rand(4, dtype=torch.float64))],
+    "10.1",
+    "The conditional target velocity of flow matching with sigma_min = 1e-3.",
+    reference=_target_velocity,
+    draw=_velocity_draw,
+    cases=[
+        (torch.zeros(0, 2), torch.zeros(0, 2), torch.zeros(0)),
+        (torch.ones(1, 1), torch.zeros(1, 1), torch.ones(1)),  # t = 1: the division by sigma_min
+        (
+            torch.randn(4, 3, dtype=torch.float64),
+            torch.randn(4, 3, dtype=torch.float64),
+            torch.rand(4, dtype=torch.float64),
+        ),
+    ],
     # float32, a few roundings, divided by at least sigma_min = 1e-3 at t = 1: 1e3 times 1e-7
     tolerance=dict(rtol=1e-5, atol=1e-4),
-    hints=["Give t a trailing axis: t[:, None] has shape (B, 1).",
-           "At t = 0 the velocity is x1 - (1 - sigma_min) x_t."],
-    wrong=[lambda x1, xt, t: (x1 - xt) / (1 - t[:, None] + 1e-3),  # no (1 - sigma_min) on x_t
-           lambda x1, xt, t: x1 - (1 - 1e-3) * xt,  # the denominator forgotten
-           lambda x1, xt, t: _target_velocity(x1, xt, t).double()])  # wrong dtype
+    hints=[
+        "Give t a trailing axis: t[:, None] has shape (B, 1).",
+        "At t = 0 the velocity is x1 - (1 - sigma_min) x_t.",
+    ],
+    wrong=[
+        lambda x1, xt, t: (x1 - xt) / (1 - t[:, None] + 1e-3),  # no (1 - sigma_min) on x_t
+        lambda x1, xt, t: x1 - (1 - 1e-3) * xt,  # the denominator forgotten
+        lambda x1, xt, t: _target_velocity(x1, xt, t).double(),  # wrong dtype
+    ],
+)
 
 # %% ../../nbs/10_tfmpe/90_exercises.ipynb #6765dfa3
 def _masked_mean(err, mask):
@@ -55,18 +67,27 @@ def _masked_draw(rng):
 
 
 _ = register_exercise(
-    "10.2", "The mean of the squared errors over un-padded elements only.",
-    reference=_masked_mean, draw=_masked_draw,
-    cases=[(torch.ones(2, 3, 1), torch.zeros(2, 3, 1, dtype=torch.bool)),  # all padding: 0
-           (torch.arange(6.0).reshape(1, 6, 1), torch.tensor([[[True]] * 2 + [[False]] * 4])),
-           (torch.rand(3, 5, 1, dtype=torch.float64), torch.ones(3, 5, 1, dtype=torch.bool))],
+    "10.2",
+    "The mean of the squared errors over un-padded elements only.",
+    reference=_masked_mean,
+    draw=_masked_draw,
+    cases=[
+        (torch.ones(2, 3, 1), torch.zeros(2, 3, 1, dtype=torch.bool)),  # all padding: 0
+        (torch.arange(6.0).reshape(1, 6, 1), torch.tensor([[[True]] * 2 + [[False]] * 4])),
+        (torch.rand(3, 5, 1, dtype=torch.float64), torch.ones(3, 5, 1, dtype=torch.bool)),
+    ],
     # float32 sums of up to 240 terms below 3: 240 * 3 * 6e-8 relative, far below 1e-5
     tolerance=dict(rtol=1e-5, atol=1e-6),
-    hints=["Padding must neither add error nor count in the denominator.",
-           "clamp_min(1.0) on the count avoids 0 / 0."],
-    wrong=[lambda err, mask: (err * mask).mean(),  # padding dilutes the mean
-           lambda err, mask: err.mean(),  # padding counted
-           lambda err, mask: (err * mask).sum() / mask.sum()])  # NaN when all is padding
+    hints=[
+        "Padding must neither add error nor count in the denominator.",
+        "clamp_min(1.0) on the count avoids 0 / 0.",
+    ],
+    wrong=[
+        lambda err, mask: (err * mask).mean(),  # padding dilutes the mean
+        lambda err, mask: err.mean(),  # padding counted
+        lambda err, mask: (err * mask).sum() / mask.sum(),  # NaN when all is padding
+    ],
+)
 
 # %% ../../nbs/10_tfmpe/90_exercises.ipynb #b0bfc619
 def _mu_posterior_sd(n_sites=10):
@@ -76,8 +97,14 @@ def _mu_posterior_sd(n_sites=10):
 
 
 _ = register_exercise(
-    "10.3", "The exact posterior sd of mu with S = 10 sites.", value=_mu_posterior_sd,
+    "10.3",
+    "The exact posterior sd of mu with S = 10 sites.",
+    value=_mu_posterior_sd,
     tolerance=dict(abs=5e-4),
-    hints=["A site's observation mean is N(mu, tau^2 + sigma^2 / J).",
-           "Precisions add: the prior's 1 and S / (tau^2 + sigma^2 / J)."],
-    wrong=[_mu_posterior_sd(5), 1 / math.sqrt(1 + 10 * 4), 1.0])  # S = 5; tau ignored; the prior
+    hints=[
+        "A site's observation mean is N(mu, tau^2 + sigma^2 / J).",
+        "Precisions add: the prior's 1 and S / (tau^2 + sigma^2 / J).",
+    ],
+    # S = 5; tau ignored; the prior
+    wrong=[_mu_posterior_sd(5), 1 / math.sqrt(1 + 10 * 4), 1.0],
+)

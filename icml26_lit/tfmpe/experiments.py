@@ -11,37 +11,131 @@ import time
 import torch
 
 from ..core import sizes
-from .model import TFMPE
-from .pipelines import (c2st, fit_direct, fit_likelihood_factorised,
-                                        fit_posterior_factorised, flatten_draws, sbc_coverage,
-                                        sbc_ranks, split_functional)
-from .tasks import HierarchicalGaussian, HierarchicalSIR, SimulationBudget
+from icml26_lit.tfmpe.pipelines import (
+    c2st,
+    fit_direct,
+    fit_likelihood_factorised,
+    fit_posterior_factorised,
+    flatten_draws,
+    sbc_coverage,
+    sbc_ranks,
+    split_functional,
+)
+from .tasks import HierarchicalGaussian, SimulationBudget
 
 # %% auto #0
 __all__ = ['CONFIG', 'SbiPosterior', 'fit_sbi', 'fit_method', 'evaluate', 'methods_for', 'smoke_step']
 
 # %% ../../nbs/10_tfmpe/07_experiments.ipynb #1fc2938c
-_COMMON = dict(sites=[5], budgets=[2000], n_heads=4, n_encoder=2, sample_steps=8, n_test=8,
-               sbc_samples=99, pf=False, fmpe=False, sir=False, functional=False,
-               grid_sites=[2, 5, 10], grid_cache=False)
+_COMMON = dict(
+    sites=[5],
+    budgets=[2000],
+    n_heads=4,
+    n_encoder=2,
+    sample_steps=8,
+    n_test=8,
+    sbc_samples=99,
+    pf=False,
+    fmpe=False,
+    sir=False,
+    functional=False,
+    grid_sites=[2, 5, 10],
+    grid_cache=False,
+)
+# ci: two arms, two paired seeds, in 120 s on one core (direct TFMPE moves to cpu and up);
+# three seeds at 300 steps measured 206 s of CPU; 300 posterior draws 116 s, 200 draws 109 s
+_CI = dict(
+    _COMMON,
+    n_seeds=2,
+    latent_dim=32,
+    batch_size=128,
+    n_steps=200,
+    n_c2st=4,
+    n_post=200,
+    npe_epochs=150,
+    n_sbc=0,
+    direct=False,
+    grid_cache=True,
+)
+# cpu: decides the headline claim, 5 paired seeds, about 10 minutes on a 2-core laptop
+_CPU = dict(
+    _COMMON,
+    n_seeds=5,
+    latent_dim=32,
+    batch_size=128,
+    n_steps=500,
+    n_c2st=5,
+    n_post=500,
+    npe_epochs=150,
+    n_sbc=0,
+    direct=True,
+)
+
+# %% ../../nbs/10_tfmpe/07_experiments.ipynb #73f96912
+_COLAB = dict(
+    _COMMON,
+    sites=[2, 5, 10],
+    budgets=[1000, 2000, 5000],
+    n_seeds=3,
+    latent_dim=64,
+    batch_size=256,
+    n_steps=3000,
+    sample_steps=16,
+    n_test=50,
+    n_c2st=5,
+    n_post=1000,
+    npe_epochs=1000,
+    n_sbc=100,
+    pf=True,
+    fmpe=True,
+    sir=True,
+    functional=True,
+    direct=True,
+)
+_FULL = dict(
+    _COMMON,
+    sites=[2, 5, 10],
+    budgets=[1000, 10000, 100000],
+    n_seeds=3,
+    latent_dim=128,
+    n_encoder=4,
+    batch_size=256,
+    n_steps=20000,
+    sample_steps=16,
+    n_test=100,
+    n_c2st=10,
+    n_post=2000,
+    npe_epochs=5000,
+    n_sbc=200,
+    sbc_samples=199,
+    pf=True,
+    fmpe=True,
+    sir=True,
+    functional=True,
+    direct=True,
+)
+
+# %% ../../nbs/10_tfmpe/07_experiments.ipynb #a95a0201
 CONFIG = sizes(
-    # ci: two arms, two paired seeds, in 120 s on one core (direct TFMPE moves to cpu and up);
-    # three seeds at 300 steps measured 206 s of CPU; 300 posterior draws 116 s, 200 draws 109 s
-    ci=dict(_COMMON, n_seeds=2, latent_dim=32, batch_size=128, n_steps=200, n_c2st=4, n_post=200,
-            npe_epochs=150, n_sbc=0, direct=False, grid_cache=True),
-    # cpu: decides the headline claim, 5 paired seeds, about 10 minutes on a 2-core laptop
-    cpu=dict(_COMMON, n_seeds=5, latent_dim=32, batch_size=128, n_steps=500, n_c2st=5,
-             n_post=500, npe_epochs=150, n_sbc=0, direct=True),
-    colab=dict(_COMMON, sites=[2, 5, 10], budgets=[1000, 2000, 5000], n_seeds=3, latent_dim=64,
-               batch_size=256, n_steps=3000, sample_steps=16, n_test=50, n_c2st=5, n_post=1000,
-               npe_epochs=1000, n_sbc=100, pf=True, fmpe=True, sir=True, functional=True,
-               direct=True),
-    full=dict(_COMMON, sites=[2, 5, 10], budgets=[1000, 10000, 100000], n_seeds=3,
-              latent_dim=128, n_encoder=4, batch_size=256, n_steps=20000, sample_steps=16,
-              n_test=100, n_c2st=10, n_post=2000, npe_epochs=5000, n_sbc=200, sbc_samples=199,
-              pf=True, fmpe=True, sir=True, functional=True, direct=True),
-    size_keys=["n_seeds", "n_steps", "n_test", "n_c2st", "n_post", "npe_epochs", "n_sbc",
-               "sbc_samples", "batch_size", "latent_dim", "n_encoder", "sample_steps"])
+    ci=_CI,
+    cpu=_CPU,
+    colab=_COLAB,
+    full=_FULL,
+    size_keys=[
+        "n_seeds",
+        "n_steps",
+        "n_test",
+        "n_c2st",
+        "n_post",
+        "npe_epochs",
+        "n_sbc",
+        "sbc_samples",
+        "batch_size",
+        "latent_dim",
+        "n_encoder",
+        "sample_steps",
+    ],
+)
 
 # %% ../../nbs/10_tfmpe/07_experiments.ipynb #465fc043
 class SbiPosterior:
@@ -60,15 +154,23 @@ class SbiPosterior:
         out, i = {}, 0
         for k in names:
             w = 1 if k in self.task.global_names else self.n_sites
-            out[k] = d[..., i:i + w]
+            out[k] = d[..., i : i + w]
             i += w
         return out
 
 
-def fit_sbi(task, budget: SimulationBudget, n_sites: int, method: str = "npe", epochs: int = 200,
-            batch_size: int = 128, generator=None) -> SbiPosterior:
+def fit_sbi(
+    task,
+    budget: SimulationBudget,
+    n_sites: int,
+    method: str = "npe",
+    epochs: int = 200,
+    batch_size: int = 128,
+    generator=None,
+) -> SbiPosterior:
     "sbi's NPE (MAF) or FMPE on flattened full data sets (Chapter 10, *Baselines*)."
     from sbi.inference import FMPE, NPE
+
     g = generator or torch.Generator().manual_seed(0)
     n_sets = budget.remaining // n_sites
     params = task.sample_prior(n_sets, n_sites=n_sites, generator=g)
@@ -78,20 +180,24 @@ def fit_sbi(task, budget: SimulationBudget, n_sites: int, method: str = "npe", e
     theta = torch.cat([params[k] for k in names], 1)
     x = obs["y"].reshape(n_sets, -1)
     prior = task.prior_distribution(n_sites)
-    inf = NPE(prior=prior, density_estimator="maf", show_progress_bars=False) if method == "npe" \
+    inf = (
+        NPE(prior=prior, density_estimator="maf", show_progress_bars=False)
+        if method == "npe"
         else FMPE(prior=prior, show_progress_bars=False)
+    )
     inf.append_simulations(theta, x).train(training_batch_size=batch_size, max_num_epochs=epochs)
     return SbiPosterior(inf.build_posterior(), task, n_sites)
 
 # %% ../../nbs/10_tfmpe/07_experiments.ipynb #2a0974cb
 def _tfmpe_kwargs(cfg, dev):
-    return (dict(latent_dim=cfg.latent_dim, n_heads=cfg.n_heads, n_encoder=cfg.n_encoder,
-                 device=dev),
-            dict(n_steps=cfg.n_steps, batch_size=cfg.batch_size))
+    return (
+        dict(latent_dim=cfg.latent_dim, n_heads=cfg.n_heads, n_encoder=cfg.n_encoder, device=dev),
+        dict(n_steps=cfg.n_steps, batch_size=cfg.batch_size),
+    )
 
 
 def fit_method(method: str, task, n_sites: int, budget: int, cfg, seed: int = 0, device="cpu"):
-    "Fit one method with a fresh budget; returns (posterior, seconds, budget) (Chapter 10, *One setting*)."
+    "One method, fresh budget; returns (posterior, seconds, budget) (Chapter 10, *One setting*)."
     g = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     bud = SimulationBudget(budget)
@@ -99,22 +205,38 @@ def fit_method(method: str, task, n_sites: int, budget: int, cfg, seed: int = 0,
     mk["seed"] = seed
     t0 = time.process_time()
     if method == "LF-TFMPE":
-        post = fit_likelihood_factorised(task, bud, n_sites, model_kwargs=mk, fit_kwargs=fk,
-                                         sample_steps=cfg.sample_steps, generator=g)[0]
+        post = fit_likelihood_factorised(
+            task,
+            bud,
+            n_sites,
+            model_kwargs=mk,
+            fit_kwargs=fk,
+            sample_steps=cfg.sample_steps,
+            generator=g,
+        )[0]
     elif method == "direct TFMPE":
         post = fit_direct(task, bud, n_sites, model_kwargs=mk, fit_kwargs=fk, generator=g)
     elif method == "PF-TFMPE":
-        post = fit_posterior_factorised(task, bud, n_sites, model_kwargs=mk, fit_kwargs=fk, generator=g)
+        post = fit_posterior_factorised(
+            task, bud, n_sites, model_kwargs=mk, fit_kwargs=fk, generator=g
+        )
     elif method in ("sbi NPE", "sbi FMPE"):
-        post = fit_sbi(task, bud, n_sites, "npe" if method == "sbi NPE" else "fmpe",
-                       epochs=cfg.npe_epochs, batch_size=cfg.batch_size, generator=g)
+        post = fit_sbi(
+            task,
+            bud,
+            n_sites,
+            "npe" if method == "sbi NPE" else "fmpe",
+            epochs=cfg.npe_epochs,
+            batch_size=cfg.batch_size,
+            generator=g,
+        )
     else:
         raise ValueError(f"unknown method {method!r}")
     return post, time.process_time() - t0, bud
 
-
+# %% ../../nbs/10_tfmpe/07_experiments.ipynb #719e8d92
 def evaluate(post, task, n_sites: int, cfg, seed: int = 0) -> dict:
-    "C2ST, posterior-mean RMSE, SBC coverage and plot samples of one fitted method (Chapter 10, *One setting*)."
+    "C2ST, posterior-mean RMSE, SBC coverage and plot samples (Chapter 10, *One setting*)."
     g = torch.Generator().manual_seed(10_000 + seed)  # the same test data for every method
     tp = task.sample_prior(cfg.n_test, n_sites=n_sites, generator=g)
     fi = task.sample_functional_inputs(cfg.n_test, n_sites, generator=g)
@@ -126,29 +248,54 @@ def evaluate(post, task, n_sites: int, cfg, seed: int = 0) -> dict:
     rmse = float(((draws.double().mean(0) - exact_mean) ** 2).mean().sqrt())
     c2sts = []
     for i in range(cfg.n_c2st):
-        ref = task.sample_posterior(y[i], cfg.n_post, None if f is None else f["y"][i],
-                                    generator=torch.Generator().manual_seed(20_000 + 100 * seed + i))
+        ref = task.sample_posterior(
+            y[i],
+            cfg.n_post,
+            None if f is None else f["y"][i],
+            generator=torch.Generator().manual_seed(20_000 + 100 * seed + i),
+        )
         c2sts.append(c2st(ref, draws[:, i].float(), seed=seed))
-    out = dict(c2st=sum(c2sts) / len(c2sts), rmse=rmse, samples=draws[:, 0, :2].clone(),
-               y0=y[0].clone(), f0=None if f is None else f["y"][0].clone())
+    out = dict(
+        c2st=sum(c2sts) / len(c2sts),
+        rmse=rmse,
+        samples=draws[:, 0, :2].clone(),
+        y0=y[0].clone(),
+        f0=None if f is None else f["y"][0].clone(),
+    )
     if cfg.n_sbc:
         fn = lambda o, ff, mm, n: post.sample(o, n, ff, mm, n_steps=cfg.sample_steps)
         ranks = sbc_ranks(fn, task, n_sites, cfg.n_sbc, cfg.sbc_samples, generator=g)
         out["sbc90"] = sbc_coverage(ranks, cfg.sbc_samples, 0.9)
     return out
 
-
+# %% ../../nbs/10_tfmpe/07_experiments.ipynb #ab2ae177
 def methods_for(cfg) -> list:
     "The methods a preset runs."
-    return (["LF-TFMPE", "sbi NPE"] + (["direct TFMPE"] if cfg.direct else [])
-            + (["PF-TFMPE"] if cfg.pf else []) + (["sbi FMPE"] if cfg.fmpe else []))
+    return (
+        ["LF-TFMPE", "sbi NPE"]
+        + (["direct TFMPE"] if cfg.direct else [])
+        + (["PF-TFMPE"] if cfg.pf else [])
+        + (["sbi FMPE"] if cfg.fmpe else [])
+    )
 
 
 def smoke_step(cfg) -> None:
     "One cheap step of every part of the experiment with `cfg` (Chapter 10, *One setting*)."
     task = HierarchicalGaussian(n_sites=2)
-    small = dict(cfg, n_steps=1, batch_size=16, n_post=20, n_test=2, n_c2st=1, npe_epochs=1,
-                 n_sbc=min(cfg.n_sbc, 5), sbc_samples=9, sample_steps=2, latent_dim=16, n_encoder=1)
+    small = dict(
+        cfg,
+        n_steps=1,
+        batch_size=16,
+        n_post=20,
+        n_test=2,
+        n_c2st=1,
+        npe_epochs=1,
+        n_sbc=min(cfg.n_sbc, 5),
+        sbc_samples=9,
+        sample_steps=2,
+        latent_dim=16,
+        n_encoder=1,
+    )
     small = type(cfg)(small)
     for i, method in enumerate(methods_for(cfg)[:3] + ["direct TFMPE"] * (not cfg.direct)):
         post, _, bud = fit_method(method, task, 2, 100, small)
@@ -157,4 +304,5 @@ def smoke_step(cfg) -> None:
             res = evaluate(post, task, 2, small)
             assert 0.0 <= res["c2st"] <= 1.0 and math.isfinite(res["rmse"])
         else:
-            assert post.sample({"y": torch.zeros(1, 2, task.n_obs)}, 3, n_steps=2)["mu"].shape == (3, 1, 1)
+            shape = post.sample({"y": torch.zeros(1, 2, task.n_obs)}, 3, n_steps=2)["mu"].shape
+            assert shape == (3, 1, 1)

@@ -5,12 +5,15 @@
 # %% ../../nbs/10_tfmpe/06_kernels.ipynb #669032b1
 from __future__ import annotations
 
-import math
-
 import torch
 
-from ..core import (HAS_TRITON, check_tensor, register_benchmark, register_kernel,
-                             resolve_backend)
+from icml26_lit.core import (
+    HAS_TRITON,
+    check_tensor,
+    register_benchmark,
+    register_kernel,
+    resolve_backend,
+)
 from .tokens import token_embedding_reference
 
 if HAS_TRITON:
@@ -23,14 +26,21 @@ __all__ = ['EMBEDDING_SIGNATURE', 'EMBEDDING_CONSTEXPRS', 'BWD_TOKENS_SIGNATURE'
 
 # %% ../../nbs/10_tfmpe/06_kernels.ipynb #e6824d37
 def embedding_bytes_model(n: int, k: int, d: int, n_small: int = 6, itemsize: int = 4) -> dict:
-    "Global-memory bytes and FLOPs of the fused and reference embeddings (Chapter 10, *Fused embedding*)."
+    "Global-memory bytes and FLOPs, fused and reference (Chapter 10, *Fused embedding*)."
     fused = (n * n_small + k * d + n * d) * itemsize
     reference = (n * n_small + 3 * n * k + k * d + n * d) * itemsize
-    return dict(bytes=fused, reference_bytes=reference, flops=2 * n * k * d,
-                note="fused: small per-token inputs, W once, output once; reference adds 3NK for the concat")
+    return dict(
+        bytes=fused,
+        reference_bytes=reference,
+        flops=2 * n * k * d,
+        note=(
+            "fused: small per-token inputs, W once, output once; reference adds 3NK for the concat"
+        ),
+    )
 
 # %% ../../nbs/10_tfmpe/06_kernels.ipynb #f9ee5729
 if HAS_TRITON:
+
     @triton.jit
     def _fourier_angles(x_ptr, b_ptr, rows, rmask, hs, hmask, H, NDIM: tl.constexpr):
         # 2 pi x B for a tile of tokens: x the (BLOCK_N, NDIM) rows `rows` of x_ptr, B (NDIM, H)
@@ -43,13 +53,38 @@ if HAS_TRITON:
             ang += xk[:, None] * bk[None, :]
         return ang * 6.283185307179586
 
+# %% ../../nbs/10_tfmpe/06_kernels.ipynb #a10056f8
+if HAS_TRITON:
+
     @triton.jit
-    def _token_embedding_kernel(v_ptr, lab_ptr, pos_ptr, t_ptr, f_ptr, e_ptr, bp_ptr, bf_ptr, w_ptr,
-                                bias_ptr, out_ptr, n, D, K, L, Hp, Hf,
-                                V: tl.constexpr, P: tl.constexpr, F: tl.constexpr,
-                                HAS_F: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
-                                BLOCK_L: tl.constexpr, BLOCK_HP: tl.constexpr,
-                                BLOCK_HF: tl.constexpr):
+    def _token_embedding_kernel(
+        v_ptr,
+        lab_ptr,
+        pos_ptr,
+        t_ptr,
+        f_ptr,
+        e_ptr,
+        bp_ptr,
+        bf_ptr,
+        w_ptr,
+        bias_ptr,
+        out_ptr,
+        n,
+        D,
+        K,
+        L,
+        Hp,
+        Hf,
+        V: tl.constexpr,
+        P: tl.constexpr,
+        F: tl.constexpr,
+        HAS_F: tl.constexpr,
+        BLOCK_N: tl.constexpr,
+        BLOCK_D: tl.constexpr,
+        BLOCK_L: tl.constexpr,
+        BLOCK_HP: tl.constexpr,
+        BLOCK_HF: tl.constexpr,
+    ):
         pid_n, pid_d = tl.program_id(0), tl.program_id(1)
         rows = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
         cols = pid_d * BLOCK_D + tl.arange(0, BLOCK_D)
@@ -67,9 +102,14 @@ if HAS_TRITON:
         lab = tl.load(lab_ptr + rows, mask=rmask, other=0)
         ls = tl.arange(0, BLOCK_L)
         lmask = ls < L
-        e = tl.load(e_ptr + lab[:, None] * L + ls[None, :], mask=rmask[:, None] & lmask[None, :], other=0.0)
-        wl = tl.load(w_ptr + cols[None, :] * K + off + ls[:, None], mask=lmask[:, None] & cmask[None, :],
-                     other=0.0)
+        e = tl.load(
+            e_ptr + lab[:, None] * L + ls[None, :], mask=rmask[:, None] & lmask[None, :], other=0.0
+        )
+        wl = tl.load(
+            w_ptr + cols[None, :] * K + off + ls[:, None],
+            mask=lmask[:, None] & cmask[None, :],
+            other=0.0,
+        )
         acc += tl.dot(e, wl, input_precision="ieee")
         off += L
         # position: angle = 2 pi p B_p, then [cos, sin] times their W columns
@@ -97,18 +137,42 @@ if HAS_TRITON:
             acc += tl.dot(tl.cos(angf), wfc, input_precision="ieee")
             acc += tl.dot(tl.sin(angf), wfs, input_precision="ieee")
         acc += tl.load(bias_ptr + cols, mask=cmask, other=0.0)[None, :]
-        tl.store(out_ptr + rows[:, None] * D + cols[None, :], acc, mask=rmask[:, None] & cmask[None, :])
+        tl.store(
+            out_ptr + rows[:, None] * D + cols[None, :], acc, mask=rmask[:, None] & cmask[None, :]
+        )
 
 # %% ../../nbs/10_tfmpe/06_kernels.ipynb #db55f5bf
 if HAS_TRITON:
+
     @triton.jit
-    def _token_embedding_bwd_tokens_kernel(g_ptr, pos_ptr, f_ptr, bp_ptr, bf_ptr, w_ptr, gv_ptr, ge_ptr,
-                                           gp_ptr, gf_ptr, n, D, K, L, Hp, Hf,
-                                           V: tl.constexpr, P: tl.constexpr, F: tl.constexpr,
-                                           HAS_F: tl.constexpr, BLOCK_N: tl.constexpr,
-                                           BLOCK_D: tl.constexpr, BLOCK_V: tl.constexpr,
-                                           BLOCK_L: tl.constexpr, BLOCK_HP: tl.constexpr,
-                                           BLOCK_HF: tl.constexpr):
+    def _token_embedding_bwd_tokens_kernel(
+        g_ptr,
+        pos_ptr,
+        f_ptr,
+        bp_ptr,
+        bf_ptr,
+        w_ptr,
+        gv_ptr,
+        ge_ptr,
+        gp_ptr,
+        gf_ptr,
+        n,
+        D,
+        K,
+        L,
+        Hp,
+        Hf,
+        V: tl.constexpr,
+        P: tl.constexpr,
+        F: tl.constexpr,
+        HAS_F: tl.constexpr,
+        BLOCK_N: tl.constexpr,
+        BLOCK_D: tl.constexpr,
+        BLOCK_V: tl.constexpr,
+        BLOCK_L: tl.constexpr,
+        BLOCK_HP: tl.constexpr,
+        BLOCK_HF: tl.constexpr,
+    ):
         pid = tl.program_id(0)
         rows = pid * BLOCK_N + tl.arange(0, BLOCK_N)
         rmask = rows < n
@@ -129,8 +193,11 @@ if HAS_TRITON:
         for d0 in range(0, D, BLOCK_D):
             cols = d0 + tl.arange(0, BLOCK_D)
             cmask = cols < D
-            g = tl.load(g_ptr + rows[:, None] * D + cols[None, :], mask=rmask[:, None] & cmask[None, :],
-                        other=0.0)
+            g = tl.load(
+                g_ptr + rows[:, None] * D + cols[None, :],
+                mask=rmask[:, None] & cmask[None, :],
+                other=0.0,
+            )
             wrow = w_ptr + cols[:, None] * K
             wv = tl.load(wrow + vs[None, :], mask=cmask[:, None] & vmask[None, :], other=0.0)
             acc_v += tl.dot(g, wv, input_precision="ieee")
@@ -147,25 +214,59 @@ if HAS_TRITON:
                 wfs = tl.load(wrow + V + L + 2 * Hp + 1 + Hf + gs[None, :], mask=fm, other=0.0)
                 acc_fc += tl.dot(g, wfc, input_precision="ieee")
                 acc_fs += tl.dot(g, wfs, input_precision="ieee")
-        tl.store(gv_ptr + rows[:, None] * V + vs[None, :], acc_v, mask=rmask[:, None] & vmask[None, :])
-        tl.store(ge_ptr + rows[:, None] * L + ls[None, :], acc_e, mask=rmask[:, None] & lmask[None, :])
+        tl.store(
+            gv_ptr + rows[:, None] * V + vs[None, :], acc_v, mask=rmask[:, None] & vmask[None, :]
+        )
+        tl.store(
+            ge_ptr + rows[:, None] * L + ls[None, :], acc_e, mask=rmask[:, None] & lmask[None, :]
+        )
         # angle recomputed in registers; dL/dangle = g_s cos - g_c sin, times 2 pi for dL/d(pB)
         ang = _fourier_angles(pos_ptr, bp_ptr, rows, rmask, hs, hmask, Hp, P)
         gp = (acc_s * tl.cos(ang) - acc_c * tl.sin(ang)) * 6.283185307179586
-        tl.store(gp_ptr + rows[:, None] * Hp + hs[None, :], gp, mask=rmask[:, None] & hmask[None, :])
+        tl.store(
+            gp_ptr + rows[:, None] * Hp + hs[None, :], gp, mask=rmask[:, None] & hmask[None, :]
+        )
         if HAS_F:
             angf = _fourier_angles(f_ptr, bf_ptr, rows, rmask, gs, gmask, Hf, F)
             gf = (acc_fs * tl.cos(angf) - acc_fc * tl.sin(angf)) * 6.283185307179586
-            tl.store(gf_ptr + rows[:, None] * Hf + gs[None, :], gf, mask=rmask[:, None] & gmask[None, :])
+            tl.store(
+                gf_ptr + rows[:, None] * Hf + gs[None, :], gf, mask=rmask[:, None] & gmask[None, :]
+            )
+
+# %% ../../nbs/10_tfmpe/06_kernels.ipynb #cd3ba1fe
+if HAS_TRITON:
 
     @triton.jit
-    def _token_embedding_bwd_weight_kernel(g_ptr, v_ptr, lab_ptr, pos_ptr, t_ptr, f_ptr, e_ptr, bp_ptr,
-                                           bf_ptr, gw_ptr, gb_ptr, n, D, K, L, Hp, Hf, TILES,
-                                           V: tl.constexpr, P: tl.constexpr, F: tl.constexpr,
-                                           HAS_F: tl.constexpr, BLOCK_N: tl.constexpr,
-                                           BLOCK_D: tl.constexpr, BLOCK_V: tl.constexpr,
-                                           BLOCK_L: tl.constexpr, BLOCK_HP: tl.constexpr,
-                                           BLOCK_HF: tl.constexpr):
+    def _token_embedding_bwd_weight_kernel(
+        g_ptr,
+        v_ptr,
+        lab_ptr,
+        pos_ptr,
+        t_ptr,
+        f_ptr,
+        e_ptr,
+        bp_ptr,
+        bf_ptr,
+        gw_ptr,
+        gb_ptr,
+        n,
+        D,
+        K,
+        L,
+        Hp,
+        Hf,
+        TILES,
+        V: tl.constexpr,
+        P: tl.constexpr,
+        F: tl.constexpr,
+        HAS_F: tl.constexpr,
+        BLOCK_N: tl.constexpr,
+        BLOCK_D: tl.constexpr,
+        BLOCK_V: tl.constexpr,
+        BLOCK_L: tl.constexpr,
+        BLOCK_HP: tl.constexpr,
+        BLOCK_HF: tl.constexpr,
+    ):
         pid_d, pid_s = tl.program_id(0), tl.program_id(1)
         cols = pid_d * BLOCK_D + tl.arange(0, BLOCK_D)
         cmask = cols < D
@@ -189,15 +290,24 @@ if HAS_TRITON:
         for it in range(0, TILES):
             rows = (pid_s * TILES + it) * BLOCK_N + tl.arange(0, BLOCK_N)
             rmask = rows < n
-            g = tl.load(g_ptr + rows[:, None] * D + cols[None, :], mask=rmask[:, None] & cmask[None, :],
-                        other=0.0)
+            g = tl.load(
+                g_ptr + rows[:, None] * D + cols[None, :],
+                mask=rmask[:, None] & cmask[None, :],
+                other=0.0,
+            )
             gt = tl.trans(g)
-            vv = tl.load(v_ptr + rows[:, None] * V + vs[None, :], mask=rmask[:, None] & vmask[None, :],
-                         other=0.0)
+            vv = tl.load(
+                v_ptr + rows[:, None] * V + vs[None, :],
+                mask=rmask[:, None] & vmask[None, :],
+                other=0.0,
+            )
             acc_v += tl.dot(gt, vv, input_precision="ieee")
             lab = tl.load(lab_ptr + rows, mask=rmask, other=0)
-            e = tl.load(e_ptr + lab[:, None] * L + ls[None, :], mask=rmask[:, None] & lmask[None, :],
-                        other=0.0)
+            e = tl.load(
+                e_ptr + lab[:, None] * L + ls[None, :],
+                mask=rmask[:, None] & lmask[None, :],
+                other=0.0,
+            )
             acc_e += tl.dot(gt, e, input_precision="ieee")
             ang = _fourier_angles(pos_ptr, bp_ptr, rows, rmask, hs, hmask, Hp, P)
             acc_c += tl.dot(gt, tl.cos(ang), input_precision="ieee")
@@ -238,31 +348,95 @@ def _launch(value, label, position, time, functional, table, pos_freqs, fun_freq
     grid = (triton.cdiv(n, BLOCK_N), triton.cdiv(D, BLOCK_D))
     dummy = value if functional is None else None
     _token_embedding_kernel[grid](
-        value, label, position, time, functional if functional is not None else dummy, table,
-        pos_freqs, fun_freqs if fun_freqs is not None else pos_freqs, weight, bias, out,
-        n, D, K, L, Hp, Hf, V=V, P=position.shape[1], F=F, HAS_F=functional is not None,
-        BLOCK_N=BLOCK_N, BLOCK_D=BLOCK_D, BLOCK_L=_pow2(L), BLOCK_HP=_pow2(Hp), BLOCK_HF=_pow2(Hf))
+        value,
+        label,
+        position,
+        time,
+        functional if functional is not None else dummy,
+        table,
+        pos_freqs,
+        fun_freqs if fun_freqs is not None else pos_freqs,
+        weight,
+        bias,
+        out,
+        n,
+        D,
+        K,
+        L,
+        Hp,
+        Hf,
+        V=V,
+        P=position.shape[1],
+        F=F,
+        HAS_F=functional is not None,
+        BLOCK_N=BLOCK_N,
+        BLOCK_D=BLOCK_D,
+        BLOCK_L=_pow2(L),
+        BLOCK_HP=_pow2(Hp),
+        BLOCK_HF=_pow2(Hf),
+    )
     return out
 
-
+# %% ../../nbs/10_tfmpe/06_kernels.ipynb #90c68048
 class _TokenEmbedding(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, value, label, position, time, functional, table, pos_freqs, fun_freqs, weight, bias):
-        ctx.save_for_backward(value, label, position, time, functional, table, pos_freqs, fun_freqs,
-                              weight, bias)
-        return _launch(value, label, position, time, functional, table, pos_freqs, fun_freqs, weight, bias)
+    def forward(
+        ctx, value, label, position, time, functional, table, pos_freqs, fun_freqs, weight, bias
+    ):
+        ctx.save_for_backward(
+            value, label, position, time, functional, table, pos_freqs, fun_freqs, weight, bias
+        )
+        return _launch(
+            value, label, position, time, functional, table, pos_freqs, fun_freqs, weight, bias
+        )
 
     @staticmethod
     def backward(ctx, grad_out):
         grads = _launch_backward(grad_out.contiguous(), *ctx.saved_tensors, ctx.needs_input_grad)
-        return tuple(gr if gr is not None and ctx.needs_input_grad[i] else None for i, gr in enumerate(grads))
+        return tuple(
+            gr if gr is not None and ctx.needs_input_grad[i] else None for i, gr in enumerate(grads)
+        )
 
 
 _MAX_CHUNKS = 64  # at most this many partial sums of dW, db (one per chunk of token tiles)
 
+# %% ../../nbs/10_tfmpe/06_kernels.ipynb #efa92803
+def _launch_bwd_tokens(
+    g, label, position, functional, table, pos_freqs, weight, f, bf, dims, blocks
+):
+    "dv, dE, dB_p, dB_f: per-token gradients in Triton, then small torch reductions."
+    n, D, K, L, Hp, Hf = dims
+    has_f = functional is not None
+    gv = torch.empty(n, blocks["V"], dtype=g.dtype, device=g.device)
+    ge = torch.empty(n, L, dtype=g.dtype, device=g.device)
+    gp = torch.empty(n, Hp, dtype=g.dtype, device=g.device)
+    gf = torch.empty(n, Hf, dtype=g.dtype, device=g.device) if has_f else gp
+    _token_embedding_bwd_tokens_kernel[(triton.cdiv(n, blocks["BLOCK_N"]),)](
+        g, position, f, pos_freqs, bf, weight, gv, ge, gp, gf, *dims, **blocks
+    )
+    # scatter into the label table as a one-hot product (deterministic on every device)
+    onehot = torch.nn.functional.one_hot(label.long(), table.shape[0]).to(g.dtype)
+    dp = position.t() @ gp  # dB_p = p^T (2 pi (g_s cos - g_c sin))
+    return gv, onehot.t() @ ge, dp, functional.t() @ gf if has_f else None
 
-def _launch_backward(g, value, label, position, time, functional, table, pos_freqs, fun_freqs, weight,
-                     bias, needs):
+
+def _launch_bwd_weight(g, value, label, position, time, table, pos_freqs, f, bf, dims, blocks):
+    "dW, db: G^T features over all tokens in Triton, per-chunk partials summed here."
+    n, D, K, L, Hp, Hf = dims
+    n_tiles = triton.cdiv(n, blocks["BLOCK_N"])
+    tiles = triton.cdiv(n_tiles, min(n_tiles, _MAX_CHUNKS))  # token tiles per program
+    chunks = triton.cdiv(n_tiles, tiles)
+    gw = torch.empty(chunks, D, K, dtype=g.dtype, device=g.device)
+    gb = torch.empty(chunks, D, dtype=g.dtype, device=g.device)
+    _token_embedding_bwd_weight_kernel[(triton.cdiv(D, blocks["BLOCK_D"]), chunks)](
+        g, value, label, position, time, f, table, pos_freqs, bf, gw, gb, *dims, tiles, **blocks
+    )
+    return gw.sum(0), gb.sum(0)
+
+# %% ../../nbs/10_tfmpe/06_kernels.ipynb #4115e7bf
+def _launch_backward(
+    g, value, label, position, time, functional, table, pos_freqs, fun_freqs, weight, bias, needs
+):
     n, V = value.shape
     D, K = weight.shape
     L, Hp = table.shape[1], pos_freqs.shape[1]
@@ -271,49 +445,48 @@ def _launch_backward(g, value, label, position, time, functional, table, pos_fre
     f_arg = functional if has_f else value
     bf_arg = fun_freqs if has_f else pos_freqs
     BLOCK_N, BLOCK_D = 32, min(64, _pow2(D))
-    blocks = dict(V=V, P=position.shape[1], F=F, HAS_F=has_f, BLOCK_N=BLOCK_N, BLOCK_D=BLOCK_D,
-                  BLOCK_V=_pow2(V), BLOCK_L=_pow2(L), BLOCK_HP=_pow2(Hp), BLOCK_HF=_pow2(Hf))
-    n_tiles = triton.cdiv(n, BLOCK_N)
+    blocks = dict(
+        V=V,
+        P=position.shape[1],
+        F=F,
+        HAS_F=has_f,
+        BLOCK_N=BLOCK_N,
+        BLOCK_D=BLOCK_D,
+        BLOCK_V=_pow2(V),
+        BLOCK_L=_pow2(L),
+        BLOCK_HP=_pow2(Hp),
+        BLOCK_HF=_pow2(Hf),
+    )
+    dims = (n, D, K, L, Hp, Hf)
     result = [None] * 10
-    if any(needs[i] for i in (0, 5, 6, 7)):  # per-token gradients (Triton), then small torch reductions
-        gv = torch.empty(n, V, dtype=g.dtype, device=g.device)
-        ge = torch.empty(n, L, dtype=g.dtype, device=g.device)
-        gp = torch.empty(n, Hp, dtype=g.dtype, device=g.device)
-        gf = torch.empty(n, Hf, dtype=g.dtype, device=g.device) if has_f else gp
-        _token_embedding_bwd_tokens_kernel[(n_tiles,)](
-            g, position, f_arg, pos_freqs, bf_arg, weight, gv, ge, gp, gf, n, D, K, L, Hp, Hf, **blocks)
-        result[0] = gv
-        # scatter into the label table as a one-hot product (deterministic on every device)
-        onehot = torch.nn.functional.one_hot(label.long(), table.shape[0]).to(g.dtype)
-        result[5] = onehot.t() @ ge
-        result[6] = position.t() @ gp  # dB_p = p^T (2 pi (g_s cos - g_c sin))
-        result[7] = functional.t() @ gf if has_f else None
-    if needs[8] or needs[9]:  # G^T features over all tokens (Triton), per-chunk partials summed here
-        tiles = triton.cdiv(n_tiles, min(n_tiles, _MAX_CHUNKS))  # token tiles per program
-        chunks = triton.cdiv(n_tiles, tiles)
-        gw = torch.empty(chunks, D, K, dtype=g.dtype, device=g.device)
-        gb = torch.empty(chunks, D, dtype=g.dtype, device=g.device)
-        _token_embedding_bwd_weight_kernel[(triton.cdiv(D, BLOCK_D), chunks)](
-            g, value, label, position, time, f_arg, table, pos_freqs, bf_arg, gw, gb, n, D, K, L, Hp, Hf,
-            tiles, **blocks)
-        result[8], result[9] = gw.sum(0), gb.sum(0)
+    if any(needs[i] for i in (0, 5, 6, 7)):
+        # per-token gradients (Triton), then small torch reductions
+        result[0], result[5], result[6], result[7] = _launch_bwd_tokens(
+            g, label, position, functional, table, pos_freqs, weight, f_arg, bf_arg, dims, blocks
+        )
+    if needs[8] or needs[9]:
+        # G^T features over all tokens (Triton), per-chunk partials summed here
+        result[8], result[9] = _launch_bwd_weight(
+            g, value, label, position, time, table, pos_freqs, f_arg, bf_arg, dims, blocks
+        )
     return result
 
-
-def token_embedding(value: torch.Tensor,  # (N, V) token values
-                    label: torch.Tensor,  # (N,) integer labels
-                    position: torch.Tensor,  # (N, P) positions
-                    time: torch.Tensor,  # (N,) flow time
-                    functional: torch.Tensor | None,  # (N, F) functional inputs, or None
-                    label_table: torch.Tensor,  # (n_labels, L)
-                    pos_freqs: torch.Tensor,  # (P, Hp)
-                    fun_freqs: torch.Tensor | None,  # (F, Hf) or None
-                    weight: torch.Tensor,  # (D, K), K = V + L + 2 Hp + 1 [+ 2 Hf]
-                    bias: torch.Tensor,  # (D,)
-                    backend: str = "auto",  # "auto", "triton" or "torch"
-                    validate: bool = True,  # check values are finite and labels in range
-                    ) -> torch.Tensor:
-    "Fused token embedding W [v; E[label]; gamma(p); t; gamma(f)] + b, shape (N, D) (Chapter 10, *Fused embedding*)."
+# %% ../../nbs/10_tfmpe/06_kernels.ipynb #20ae1040
+def token_embedding(
+    value: torch.Tensor,  # (N, V) token values
+    label: torch.Tensor,  # (N,) integer labels
+    position: torch.Tensor,  # (N, P) positions
+    time: torch.Tensor,  # (N,) flow time
+    functional: torch.Tensor | None,  # (N, F) functional inputs, or None
+    label_table: torch.Tensor,  # (n_labels, L)
+    pos_freqs: torch.Tensor,  # (P, Hp)
+    fun_freqs: torch.Tensor | None,  # (F, Hf) or None
+    weight: torch.Tensor,  # (D, K), K = V + L + 2 Hp + 1 [+ 2 Hf]
+    bias: torch.Tensor,  # (D,)
+    backend: str = "auto",  # "auto", "triton" or "torch"
+    validate: bool = True,  # check values are finite and labels in range
+) -> torch.Tensor:
+    "Fused embedding W [v; E_label; gamma(p); t; gamma(f)] + b (Chapter 10, *Fused embedding*)."
     # shapes and dtypes are checked on the host for free; the finiteness and label-range checks
     # each cost a device-to-host sync (about 10 per call), so training runs them on its first
     # batch only (validate=False afterwards)
@@ -337,44 +510,139 @@ def token_embedding(value: torch.Tensor,  # (N, V) token values
     bias = check_tensor(bias, "bias", shape=(weight.shape[0],), **same)
     if validate and n and (int(label.min()) < 0 or int(label.max()) >= label_table.shape[0]):
         raise ValueError(f"label values must lie in [0, {label_table.shape[0]})")
-    args = (value, label, position, time, functional, label_table, pos_freqs, fun_freqs, weight, bias)
+    args = (
+        value,
+        label,
+        position,
+        time,
+        functional,
+        label_table,
+        pos_freqs,
+        fun_freqs,
+        weight,
+        bias,
+    )
     if resolve_backend(backend, value) == "torch" or n == 0:
         return token_embedding_reference(*args)
     return _TokenEmbedding.apply(*args)
 
 # %% ../../nbs/10_tfmpe/06_kernels.ipynb #a816e3b6
 EMBEDDING_SIGNATURE = {
-    "v_ptr": "*fp32", "lab_ptr": "*i64", "pos_ptr": "*fp32", "t_ptr": "*fp32", "f_ptr": "*fp32",
-    "e_ptr": "*fp32", "bp_ptr": "*fp32", "bf_ptr": "*fp32", "w_ptr": "*fp32", "bias_ptr": "*fp32",
-    "out_ptr": "*fp32", "n": "i32", "D": "i32", "K": "i32", "L": "i32", "Hp": "i32", "Hf": "i32",
-    "V": "constexpr", "P": "constexpr", "F": "constexpr", "HAS_F": "constexpr", "BLOCK_N": "constexpr",
-    "BLOCK_D": "constexpr", "BLOCK_L": "constexpr", "BLOCK_HP": "constexpr", "BLOCK_HF": "constexpr"}
-EMBEDDING_CONSTEXPRS = dict(V=1, P=2, F=1, HAS_F=True, BLOCK_N=32, BLOCK_D=64, BLOCK_L=16,
-                            BLOCK_HP=16, BLOCK_HF=16)
+    "v_ptr": "*fp32",
+    "lab_ptr": "*i64",
+    "pos_ptr": "*fp32",
+    "t_ptr": "*fp32",
+    "f_ptr": "*fp32",
+    "e_ptr": "*fp32",
+    "bp_ptr": "*fp32",
+    "bf_ptr": "*fp32",
+    "w_ptr": "*fp32",
+    "bias_ptr": "*fp32",
+    "out_ptr": "*fp32",
+    "n": "i32",
+    "D": "i32",
+    "K": "i32",
+    "L": "i32",
+    "Hp": "i32",
+    "Hf": "i32",
+    "V": "constexpr",
+    "P": "constexpr",
+    "F": "constexpr",
+    "HAS_F": "constexpr",
+    "BLOCK_N": "constexpr",
+    "BLOCK_D": "constexpr",
+    "BLOCK_L": "constexpr",
+    "BLOCK_HP": "constexpr",
+    "BLOCK_HF": "constexpr",
+}
+EMBEDDING_CONSTEXPRS = dict(
+    V=1, P=2, F=1, HAS_F=True, BLOCK_N=32, BLOCK_D=64, BLOCK_L=16, BLOCK_HP=16, BLOCK_HF=16
+)
 
 if HAS_TRITON:
-    register_kernel("10", _token_embedding_kernel, EMBEDDING_SIGNATURE, EMBEDDING_CONSTEXPRS,
-                    name="token_embedding_fused")
+    register_kernel(
+        "10",
+        _token_embedding_kernel,
+        EMBEDDING_SIGNATURE,
+        EMBEDDING_CONSTEXPRS,
+        name="token_embedding_fused",
+    )
 
 # %% ../../nbs/10_tfmpe/06_kernels.ipynb #38a5ab13
-_BWD_CONSTEXPRS = {k: "constexpr" for k in ("V", "P", "F", "HAS_F", "BLOCK_N", "BLOCK_D", "BLOCK_V",
-                                             "BLOCK_L", "BLOCK_HP", "BLOCK_HF")}
+_BWD_CONSTEXPRS = {
+    k: "constexpr"
+    for k in (
+        "V",
+        "P",
+        "F",
+        "HAS_F",
+        "BLOCK_N",
+        "BLOCK_D",
+        "BLOCK_V",
+        "BLOCK_L",
+        "BLOCK_HP",
+        "BLOCK_HF",
+    )
+}
 BWD_TOKENS_SIGNATURE = {
-    **{k: "*fp32" for k in ("g_ptr", "pos_ptr", "f_ptr", "bp_ptr", "bf_ptr", "w_ptr", "gv_ptr", "ge_ptr",
-                            "gp_ptr", "gf_ptr")},
-    **{k: "i32" for k in ("n", "D", "K", "L", "Hp", "Hf")}, **_BWD_CONSTEXPRS}
+    **{
+        k: "*fp32"
+        for k in (
+            "g_ptr",
+            "pos_ptr",
+            "f_ptr",
+            "bp_ptr",
+            "bf_ptr",
+            "w_ptr",
+            "gv_ptr",
+            "ge_ptr",
+            "gp_ptr",
+            "gf_ptr",
+        )
+    },
+    **{k: "i32" for k in ("n", "D", "K", "L", "Hp", "Hf")},
+    **_BWD_CONSTEXPRS,
+}
 BWD_WEIGHT_SIGNATURE = {
-    **{k: "*fp32" for k in ("g_ptr", "v_ptr")}, "lab_ptr": "*i64",
-    **{k: "*fp32" for k in ("pos_ptr", "t_ptr", "f_ptr", "e_ptr", "bp_ptr", "bf_ptr", "gw_ptr", "gb_ptr")},
-    **{k: "i32" for k in ("n", "D", "K", "L", "Hp", "Hf", "TILES")}, **_BWD_CONSTEXPRS}
-BWD_CONSTEXPRS = dict(V=1, P=2, F=1, HAS_F=True, BLOCK_N=32, BLOCK_D=64, BLOCK_V=16, BLOCK_L=16,
-                      BLOCK_HP=16, BLOCK_HF=16)
+    **{k: "*fp32" for k in ("g_ptr", "v_ptr")},
+    "lab_ptr": "*i64",
+    **{
+        k: "*fp32"
+        for k in ("pos_ptr", "t_ptr", "f_ptr", "e_ptr", "bp_ptr", "bf_ptr", "gw_ptr", "gb_ptr")
+    },
+    **{k: "i32" for k in ("n", "D", "K", "L", "Hp", "Hf", "TILES")},
+    **_BWD_CONSTEXPRS,
+}
+
+# %% ../../nbs/10_tfmpe/06_kernels.ipynb #c0621f60
+BWD_CONSTEXPRS = dict(
+    V=1,
+    P=2,
+    F=1,
+    HAS_F=True,
+    BLOCK_N=32,
+    BLOCK_D=64,
+    BLOCK_V=16,
+    BLOCK_L=16,
+    BLOCK_HP=16,
+    BLOCK_HF=16,
+)
 
 if HAS_TRITON:
-    register_kernel("10", _token_embedding_bwd_tokens_kernel, BWD_TOKENS_SIGNATURE, BWD_CONSTEXPRS,
-                    name="token_embedding_bwd_tokens")
-    register_kernel("10", _token_embedding_bwd_weight_kernel, BWD_WEIGHT_SIGNATURE, BWD_CONSTEXPRS,
-                    name="token_embedding_bwd_weight")
+    register_kernel(
+        "10",
+        _token_embedding_bwd_tokens_kernel,
+        BWD_TOKENS_SIGNATURE,
+        BWD_CONSTEXPRS,
+        name="token_embedding_bwd_tokens",
+    )
+    register_kernel(
+        "10",
+        _token_embedding_bwd_weight_kernel,
+        BWD_WEIGHT_SIGNATURE,
+        BWD_CONSTEXPRS,
+        name="token_embedding_bwd_weight",
+    )
 
 # %% ../../nbs/10_tfmpe/06_kernels.ipynb #cf87bb6c
 def _bench(device):
@@ -382,11 +650,27 @@ def _bench(device):
     n, L, Hp, Hf, D = 4096 * 64, 32, 8, 32, 128
     K = 1 + L + 2 * Hp + 1 + 2 * Hf
     r = lambda *s: torch.randn(*s, generator=g).to(device)
-    args = (r(n, 1), torch.randint(0, 4, (n,), generator=g).to(device), r(n, 2), r(n), r(n, 1),
-            r(4, L), r(2, Hp), r(1, Hf), r(D, K), r(D))
-    return {"torch": lambda: token_embedding_reference(*args),
-            "triton": lambda: token_embedding(*args, backend="triton")}
+    args = (
+        r(n, 1),
+        torch.randint(0, 4, (n,), generator=g).to(device),
+        r(n, 2),
+        r(n),
+        r(n, 1),
+        r(4, L),
+        r(2, Hp),
+        r(1, Hf),
+        r(D, K),
+        r(D),
+    )
+    return {
+        "torch": lambda: token_embedding_reference(*args),
+        "triton": lambda: token_embedding(*args, backend="triton"),
+    }
 
 
-register_benchmark("10", "token_embedding", _bench,
-                   lambda: embedding_bytes_model(4096 * 64, 1 + 32 + 16 + 1 + 64, 128))
+register_benchmark(
+    "10",
+    "token_embedding",
+    _bench,
+    lambda: embedding_bytes_model(4096 * 64, 1 + 32 + 16 + 1 + 64, 128),
+)

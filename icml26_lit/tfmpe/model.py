@@ -10,9 +10,9 @@ import math
 
 import torch
 import torch.nn.functional as F
+from fastcore.basics import patch
 from torch import nn
 
-from ..core import check_tensor
 from ..flows.matching import SIGMA_MIN, cfm_loss, log_prob_ode, sample_ode
 from .tokens import TokenEmbedding, Tokens, check_count, detokenise, tokenise
 
@@ -21,7 +21,7 @@ __all__ = ['EncoderBlock', 'init_parameters', 'VelocityTransformer', 'TFMPE']
 
 # %% ../../nbs/10_tfmpe/04_tfmpe.ipynb #fcaaef8c
 class EncoderBlock(nn.Module):
-    "Post-norm block: self-attention then ReLU layers, residuals and LayerNorm (Chapter 10, *The encoder*)."
+    "Post-norm block: attention, ReLU layers, residuals, LayerNorm (Chapter 10, *The encoder*)."
 
     def __init__(self, latent_dim: int, n_heads: int, n_ff: int = 2, dropout: float = 0.0):
         super().__init__()
@@ -34,11 +34,15 @@ class EncoderBlock(nn.Module):
         self.ff = nn.ModuleList(nn.Linear(latent_dim, latent_dim) for _ in range(n_ff))
         self.ff_norm = nn.LayerNorm(latent_dim)
 
-    def forward(self, x: torch.Tensor,  # (B, T, D)
-                key_mask: torch.Tensor | None = None,  # (B, T) True for real tokens
-                ) -> torch.Tensor:
+    def forward(
+        self,
+        x: torch.Tensor,  # (B, T, D)
+        key_mask: torch.Tensor | None = None,  # (B, T) True for real tokens
+    ) -> torch.Tensor:
         B, T, D = x.shape
-        q, k, v = self.qkv(x).reshape(B, T, 3, self.n_heads, D // self.n_heads).permute(2, 0, 3, 1, 4)
+        q, k, v = (
+            self.qkv(x).reshape(B, T, 3, self.n_heads, D // self.n_heads).permute(2, 0, 3, 1, 4)
+        )
         mask = None if key_mask is None else key_mask[:, None, None, :]
         drop = self.dropout if self.training else 0.0
         a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=drop)
@@ -48,7 +52,7 @@ class EncoderBlock(nn.Module):
             h = F.relu(F.dropout(lin(h), drop, self.training))
         return self.ff_norm(x + h)
 
-
+# %% ../../nbs/10_tfmpe/04_tfmpe.ipynb #eeb2f305
 def init_parameters(module: nn.Module, generator: torch.Generator) -> None:
     "Draw every weight from `generator`, never the global RNG (Chapter 10, *The encoder*)."
     for m in module.modules():
@@ -67,17 +71,29 @@ def init_parameters(module: nn.Module, generator: torch.Generator) -> None:
 class VelocityTransformer(nn.Module):
     "Token embedding, encoder blocks, and a velocity per target token (Chapter 10, *The encoder*)."
 
-    def __init__(self, n_labels: int, latent_dim: int = 64, n_encoder: int = 2, n_heads: int = 4,
-                 n_ff: int = 2, label_dim: int = 16, pos_dim: int = 16, functional_dim: int = 0,
-                 functional_features: int = 32, dropout: float = 0.0, backend: str = "auto",
-                 generator: torch.Generator | None = None,  # draws the initial weights
-                 ):
+    def __init__(
+        self,
+        n_labels: int,
+        latent_dim: int = 64,
+        n_encoder: int = 2,
+        n_heads: int = 4,
+        n_ff: int = 2,
+        label_dim: int = 16,
+        pos_dim: int = 16,
+        functional_dim: int = 0,
+        functional_features: int = 32,
+        dropout: float = 0.0,
+        backend: str = "auto",
+        generator: torch.Generator | None = None,  # draws the initial weights
+    ):
         super().__init__()
         with torch.random.fork_rng(devices=[]):  # the default initialisers leave no trace
-            self.embedding = TokenEmbedding(n_labels, latent_dim, label_dim, pos_dim,
-                                            functional_dim, functional_features)
-            self.blocks = nn.ModuleList(EncoderBlock(latent_dim, n_heads, n_ff, dropout)
-                                        for _ in range(n_encoder))
+            self.embedding = TokenEmbedding(
+                n_labels, latent_dim, label_dim, pos_dim, functional_dim, functional_features
+            )
+            self.blocks = nn.ModuleList(
+                EncoderBlock(latent_dim, n_heads, n_ff, dropout) for _ in range(n_encoder)
+            )
             self.head = nn.Linear(latent_dim, 1)
         init_parameters(self, generator or torch.Generator().manual_seed(0))
         self.backend = backend
@@ -87,7 +103,7 @@ class VelocityTransformer(nn.Module):
         x = self.embedding(tokens, t, backend=self.backend, validate=validate)
         for block in self.blocks:
             x = block(x, tokens.mask)
-        return self.head(x[:, tokens.partition:])
+        return self.head(x[:, tokens.partition :])
 
 # %% ../../nbs/10_tfmpe/04_tfmpe.ipynb #4695105b
 def _validate_obs(obs: dict, names, expect: dict | None = None) -> None:
@@ -100,201 +116,297 @@ def _validate_obs(obs: dict, names, expect: dict | None = None) -> None:
         if not torch.isfinite(x).all():
             raise ValueError(f"{k} contains NaN or infinite values")
         if expect is not None and k in expect and tuple(x.shape[1:]) != tuple(expect[k]):
-            raise ValueError(f"{k} must have event shape {tuple(expect[k])} (after the batch axis), "
-                             f"got {tuple(x.shape[1:])}: wrong number of sites or observations?")
+            raise ValueError(
+                f"{k} must have event shape {tuple(expect[k])} (after the batch axis), "
+                f"got {tuple(x.shape[1:])}: wrong number of sites or observations?"
+            )
 
 
 def _check_labels(labels) -> None:
     if not isinstance(labels, dict) or not labels:
-        raise ValueError(f"labels must be a non-empty dict {{variable name: int label}}, got {labels!r}")
-    bad = {k: v for k, v in labels.items()
-           if isinstance(v, bool) or not isinstance(v, int) or v < 0}
+        raise ValueError(
+            f"labels must be a non-empty dict {{variable name: int label}}, got {labels!r}"
+        )
+    bad = {
+        k: v for k, v in labels.items() if isinstance(v, bool) or not isinstance(v, int) or v < 0
+    }
     if bad:
         raise ValueError(f"labels must map variable names to non-negative ints, got {bad}")
 
-
+# %% ../../nbs/10_tfmpe/04_tfmpe.ipynb #63c391a9
 class TFMPE:
-    "Tokenised flow-matching estimator of a posterior or a likelihood (Chapter 10, *The estimator*)."
+    "Tokenised flow-matching estimator of a posterior or likelihood (Chapter 10, *The estimator*)."
 
-    def __init__(self, labels: dict,  # {variable name: integer label}
-                 target: str = "params",  # "params": posterior q(params | obs); "obs": likelihood
-                 latent_dim: int = 64, n_encoder: int = 2, n_heads: int = 4, n_ff: int = 2,
-                 label_dim: int = 16, pos_dim: int = 16, functional_dim: int = 0,
-                 functional_features: int = 32, dropout: float = 0.0, sigma_min: float = SIGMA_MIN,
-                 device: str | torch.device = "cpu", seed: int = 0, backend: str = "auto"):
+    def __init__(
+        self,
+        labels: dict,  # {variable name: integer label}
+        target: str = "params",  # "params": posterior q(params | obs); "obs": likelihood
+        latent_dim: int = 64,
+        n_encoder: int = 2,
+        n_heads: int = 4,
+        n_ff: int = 2,
+        label_dim: int = 16,
+        pos_dim: int = 16,
+        functional_dim: int = 0,
+        functional_features: int = 32,
+        dropout: float = 0.0,
+        sigma_min: float = SIGMA_MIN,
+        device: str | torch.device = "cpu",
+        seed: int = 0,
+        backend: str = "auto",
+    ):
         if target not in ("params", "obs"):
             raise ValueError(f"target must be 'params' or 'obs', got {target!r}")
         _check_labels(labels)
         self.labels, self.target, self.sigma_min = dict(labels), target, sigma_min
         self.device = torch.device(device)
         gen = torch.Generator().manual_seed(seed)  # a local generator: the global RNG is untouched
-        self.net = VelocityTransformer(max(labels.values()) + 1, latent_dim, n_encoder, n_heads,
-                                       n_ff, label_dim, pos_dim, functional_dim,
-                                       functional_features, dropout, backend,
-                                       generator=gen).to(self.device)
+        self.net = VelocityTransformer(
+            max(labels.values()) + 1,
+            latent_dim,
+            n_encoder,
+            n_heads,
+            n_ff,
+            label_dim,
+            pos_dim,
+            functional_dim,
+            functional_features,
+            dropout,
+            backend,
+            generator=gen,
+        ).to(self.device)
         self.functional_dim = functional_dim
         self.stats, self.events, self.history = None, None, {}
 
-    # -- layout -------------------------------------------------------------------------------
     def _split(self, params: dict, obs: dict):
         return (obs, params) if self.target == "params" else (params, obs)
 
-    def _standardise(self, d: dict, inverse: bool = False) -> dict:
-        out = {}
-        for k, x in d.items():
-            m, s = self.stats[k]
-            out[k] = x * s + m if inverse else (x - m) / s
+# %% ../../nbs/10_tfmpe/04_tfmpe.ipynb #9ffffb5b
+@patch
+def _standardise(self: TFMPE, d: dict, inverse: bool = False) -> dict:
+    out = {}
+    for k, x in d.items():
+        m, s = self.stats[k]
+        out[k] = x * s + m if inverse else (x - m) / s
+    return out
+
+
+@patch
+def _tokens(self: TFMPE, cond: dict, targ: dict, functional_inputs=None, masks=None) -> Tokens:
+    data = {**self._standardise(cond), **self._standardise(targ)}
+    data = {k: v.to(self.device, torch.float32) for k, v in data.items()}
+    fi = (
+        None
+        if functional_inputs is None
+        else {k: v.to(self.device) for k, v in functional_inputs.items() if k in data}
+    )
+    mk = None if masks is None else {k: v.to(self.device) for k, v in masks.items() if k in data}
+    return tokenise(data, list(cond), self.labels, functional_inputs=fi, masks=mk)
+
+
+@patch
+def _velocity(self: TFMPE, tokens: Tokens, validate: bool = True):
+    "v(x, t) of the targets given `tokens`; only its first call validates inputs (host syncs)."
+    p, check = tokens.partition, [bool(validate)]
+
+    def v(x, t):
+        out = self.net(
+            tokens.with_values(torch.cat([tokens.value[:, :p], x], 1)), t, validate=check[0]
+        )
+        check[0] = False
         return out
 
-    def _tokens(self, cond: dict, targ: dict, functional_inputs=None, masks=None) -> Tokens:
-        data = {**self._standardise(cond), **self._standardise(targ)}
-        data = {k: v.to(self.device, torch.float32) for k, v in data.items()}
-        fi = None if functional_inputs is None else {k: v.to(self.device) for k, v in functional_inputs.items()
-                                                     if k in data}
-        mk = None if masks is None else {k: v.to(self.device) for k, v in masks.items() if k in data}
-        return tokenise(data, list(cond), self.labels, functional_inputs=fi, masks=mk)
+    return v
 
-    def _velocity(self, tokens: Tokens, validate: bool = True):
-        "v(x, t) of the targets given `tokens`; only its first call validates inputs (host syncs)."
-        p, check = tokens.partition, [bool(validate)]
+# %% ../../nbs/10_tfmpe/04_tfmpe.ipynb #443bfde2
+def _check_fit_args(n_steps, batch_size, eval_every, lr) -> None:
+    "ValueErrors for bad training settings, each naming its argument."
+    check_count(n_steps, "n_steps")
+    check_count(batch_size, "batch_size")
+    check_count(eval_every, "eval_every")
+    if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
+        raise ValueError(f"lr must be a positive number, got {lr!r}")
 
-        def v(x, t):
-            out = self.net(tokens.with_values(torch.cat([tokens.value[:, :p], x], 1)), t,
-                           validate=check[0])
-            check[0] = False
-            return out
-        return v
 
-    # -- training ------------------------------------------------------------------------------
-    def fit(self, params: dict,  # {name: (N, *event)} parameters
-            obs: dict,  # {name: (N, *event)} observations
-            functional_inputs: dict | None = None,  # {name: (N, *event)} e.g. observation times
-            masks: dict | None = None,  # {name: (N, *event) bool} False marks padding
-            val: tuple | None = None,  # (params, obs, functional_inputs, masks) for early stopping
-            n_steps: int = 1500, batch_size: int = 256, lr: float = 1e-3,
-            patience: int = 100, delta: float = 1e-3, eval_every: int = 10,
-            generator: torch.Generator | None = None,
-            ) -> "TFMPE":
-        "Train by flow matching on (params, obs) pairs; returns self (Chapter 10, *The estimator*)."
-        check_count(n_steps, "n_steps")
-        check_count(batch_size, "batch_size")
-        check_count(eval_every, "eval_every")
-        if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
-            raise ValueError(f"lr must be a positive number, got {lr!r}")
-        cond, targ = self._split(params, obs)
-        _validate_obs({**cond, **targ}, list(cond) + list(targ))
-        n = next(iter(targ.values())).shape[0]
-        for k, x in {**cond, **targ}.items():
-            if x.shape[0] != n:
-                raise ValueError(f"{k} has {x.shape[0]} rows but the other variables have {n}: "
-                                 "mismatched numbers of data sets")
-        if batch_size > n:
-            raise ValueError(f"batch_size={batch_size} is larger than the {n} training pairs: "
-                             "the budget is smaller than one batch")
-        self.stats = {}
-        for k, x in {**cond, **targ}.items():
-            m = masks.get(k) if masks else None
-            vals = x[m] if m is not None else x.reshape(-1)
-            self.stats[k] = (float(vals.mean()), float(vals.std().clamp_min(1e-6)))
-        self.events = {k: tuple(x.shape[1:]) for k, x in {**cond, **targ}.items()}
-        self.cond_names, self.targ_names = list(cond), list(targ)
-        tok = self._tokens(cond, targ, functional_inputs, masks)
-        vtok = None
-        if val is not None:
-            vp, vo = val[0], val[1]
-            vc, vt = self._split(vp, vo)
-            _validate_obs({**vc, **vt}, list(cond) + list(targ), self.events)
-            vtok = self._tokens(vc, vt, *(list(val[2:]) + [None, None])[:2])
-        g = generator or torch.Generator().manual_seed(0)
-        vg_seed = int(torch.randint(0, 2**31 - 1, (1,), generator=g))
-        opt = torch.optim.Adam(self.net.parameters(), lr=lr)
-        p = tok.partition
-        best, best_state, since, train_hist, val_hist = math.inf, None, 0, [], []
-        for step in range(n_steps):
-            self.net.train()
-            idx = torch.randint(0, n, (batch_size,), generator=g)
-            b = tok.select(idx)
-            # the kernel's finiteness and label checks run on the first batch only
-            loss = cfm_loss(self._velocity(b, validate=step == 0), b.value[:, p:],
-                            b.mask[:, p:, None], self.sigma_min, generator=g)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            train_hist.append(loss.item())
-            if vtok is not None and (step + 1) % eval_every == 0:
-                vl = self.loss(vtok, generator=torch.Generator().manual_seed(vg_seed))
-                val_hist.append((step + 1, vl))
-                if vl < best - delta:
-                    best, best_state, since = vl, copy.deepcopy(self.net.state_dict()), 0
-                else:
-                    since += eval_every
-                    if since >= patience:
-                        break
-        if best_state is not None:
-            self.net.load_state_dict(best_state)
-        self.net.eval()
-        self.history = {"train": train_hist, "val": val_hist, "steps": len(train_hist)}
-        return self
+def _check_rows(cond: dict, targ: dict, batch_size: int) -> int:
+    "The number of training pairs, after checking the variables agree on it and fill a batch."
+    _validate_obs({**cond, **targ}, list(cond) + list(targ))
+    n = next(iter(targ.values())).shape[0]
+    for k, x in {**cond, **targ}.items():
+        if x.shape[0] != n:
+            raise ValueError(
+                f"{k} has {x.shape[0]} rows but the other variables have {n}: "
+                "mismatched numbers of data sets"
+            )
+    if batch_size > n:
+        raise ValueError(
+            f"batch_size={batch_size} is larger than the {n} training pairs: "
+            "the budget is smaller than one batch"
+        )
+    return n
 
-    @torch.no_grad()
-    def loss(self, tokens: Tokens, generator=None, batch: int = 1024) -> float:
-        "Mean flow-matching loss of `tokens` with fixed randomness (validation)."
-        self.net.eval()
-        p, tot, cnt = tokens.partition, 0.0, 0
-        for i in range(0, tokens.batch_size, batch):
-            b = tokens.select(slice(i, i + batch))
-            m = b.mask[:, p:, None]
-            tot += float(cfm_loss(self._velocity(b), b.value[:, p:], m, self.sigma_min,
-                                  generator=generator)) * float(m.sum())
-            cnt += float(m.sum())
-        return tot / max(cnt, 1.0)
+# %% ../../nbs/10_tfmpe/04_tfmpe.ipynb #114b62bb
+@patch
+def _prepare(self: TFMPE, cond: dict, targ: dict, functional_inputs, masks, val) -> tuple:
+    "Standardisation statistics, event shapes, and the training and validation tokens."
+    self.stats = {}
+    for k, x in {**cond, **targ}.items():
+        m = masks.get(k) if masks else None
+        vals = x[m] if m is not None else x.reshape(-1)
+        self.stats[k] = (float(vals.mean()), float(vals.std().clamp_min(1e-6)))
+    self.events = {k: tuple(x.shape[1:]) for k, x in {**cond, **targ}.items()}
+    self.cond_names, self.targ_names = list(cond), list(targ)
+    tok = self._tokens(cond, targ, functional_inputs, masks)
+    vtok = None
+    if val is not None:
+        vp, vo = val[0], val[1]
+        vc, vt = self._split(vp, vo)
+        _validate_obs({**vc, **vt}, list(cond) + list(targ), self.events)
+        vtok = self._tokens(vc, vt, *(list(val[2:]) + [None, None])[:2])
+    return tok, vtok
 
-    # -- inference -----------------------------------------------------------------------------
-    def _check_fitted(self):
-        if self.stats is None:
-            raise RuntimeError("fit the estimator first")
 
-    @torch.no_grad()
-    def sample(self, condition: dict,  # {name: (Bc, *event)} conditioning variables
-               n: int,  # samples per conditioning set
-               functional_inputs: dict | None = None, masks: dict | None = None,
-               n_steps: int = 16, method: str = "rk4", generator=None, chunk: int = 100_000,
-               ) -> dict:
-        "Draws {name: (n, Bc, *event)} of the target variables given `condition` (Chapter 10, *The estimator*)."
-        self._check_fitted()
-        check_count(n, "n")
-        check_count(n_steps, "n_steps")
-        check_count(chunk, "chunk")
-        _validate_obs(condition, self.cond_names, self.events)
-        Bc = next(iter(condition.values())).shape[0]
-        rep = lambda d: None if d is None else {k: v.repeat_interleave(n, 0) for k, v in d.items()}
-        cond = rep(condition)
-        dummy = {k: torch.zeros((Bc * n,) + self.events[k]) for k in self.targ_names}
-        tok = self._tokens(cond, dummy, rep(functional_inputs), rep(masks))
-        p, outs = tok.partition, []
-        for i in range(0, Bc * n, chunk):
-            b = tok.select(slice(i, i + chunk))
-            x0 = torch.randn(b.value[:, p:].shape, generator=generator).to(self.device)
-            x1 = sample_ode(self._velocity(b), x0, n_steps=n_steps, method=method)
-            outs.append(torch.where(b.mask[:, p:, None], x1, torch.zeros((), device=x1.device)))
-        draws = detokenise(torch.cat(outs).cpu(), tok.spec, names=self.targ_names)
-        draws = self._standardise(draws, inverse=True)
-        return {k: v.reshape((Bc, n) + v.shape[1:]).transpose(0, 1) for k, v in draws.items()}
+@patch
+def _train_step(self: TFMPE, b: Tokens, opt, generator, validate: bool) -> float:
+    "One optimiser step on the flow-matching loss of the batch `b`; returns the loss."
+    self.net.train()
+    p = b.partition
+    loss = cfm_loss(
+        self._velocity(b, validate=validate),
+        b.value[:, p:],
+        b.mask[:, p:, None],
+        self.sigma_min,
+        generator=generator,
+    )
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return loss.item()
 
-    def log_prob(self, params: dict, obs: dict, functional_inputs: dict | None = None,
-                 masks: dict | None = None, n_steps: int = 16) -> torch.Tensor:
-        "log q(target | condition) for each row, shape (B,) (Chapter 10, *The estimator*)."
-        self._check_fitted()
-        check_count(n_steps, "n_steps")
-        cond, targ = self._split(params, obs)
-        _validate_obs({**cond, **targ}, self.cond_names + self.targ_names, self.events)
-        tok = self._tokens(cond, targ, functional_inputs, masks)
-        p = tok.partition
-        m = tok.mask[:, p:, None]
-        lp = log_prob_ode(self._velocity(tok), tok.value[:, p:], n_steps=n_steps, mask=m)
-        # change of variables for the standardisation x = m + s z: subtract log s per real element
-        offset = torch.zeros_like(lp)
-        for name, event, s, e in tok.spec:
-            if name in self.targ_names:
-                offset = offset + math.log(self.stats[name][1]) * tok.mask[:, s:e].sum(1).to(lp.dtype)
-        return (lp - offset).cpu()
+# %% ../../nbs/10_tfmpe/04_tfmpe.ipynb #61bfc757
+@patch
+def fit(
+    self: TFMPE,
+    params: dict,  # {name: (N, *event)} parameters
+    obs: dict,  # {name: (N, *event)} observations
+    functional_inputs: dict | None = None,  # {name: (N, *event)} e.g. observation times
+    masks: dict | None = None,  # {name: (N, *event) bool} False marks padding
+    val: tuple | None = None,  # (params, obs, functional_inputs, masks) for early stopping
+    n_steps: int = 1500,
+    batch_size: int = 256,
+    lr: float = 1e-3,
+    patience: int = 100,
+    delta: float = 1e-3,
+    eval_every: int = 10,
+    generator: torch.Generator | None = None,
+) -> TFMPE:
+    "Train by flow matching on (params, obs) pairs; returns self (Chapter 10, *The estimator*)."
+    _check_fit_args(n_steps, batch_size, eval_every, lr)
+    cond, targ = self._split(params, obs)
+    n = _check_rows(cond, targ, batch_size)
+    tok, vtok = self._prepare(cond, targ, functional_inputs, masks, val)
+    g = generator or torch.Generator().manual_seed(0)
+    vg_seed = int(torch.randint(0, 2**31 - 1, (1,), generator=g))
+    opt = torch.optim.Adam(self.net.parameters(), lr=lr)
+    best, best_state, since, train_hist, val_hist = math.inf, None, 0, [], []
+    for step in range(n_steps):
+        idx = torch.randint(0, n, (batch_size,), generator=g)
+        # the kernel's finiteness and label checks run on the first batch only
+        train_hist.append(self._train_step(tok.select(idx), opt, g, validate=step == 0))
+        if vtok is not None and (step + 1) % eval_every == 0:
+            vl = self.loss(vtok, generator=torch.Generator().manual_seed(vg_seed))
+            val_hist.append((step + 1, vl))
+            if vl < best - delta:
+                best, best_state, since = vl, copy.deepcopy(self.net.state_dict()), 0
+            else:
+                since += eval_every
+                if since >= patience:
+                    break
+    if best_state is not None:
+        self.net.load_state_dict(best_state)
+    self.net.eval()
+    self.history = {"train": train_hist, "val": val_hist, "steps": len(train_hist)}
+    return self
+
+# %% ../../nbs/10_tfmpe/04_tfmpe.ipynb #b1e8c1f2
+@patch
+@torch.no_grad()
+def loss(self: TFMPE, tokens: Tokens, generator=None, batch: int = 1024) -> float:
+    "Mean flow-matching loss of `tokens` with fixed randomness (validation)."
+    self.net.eval()
+    p, tot, cnt = tokens.partition, 0.0, 0
+    for i in range(0, tokens.batch_size, batch):
+        b = tokens.select(slice(i, i + batch))
+        m = b.mask[:, p:, None]
+        tot += float(
+            cfm_loss(self._velocity(b), b.value[:, p:], m, self.sigma_min, generator=generator)
+        ) * float(m.sum())
+        cnt += float(m.sum())
+    return tot / max(cnt, 1.0)
+
+
+@patch
+def _check_fitted(self: TFMPE):
+    if self.stats is None:
+        raise RuntimeError("fit the estimator first")
+
+# %% ../../nbs/10_tfmpe/04_tfmpe.ipynb #f48b3faf
+@patch
+@torch.no_grad()
+def sample(
+    self: TFMPE,
+    condition: dict,  # {name: (Bc, *event)} conditioning variables
+    n: int,  # samples per conditioning set
+    functional_inputs: dict | None = None,
+    masks: dict | None = None,
+    n_steps: int = 16,
+    method: str = "rk4",
+    generator=None,
+    chunk: int = 100_000,
+) -> dict:
+    "Draws {name: (n, Bc, *event)} of the targets given `condition` (Chapter 10, *The estimator*)."
+    self._check_fitted()
+    check_count(n, "n")
+    check_count(n_steps, "n_steps")
+    check_count(chunk, "chunk")
+    _validate_obs(condition, self.cond_names, self.events)
+    Bc = next(iter(condition.values())).shape[0]
+    rep = lambda d: None if d is None else {k: v.repeat_interleave(n, 0) for k, v in d.items()}
+    cond = rep(condition)
+    dummy = {k: torch.zeros((Bc * n,) + self.events[k]) for k in self.targ_names}
+    tok = self._tokens(cond, dummy, rep(functional_inputs), rep(masks))
+    p, outs = tok.partition, []
+    for i in range(0, Bc * n, chunk):
+        b = tok.select(slice(i, i + chunk))
+        x0 = torch.randn(b.value[:, p:].shape, generator=generator).to(self.device)
+        x1 = sample_ode(self._velocity(b), x0, n_steps=n_steps, method=method)
+        outs.append(torch.where(b.mask[:, p:, None], x1, torch.zeros((), device=x1.device)))
+    draws = detokenise(torch.cat(outs).cpu(), tok.spec, names=self.targ_names)
+    draws = self._standardise(draws, inverse=True)
+    return {k: v.reshape((Bc, n) + v.shape[1:]).transpose(0, 1) for k, v in draws.items()}
+
+# %% ../../nbs/10_tfmpe/04_tfmpe.ipynb #d44ce976
+@patch
+def log_prob(
+    self: TFMPE,
+    params: dict,
+    obs: dict,
+    functional_inputs: dict | None = None,
+    masks: dict | None = None,
+    n_steps: int = 16,
+) -> torch.Tensor:
+    "log q(target | condition) for each row, shape (B,) (Chapter 10, *The estimator*)."
+    self._check_fitted()
+    check_count(n_steps, "n_steps")
+    cond, targ = self._split(params, obs)
+    _validate_obs({**cond, **targ}, self.cond_names + self.targ_names, self.events)
+    tok = self._tokens(cond, targ, functional_inputs, masks)
+    p = tok.partition
+    m = tok.mask[:, p:, None]
+    lp = log_prob_ode(self._velocity(tok), tok.value[:, p:], n_steps=n_steps, mask=m)
+    # change of variables for the standardisation x = m + s z: subtract log s per real element
+    offset = torch.zeros_like(lp)
+    for name, event, s, e in tok.spec:
+        if name in self.targ_names:
+            offset = offset + math.log(self.stats[name][1]) * tok.mask[:, s:e].sum(1).to(lp.dtype)
+    return (lp - offset).cpu()

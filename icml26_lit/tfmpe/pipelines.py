@@ -43,7 +43,9 @@ def flatten_sites(d: dict | None, n_sites: int, global_names=()) -> dict | None:
 
 def unflatten_sites(d: dict, n_sites: int) -> dict:
     "(n S, 1, ...) -> (n, S, ...), the inverse of `flatten_sites` for site arrays."
-    return {k: v.reshape((v.shape[0] // n_sites, n_sites) + tuple(v.shape[2:])) for k, v in d.items()}
+    return {
+        k: v.reshape((v.shape[0] // n_sites, n_sites) + tuple(v.shape[2:])) for k, v in d.items()
+    }
 
 
 def _simulate(task, n, n_sites, budget, what, g):
@@ -75,17 +77,21 @@ def _check_setting(budget, n_sites, val_fraction=0.1):
 def _check_batch(n_train, fit_kwargs, what):
     bs = (fit_kwargs or {}).get("batch_size", 256)
     if n_train < bs:
-        raise ValueError(f"the budget leaves {n_train} training {what}, smaller than one batch "
-                         f"(batch_size={bs}): raise the budget or lower the batch size")
+        raise ValueError(
+            f"the budget leaves {n_train} training {what}, smaller than one batch "
+            f"(batch_size={bs}): raise the budget or lower the batch size"
+        )
 
 
-def fit_direct(task,  # a task with sample_prior / simulate
-               budget: SimulationBudget,  # charged for every simulation
-               n_sites: int,  # S
-               val_fraction: float = 0.1,  # share of data sets held out for validation
-               model_kwargs: dict | None = None, fit_kwargs: dict | None = None,
-               generator: torch.Generator | None = None,
-               ) -> TFMPE:
+def fit_direct(
+    task,  # a task with sample_prior / simulate
+    budget: SimulationBudget,  # charged for every simulation
+    n_sites: int,  # S
+    val_fraction: float = 0.1,  # share of data sets held out for validation
+    model_kwargs: dict | None = None,
+    fit_kwargs: dict | None = None,
+    generator: torch.Generator | None = None,
+) -> TFMPE:
     "Direct TFMPE on full S-site simulations (Chapter 10, *Direct TFMPE*)."
     _check_setting(budget, n_sites, val_fraction)
     g = generator or torch.Generator().manual_seed(0)
@@ -99,46 +105,71 @@ def fit_direct(task,  # a task with sample_prior / simulate
     est = TFMPE(task.labels, target="params", **_model_kwargs(task, model_kwargs))
     return est.fit(params, obs, f, m, val=val, generator=g, **(fit_kwargs or {}))
 
-# %% ../../nbs/10_tfmpe/05_pipelines.ipynb #45c2356c
-def fit_likelihood_factorised(task, budget: SimulationBudget, n_sites: int,
-                              val_fraction: float = 0.1,
-                              n_synthetic: int | None = None,  # synthetic S-site sets (default: as many as single-site draws)
-                              surrogate_kwargs: dict | None = None,  # TFMPE kwargs of the surrogate
-                              model_kwargs: dict | None = None,  # TFMPE kwargs of the posterior
-                              surrogate_fit_kwargs: dict | None = None,
-                              fit_kwargs: dict | None = None,
-                              sample_steps: int = 16,  # RK4 steps when sampling the surrogate
-                              generator: torch.Generator | None = None,
-                              ) -> tuple:
-    "LF-TFMPE: per-site surrogate, synthetic S-site data, posterior fit; returns (posterior, surrogate) (Chapter 10, *Likelihood factorisation*)."
-    _check_setting(budget, n_sites, val_fraction)
-    g = generator or torch.Generator().manual_seed(0)
-    total = budget.remaining
-    n_val_sets = max(1, int(val_fraction * total / 2) // n_sites)
-    n_val_local = max(1, int(val_fraction * total / 2))
-    n_train = total - n_val_local - n_val_sets * n_sites
-    _check_batch(n_train, surrogate_fit_kwargs if surrogate_fit_kwargs is not None else fit_kwargs,
-                 "single-site simulations")
-    # 1. single-site simulations (one site simulation each)
-    params1, obs1, fi1 = _simulate(task, n_train, 1, budget, "LF: surrogate training", g)
-    val1 = _val_tuple(*_simulate(task, n_val_local, 1, budget, "LF: surrogate validation", g))
-    val_post = _val_tuple(*_simulate(task, n_val_sets, n_sites, budget, "LF: posterior validation", g))
-    # 2. the per-site likelihood surrogate q(y_s | theta_g, theta_s)
-    f1, m1 = split_functional(fi1)
-    surrogate = TFMPE(task.labels, target="obs", **_model_kwargs(task, surrogate_kwargs or model_kwargs))
-    surrogate.fit(params1, obs1, f1, m1, val=val1, generator=g,
-                  **(surrogate_fit_kwargs if surrogate_fit_kwargs is not None else (fit_kwargs or {})))
-    # 3. synthetic S-site data sets: theta_g from the single-site draws, new theta_{1:S} | theta_g
-    n_syn = n_synthetic or n_train
+# %% ../../nbs/10_tfmpe/05_pipelines.ipynb #feafed94
+def _synthetic_sets(task, surrogate, params1: dict, n_syn: int, n_sites: int, steps: int, g):
+    "Synthetic S-site sets: theta_g of single-site draws, new theta_{1:S}, y from the surrogate."
+    n_train = next(iter(params1.values())).shape[0]
     idx = torch.arange(n_syn) % n_train
     glob = {k: params1[k][idx] for k in task.global_names}
     params = {**glob, **task.sample_local(glob, n_sites, generator=g)}
     fi = task.sample_functional_inputs(n_syn, n_sites, generator=g)
     f, m = split_functional(fi)
     cond = flatten_sites(params, n_sites, task.global_names)
-    y_flat = surrogate.sample(cond, 1, flatten_sites(f, n_sites), flatten_sites(m, n_sites),
-                              n_steps=sample_steps, generator=g)
+    y_flat = surrogate.sample(
+        cond, 1, flatten_sites(f, n_sites), flatten_sites(m, n_sites), n_steps=steps, generator=g
+    )
     obs = unflatten_sites({k: v[0] for k, v in y_flat.items()}, n_sites)
+    return params, obs, f, m
+
+# %% ../../nbs/10_tfmpe/05_pipelines.ipynb #45c2356c
+def fit_likelihood_factorised(
+    task,
+    budget: SimulationBudget,
+    n_sites: int,
+    val_fraction: float = 0.1,
+    n_synthetic: int | None = None,  # synthetic S-site sets (default: as many as single-site draws)
+    surrogate_kwargs: dict | None = None,  # TFMPE kwargs of the surrogate
+    model_kwargs: dict | None = None,  # TFMPE kwargs of the posterior
+    surrogate_fit_kwargs: dict | None = None,
+    fit_kwargs: dict | None = None,
+    sample_steps: int = 16,  # RK4 steps when sampling the surrogate
+    generator: torch.Generator | None = None,
+) -> tuple:
+    "LF-TFMPE; returns (posterior, surrogate) (Chapter 10, *Likelihood factorisation*)."
+    _check_setting(budget, n_sites, val_fraction)
+    g = generator or torch.Generator().manual_seed(0)
+    total = budget.remaining
+    n_val_sets = max(1, int(val_fraction * total / 2) // n_sites)
+    n_val_local = max(1, int(val_fraction * total / 2))
+    n_train = total - n_val_local - n_val_sets * n_sites
+    _check_batch(
+        n_train,
+        surrogate_fit_kwargs if surrogate_fit_kwargs is not None else fit_kwargs,
+        "single-site simulations",
+    )
+    # 1. single-site simulations (one site simulation each)
+    params1, obs1, fi1 = _simulate(task, n_train, 1, budget, "LF: surrogate training", g)
+    val1 = _val_tuple(*_simulate(task, n_val_local, 1, budget, "LF: surrogate validation", g))
+    val_post = _val_tuple(
+        *_simulate(task, n_val_sets, n_sites, budget, "LF: posterior validation", g)
+    )
+    # 2. the per-site likelihood surrogate q(y_s | theta_g, theta_s)
+    f1, m1 = split_functional(fi1)
+    surrogate = TFMPE(
+        task.labels, target="obs", **_model_kwargs(task, surrogate_kwargs or model_kwargs)
+    )
+    surrogate.fit(
+        params1,
+        obs1,
+        f1,
+        m1,
+        val=val1,
+        generator=g,
+        **(surrogate_fit_kwargs if surrogate_fit_kwargs is not None else (fit_kwargs or {})),
+    )
+    # 3. synthetic S-site data sets: theta_g from the single-site draws, new theta_{1:S} | theta_g
+    n_syn = n_synthetic or n_train
+    params, obs, f, m = _synthetic_sets(task, surrogate, params1, n_syn, n_sites, sample_steps, g)
     # 4. the posterior on synthetic data, validated on real S-site simulations
     post = TFMPE(task.labels, target="params", **_model_kwargs(task, model_kwargs))
     post.fit(params, obs, f, m, val=val_post, generator=g, **(fit_kwargs or {}))
@@ -147,7 +178,7 @@ def fit_likelihood_factorised(task, budget: SimulationBudget, n_sites: int,
 
 # %% ../../nbs/10_tfmpe/05_pipelines.ipynb #4a2c5a6d
 def stick_breaking_sizes(budget: int, n_sites: int, generator=None) -> list:
-    "Data-set sizes n ~ U{1..min(S, remaining)} until `budget` site simulations are used (Chapter 10, *Posterior factorisation*)."
+    "Sizes n ~ U{1..min(S, left)} until `budget` is spent (Chapter 10, *Posterior factorisation*)."
     check_count(budget, "budget", minimum=0)
     check_count(n_sites, "n_sites")
     sizes, left = [], int(budget)
@@ -158,6 +189,55 @@ def stick_breaking_sizes(budget: int, n_sites: int, generator=None) -> list:
     return sizes
 
 
+def _pf_padded(task, n_budget: int, n_sites: int, budget, what: str, g) -> list:
+    "Stick-breaking data sets, simulated and padded to `n_sites` sites, grouped by size."
+    sizes = stick_breaking_sizes(n_budget, n_sites, g)
+    parts = []
+    for n in sorted(set(sizes)):
+        count = sizes.count(n)
+        params, obs, fi = _simulate(task, count, n, budget, what, g)
+        f, m = split_functional(fi)
+        m = m["y"] if m else torch.ones(obs["y"].shape, dtype=torch.bool)
+        pad = n_sites - n
+        padf = lambda x: torch.cat([x, x.new_zeros((x.shape[0], pad) + tuple(x.shape[2:]))], 1)
+        parts.append(
+            (
+                params,
+                {"y": padf(obs["y"])},
+                None if f is None else {"y": padf(f["y"])},
+                {"y": padf(m.to(torch.int8)).bool()},
+                obs,
+                f,
+                m,
+                n,
+            )
+        )
+    return parts
+
+# %% ../../nbs/10_tfmpe/05_pipelines.ipynb #708cb311
+def _pf_global_data(parts: list, glob_names: list) -> tuple:
+    "(params, obs, functional_inputs, masks) of the global fit from padded `parts`."
+    cat = lambda parts, i, k: torch.cat([p[i][k] for p in parts])
+    params = {k: cat(parts, 0, k) for k in glob_names}
+    f = None if parts[0][2] is None else {"y": cat(parts, 2, "y")}
+    return params, {"y": cat(parts, 1, "y")}, f, {"y": cat(parts, 3, "y")}
+
+
+def _pf_local_data(parts: list, glob: TFMPE, task, g) -> tuple:
+    "Every simulated site, with theta_g* drawn from the global posterior, for the local fit."
+    P, O, Fi, M = [], [], [], []
+    for params, obs_pad, f_pad, m_pad, obs, f, m, n in parts:
+        star = glob.sample(obs_pad, 1, f_pad, m_pad, generator=g)
+        star = {k: v[0] for k, v in star.items()}
+        cond = {**flatten_sites(star, n, task.global_names), **flatten_sites(obs, n)}
+        P.append(flatten_sites({k: params[k] for k in task.local_names}, n))
+        O.append(cond)
+        Fi.append(flatten_sites(f, n))
+        M.append(flatten_sites({"y": m}, n))
+    c = lambda L: None if L[0] is None else {k: torch.cat([d[k] for d in L]) for k in L[0]}
+    return c(P), c(O), c(Fi), c(M)
+
+# %% ../../nbs/10_tfmpe/05_pipelines.ipynb #60f8f3f0
 class PFPosterior:
     "Joint draws from a global and a local TFMPE (Chapter 10, *Posterior factorisation*)."
 
@@ -165,96 +245,98 @@ class PFPosterior:
         self.task, self.glob, self.local, self.n_sites = task, glob, local, n_sites
 
     @torch.no_grad()
-    def sample(self, obs: dict, n: int, functional_inputs=None, masks=None, generator=None, **kw) -> dict:
+    def sample(
+        self, obs: dict, n: int, functional_inputs=None, masks=None, generator=None, **kw
+    ) -> dict:
         "Draws {name: (n, Bc, *event)} of global and site parameters."
         S = self.n_sites
-        site_mask = {"y": torch.ones(obs["y"].shape, dtype=torch.bool) if masks is None else masks["y"]}
+        site_mask = {
+            "y": torch.ones(obs["y"].shape, dtype=torch.bool) if masks is None else masks["y"]
+        }
         gd = self.glob.sample(obs, n, functional_inputs, site_mask, generator=generator, **kw)
         Bc = obs["y"].shape[0]
         # (n, Bc, ...) -> (Bc n, ...) in the order repeat_interleave(n) gives the observations
         glob = {k: v.transpose(0, 1).reshape((Bc * n,) + tuple(v.shape[2:])) for k, v in gd.items()}
         rep = lambda d: None if d is None else {k: v.repeat_interleave(n, 0) for k, v in d.items()}
-        cond = {**flatten_sites(glob, S, self.task.global_names),
-                **flatten_sites(rep(obs), S)}
-        loc = self.local.sample(cond, 1, flatten_sites(rep(functional_inputs), S),
-                                flatten_sites(rep(masks), S), generator=generator, **kw)
+        cond = {**flatten_sites(glob, S, self.task.global_names), **flatten_sites(rep(obs), S)}
+        loc = self.local.sample(
+            cond,
+            1,
+            flatten_sites(rep(functional_inputs), S),
+            flatten_sites(rep(masks), S),
+            generator=generator,
+            **kw,
+        )
         loc = unflatten_sites({k: v[0] for k, v in loc.items()}, S)
         out = {**glob, **loc}
         return {k: v.reshape((Bc, n) + tuple(v.shape[1:])).transpose(0, 1) for k, v in out.items()}
 
-
-def fit_posterior_factorised(task, budget: SimulationBudget, n_sites: int, val_fraction: float = 0.1,
-                             model_kwargs: dict | None = None, fit_kwargs: dict | None = None,
-                             generator: torch.Generator | None = None) -> PFPosterior:
-    "PF baseline: global q(theta_g | y_1..n) with n in 1..S, local q(theta_s | theta_g, y_s) (Chapter 10, *Posterior factorisation*)."
+# %% ../../nbs/10_tfmpe/05_pipelines.ipynb #8b363371
+def fit_posterior_factorised(
+    task,
+    budget: SimulationBudget,
+    n_sites: int,
+    val_fraction: float = 0.1,
+    model_kwargs: dict | None = None,
+    fit_kwargs: dict | None = None,
+    generator: torch.Generator | None = None,
+) -> PFPosterior:
+    "PF baseline: a global and a local TFMPE (Chapter 10, *Posterior factorisation*)."
     _check_setting(budget, n_sites, val_fraction)
     g = generator or torch.Generator().manual_seed(0)
     total = budget.remaining
     n_val = max(1, int(val_fraction * total))
 
-    def padded(n_budget, what):
-        sizes = stick_breaking_sizes(n_budget, n_sites, g)
-        parts = []
-        for n in sorted(set(sizes)):
-            count = sizes.count(n)
-            params, obs, fi = _simulate(task, count, n, budget, what, g)
-            f, m = split_functional(fi)
-            m = m["y"] if m else torch.ones(obs["y"].shape, dtype=torch.bool)
-            pad = n_sites - n
-            padf = lambda x: torch.cat([x, x.new_zeros((x.shape[0], pad) + tuple(x.shape[2:]))], 1)
-            parts.append((params, {"y": padf(obs["y"])}, None if f is None else {"y": padf(f["y"])},
-                          {"y": padf(m.to(torch.int8)).bool()}, obs, f, m, n))
-        return parts
-
-    train, val = padded(total - n_val, "PF: training"), padded(n_val, "PF: validation")
-    cat = lambda parts, i, k: torch.cat([p[i][k] for p in parts])
+    train = _pf_padded(task, total - n_val, n_sites, budget, "PF: training", g)
+    val = _pf_padded(task, n_val, n_sites, budget, "PF: validation", g)
     glob_names = list(task.global_names)
     _check_batch(sum(p[1]["y"].shape[0] for p in train), fit_kwargs, "data sets")
 
-    def gdata(parts):
-        params = {k: cat(parts, 0, k) for k in glob_names}
-        f = None if parts[0][2] is None else {"y": cat(parts, 2, "y")}
-        return params, {"y": cat(parts, 1, "y")}, f, {"y": cat(parts, 3, "y")}
-    gp, go, gf, gm = gdata(train)
+    gp, go, gf, gm = _pf_global_data(train, glob_names)
     glob = TFMPE(task.labels, target="params", **_model_kwargs(task, model_kwargs))
-    glob.fit(gp, go, gf, gm, val=gdata(val), generator=g, **(fit_kwargs or {}))
+    glob.fit(
+        gp, go, gf, gm, val=_pf_global_data(val, glob_names), generator=g, **(fit_kwargs or {})
+    )
 
-    def ldata(parts):  # every simulated site, with theta_g* from the global posterior
-        P, O, Fi, M = [], [], [], []
-        for params, obs_pad, f_pad, m_pad, obs, f, m, n in parts:
-            star = glob.sample(obs_pad, 1, f_pad, m_pad, generator=g)
-            star = {k: v[0] for k, v in star.items()}
-            cond = {**flatten_sites(star, n, task.global_names), **flatten_sites(obs, n)}
-            P.append(flatten_sites({k: params[k] for k in task.local_names}, n))
-            O.append(cond)
-            Fi.append(flatten_sites(f, n))
-            M.append(flatten_sites({"y": m}, n))
-        c = lambda L: None if L[0] is None else {k: torch.cat([d[k] for d in L]) for k in L[0]}
-        return c(P), c(O), c(Fi), c(M)
-    lp, lo, lf, lm = ldata(train)
+    lp, lo, lf, lm = _pf_local_data(train, glob, task, g)
     local = TFMPE(task.labels, target="params", **_model_kwargs(task, model_kwargs))
-    local.fit(lp, lo, lf, lm, val=ldata(val), generator=g, **(fit_kwargs or {}))
+    local.fit(
+        lp, lo, lf, lm, val=_pf_local_data(val, glob, task, g), generator=g, **(fit_kwargs or {})
+    )
     return PFPosterior(task, glob, local, n_sites)
 
 # %% ../../nbs/10_tfmpe/05_pipelines.ipynb #7188f61a
-def c2st(a: torch.Tensor,  # (n, D) samples of one distribution
-         b: torch.Tensor,  # (m, D) samples of another
-         seed: int = 0, n_folds: int = 5) -> float:
-    "Classifier two-sample test accuracy, as sbi's c2st (Chapter 10, *C2ST and SBC*)."
-    from sklearn.ensemble import RandomForestClassifier
-    from sklearn.model_selection import KFold, cross_val_score
+def _check_samples(a, b) -> None:
+    "TypeError or ValueError unless `a` and `b` are finite 2-D tensors with equal widths."
     for name, x in (("a", a), ("b", b)):
         if not isinstance(x, torch.Tensor):
             hint = ": convert it with torch.from_numpy" if isinstance(x, np.ndarray) else ""
-            raise TypeError(f"{name} must be a torch.Tensor (samples, dims), "
-                            f"got {type(x).__name__}{hint}")
+            raise TypeError(
+                f"{name} must be a torch.Tensor (samples, dims), got {type(x).__name__}{hint}"
+            )
         if x.dim() != 2:
-            raise ValueError(f"{name} must be a 2-D tensor (samples, dims), "
-                             f"got shape {tuple(x.shape)}")
+            raise ValueError(
+                f"{name} must be a 2-D tensor (samples, dims), got shape {tuple(x.shape)}"
+            )
         if not torch.isfinite(x).all():
             raise ValueError(f"{name} contains NaN or infinite values")
     if a.shape[1] != b.shape[1]:
-        raise ValueError(f"a and b must have the same number of columns, got {a.shape[1]} and {b.shape[1]}")
+        raise ValueError(
+            f"a and b must have the same number of columns, got {a.shape[1]} and {b.shape[1]}"
+        )
+
+
+def c2st(
+    a: torch.Tensor,  # (n, D) samples of one distribution
+    b: torch.Tensor,  # (m, D) samples of another
+    seed: int = 0,
+    n_folds: int = 5,
+) -> float:
+    "Classifier two-sample test accuracy, as sbi's c2st (Chapter 10, *C2ST and SBC*)."
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.model_selection import KFold, cross_val_score
+
+    _check_samples(a, b)
     a, b = a.float(), b.float()
     mean, std = a.mean(0), a.std(0)
     std[std < 1e-14] = 1
@@ -265,14 +347,22 @@ def c2st(a: torch.Tensor,  # (n, D) samples of one distribution
     folds = KFold(n_splits=n_folds, shuffle=True, random_state=seed)
     return float(np.mean(cross_val_score(clf, data, target, cv=folds, scoring="accuracy")))
 
-
+# %% ../../nbs/10_tfmpe/05_pipelines.ipynb #57062f4b
 def flatten_draws(draws: dict, names) -> torch.Tensor:
     "Concatenate draws {name: (n, Bc, *event)} of `names` into (n, Bc, D)."
-    return torch.cat([draws[k].reshape(draws[k].shape[0], draws[k].shape[1], -1) for k in names], -1)
+    return torch.cat(
+        [draws[k].reshape(draws[k].shape[0], draws[k].shape[1], -1) for k in names], -1
+    )
 
 
-def sbc_ranks(sample_fn,  # sample_fn(obs, functional_inputs, masks, n) -> {name: (n, Bc, *event)}
-              task, n_sites: int, n_tests: int, n_samples: int, generator=None) -> torch.Tensor:
+def sbc_ranks(
+    sample_fn,  # sample_fn(obs, functional_inputs, masks, n) -> {name: (n, Bc, *event)}
+    task,
+    n_sites: int,
+    n_tests: int,
+    n_samples: int,
+    generator=None,
+) -> torch.Tensor:
     "SBC ranks (n_tests, D) of prior draws among posterior draws (Chapter 10, *C2ST and SBC*)."
     check_count(n_sites, "n_sites")
     check_count(n_tests, "n_tests")

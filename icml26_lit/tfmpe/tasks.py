@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 import torch
+from fastcore.basics import patch
 
 from ..core import check_tensor
 from ..sim.integrators import integrate
@@ -32,8 +33,10 @@ class SimulationBudget:
     def spend(self, n: int, what: str = "") -> None:
         "Charge `n` site simulations; raise if the budget would be exceeded."
         if n > self.remaining:
-            raise ValueError(f"budget exceeded: {what or 'a call'} needs {n} site simulations but "
-                             f"only {self.remaining} of {self.total} are left")
+            raise ValueError(
+                f"budget exceeded: {what or 'a call'} needs {n} site simulations but "
+                f"only {self.remaining} of {self.total} are left"
+            )
         self.used += n
         self.log.append((what, n))
 
@@ -55,20 +58,23 @@ def _sites(n_sites, default: int) -> int:
     "`n_sites`, or `default` when it is None (0 is an error, not the default)."
     return default if n_sites is None else check_count(n_sites, "n_sites")
 
-
+# %% ../../nbs/10_tfmpe/03_tasks.ipynb #b9bd6920
 class HierarchicalGaussian:
-    "Hierarchical Gaussian task with a closed-form posterior (Chapter 10, *The hierarchical Gaussian*)."
+    "Hierarchical Gaussian with a closed-form posterior (Chapter 10, *The hierarchical Gaussian*)."
+
     global_names = ("mu",)
     local_names = ("theta",)
     obs_names = ("y",)
     labels = {"mu": 0, "theta": 1, "y": 2}
 
-    def __init__(self, n_sites: int = 5,  # S, the number of sites
-                 n_obs: int = 4,  # J, observations per site
-                 tau: float = 0.5,  # site spread around mu
-                 sigma: float = 1.0,  # observation noise
-                 functional: bool = False,  # observation times as functional inputs
-                 ):
+    def __init__(
+        self,
+        n_sites: int = 5,  # S, the number of sites
+        n_obs: int = 4,  # J, observations per site
+        tau: float = 0.5,  # site spread around mu
+        sigma: float = 1.0,  # observation noise
+        functional: bool = False,  # observation times as functional inputs
+    ):
         check_count(n_sites, "n_sites")
         check_count(n_obs, "n_obs")
         self.n_sites, self.n_obs = n_sites, n_obs
@@ -99,73 +105,100 @@ class HierarchicalGaussian:
     def curve(self, times):
         return torch.sin(2 * math.pi * times)
 
-    def simulate(self, params: dict,  # {'mu': (n, 1), 'theta': (n, S)}
-                 functional_inputs: dict | None = None,  # {'y': (n, S, J)} times (variant only)
-                 generator=None, budget: SimulationBudget | None = None, what: str = "simulate",
-                 ) -> dict:
-        "Observations {'y': (n, S, J)}; charges n * S site simulations to `budget`."
-        theta = check_tensor(params["theta"], "params['theta']", ndim=2)
-        n, S = theta.shape
-        if budget is not None:
-            budget.spend(n * S, what)
-        y = theta[:, :, None] + self.sigma * torch.randn(n, S, self.n_obs, generator=_gen(generator))
-        if self.functional:
-            if functional_inputs is None:
-                raise ValueError("the function-valued task needs functional_inputs={'y': times}")
-            times = check_tensor(functional_inputs["y"], "functional_inputs['y']", shape=(n, S, self.n_obs))
-            y = y + self.curve(times)
-        return {"y": y}
-
-    def exact_posterior(self, y: torch.Tensor,  # (n, S, J) observations
-                        times: torch.Tensor | None = None,  # (n, S, J) times (variant only)
-                        ) -> tuple:
-        "Posterior mean (n, 1+S) and covariance (n, 1+S, 1+S) over (mu, theta_1..S)."
-        y = check_tensor(y, "y", ndim=3)
-        n, S, J = y.shape
-        if J != self.n_obs:
-            raise ValueError(f"y must have shape (n, S, {self.n_obs}), got {tuple(y.shape)}")
-        y = y.double()
-        if self.functional:
-            if times is None:
-                raise ValueError("the function-valued task needs the observation times")
-            y = y - self.curve(check_tensor(times, "times", shape=tuple(y.shape)).double())
-        t2, s2 = self.tau ** 2, self.sigma ** 2
-        prec = torch.zeros(1 + S, 1 + S, dtype=torch.float64)
-        prec[0, 0] = 1.0 + S / t2
-        prec[0, 1:] = prec[1:, 0] = -1.0 / t2
-        prec[1:, 1:] = torch.eye(S, dtype=torch.float64) * (1.0 / t2 + J / s2)
-        h = torch.cat([torch.zeros(n, 1, dtype=torch.float64), y.sum(-1) / s2], dim=1)
-        cov = torch.linalg.inv(prec)
-        mean = h @ cov  # cov is symmetric
-        return mean, cov.expand(n, 1 + S, 1 + S).clone()
-
     def prior_distribution(self, n_sites: int | None = None):
         "The joint prior of (mu, theta_1..S) as one MultivariateNormal (for flat baselines)."
         S = _sites(n_sites, self.n_sites)
-        cov = torch.ones(1 + S, 1 + S) + self.tau ** 2 * torch.diag(torch.cat([torch.zeros(1), torch.ones(S)]))
+        cov = torch.ones(1 + S, 1 + S) + self.tau**2 * torch.diag(
+            torch.cat([torch.zeros(1), torch.ones(S)])
+        )
         return torch.distributions.MultivariateNormal(torch.zeros(1 + S), cov)
 
-    def sample_posterior(self, y, n_samples: int, times=None, generator=None) -> torch.Tensor:
-        "Exact posterior draws (n_samples, 1+S) for one data set y of shape (S, J)."
-        check_count(n_samples, "n_samples")
-        y = check_tensor(y, "y", ndim=2)
-        mean, cov = self.exact_posterior(y[None], None if times is None else times[None])
-        L = torch.linalg.cholesky(cov[0])
-        z = torch.randn(n_samples, L.shape[0], generator=_gen(generator), dtype=torch.float64)
-        return (mean[0] + z @ L.t()).float()
+# %% ../../nbs/10_tfmpe/03_tasks.ipynb #518f4c7f
+@patch
+def simulate(
+    self: HierarchicalGaussian,
+    params: dict,  # {'mu': (n, 1), 'theta': (n, S)}
+    functional_inputs: dict | None = None,  # {'y': (n, S, J)} times (variant only)
+    generator=None,
+    budget: SimulationBudget | None = None,
+    what: str = "simulate",
+) -> dict:
+    "Observations {'y': (n, S, J)}; charges n * S site simulations to `budget`."
+    theta = check_tensor(params["theta"], "params['theta']", ndim=2)
+    n, S = theta.shape
+    if budget is not None:
+        budget.spend(n * S, what)
+    y = theta[:, :, None] + self.sigma * torch.randn(n, S, self.n_obs, generator=_gen(generator))
+    if self.functional:
+        if functional_inputs is None:
+            raise ValueError("the function-valued task needs functional_inputs={'y': times}")
+        times = check_tensor(
+            functional_inputs["y"], "functional_inputs['y']", shape=(n, S, self.n_obs)
+        )
+        y = y + self.curve(times)
+    return {"y": y}
+
+# %% ../../nbs/10_tfmpe/03_tasks.ipynb #ae6beb65
+@patch
+def exact_posterior(
+    self: HierarchicalGaussian,
+    y: torch.Tensor,  # (n, S, J) observations
+    times: torch.Tensor | None = None,  # (n, S, J) times (variant only)
+) -> tuple:
+    "Posterior mean (n, 1+S) and covariance (n, 1+S, 1+S) over (mu, theta_1..S)."
+    y = check_tensor(y, "y", ndim=3)
+    n, S, J = y.shape
+    if J != self.n_obs:
+        raise ValueError(f"y must have shape (n, S, {self.n_obs}), got {tuple(y.shape)}")
+    y = y.double()
+    if self.functional:
+        if times is None:
+            raise ValueError("the function-valued task needs the observation times")
+        y = y - self.curve(check_tensor(times, "times", shape=tuple(y.shape)).double())
+    t2, s2 = self.tau**2, self.sigma**2
+    prec = torch.zeros(1 + S, 1 + S, dtype=torch.float64)
+    prec[0, 0] = 1.0 + S / t2
+    prec[0, 1:] = prec[1:, 0] = -1.0 / t2
+    prec[1:, 1:] = torch.eye(S, dtype=torch.float64) * (1.0 / t2 + J / s2)
+    h = torch.cat([torch.zeros(n, 1, dtype=torch.float64), y.sum(-1) / s2], dim=1)
+    cov = torch.linalg.inv(prec)
+    mean = h @ cov  # cov is symmetric
+    return mean, cov.expand(n, 1 + S, 1 + S).clone()
+
+
+@patch
+def sample_posterior(
+    self: HierarchicalGaussian, y, n_samples: int, times=None, generator=None
+) -> torch.Tensor:
+    "Exact posterior draws (n_samples, 1+S) for one data set y of shape (S, J)."
+    check_count(n_samples, "n_samples")
+    y = check_tensor(y, "y", ndim=2)
+    mean, cov = self.exact_posterior(y[None], None if times is None else times[None])
+    L = torch.linalg.cholesky(cov[0])
+    z = torch.randn(n_samples, L.shape[0], generator=_gen(generator), dtype=torch.float64)
+    return (mean[0] + z @ L.t()).float()
 
 # %% ../../nbs/10_tfmpe/03_tasks.ipynb #7c197b75
 class HierarchicalSIR:
     "Hierarchical SIR with irregular Poisson incidence (Chapter 10, *A hierarchical SIR epidemic*)."
+
     global_names = ("log_gamma", "log_beta_bar")
     local_names = ("log_beta",)
     obs_names = ("y",)
     labels = {"log_gamma": 0, "log_beta_bar": 1, "log_beta": 2, "y": 3}
     functional = True
 
-    def __init__(self, n_sites: int = 5, population: float = 1000.0, i0: float = 0.01,
-                 horizon: float = 30.0, min_obs: int = 8, max_obs: int = 12, n_steps: int = 120,
-                 site_sd: float = 0.2):
+    def __init__(
+        self,
+        n_sites: int = 5,
+        population: float = 1000.0,
+        i0: float = 0.01,
+        horizon: float = 30.0,
+        min_obs: int = 8,
+        max_obs: int = 12,
+        n_steps: int = 120,
+        site_sd: float = 0.2,
+    ):
         check_count(n_sites, "n_sites")
         check_count(n_steps, "n_steps")
         check_count(min_obs, "min_obs")
@@ -179,74 +212,101 @@ class HierarchicalSIR:
         self.min_obs, self.max_obs, self.n_steps, self.site_sd = min_obs, max_obs, n_steps, site_sd
         self.n_obs = max_obs
 
-    def sample_prior(self, n: int, n_sites: int | None = None, generator=None) -> dict:
-        check_count(n, "n")
-        S = _sites(n_sites, self.n_sites)
-        g = _gen(generator)
-        glob = {"log_gamma": math.log(0.25) + 0.2 * torch.randn(n, 1, generator=g),
-                "log_beta_bar": math.log(0.6) + 0.3 * torch.randn(n, 1, generator=g)}
-        return {**glob, **self.sample_local(glob, S, generator)}
-
-    def prior_distribution(self, n_sites: int | None = None):
-        "The joint prior of (log_gamma, log_beta_bar, log_beta_1..S) as one MultivariateNormal."
-        S = _sites(n_sites, self.n_sites)
-        cov = torch.zeros(2 + S, 2 + S)
-        cov[0, 0] = 0.2 ** 2
-        cov[1:, 1:] = 0.3 ** 2
-        cov[2:, 2:] += self.site_sd ** 2 * torch.eye(S)
-        mean = torch.tensor([math.log(0.25)] + [math.log(0.6)] * (1 + S))
-        return torch.distributions.MultivariateNormal(mean, cov)
-
-    def sample_local(self, params: dict, n_sites: int, generator=None) -> dict:
-        lb = check_tensor(params["log_beta_bar"], "params['log_beta_bar']", ndim=2)
-        S = check_count(n_sites, "n_sites")
-        return {"log_beta": lb + self.site_sd * torch.randn(lb.shape[0], S, generator=_gen(generator))}
-
-    def sample_functional_inputs(self, n: int, n_sites: int | None = None, generator=None) -> dict:
-        "Observation times {'y': (n, S, max_obs)} (sorted, padded with 0) and the mask."
-        check_count(n, "n")
-        g, S = _gen(generator), _sites(n_sites, self.n_sites)
-        times = 1.0 + (self.horizon - 1.0) * torch.rand(n, S, self.max_obs, generator=g)
-        times = times.sort(-1).values
-        counts = torch.randint(self.min_obs, self.max_obs + 1, (n, S, 1), generator=g)
-        mask = torch.arange(self.max_obs) < counts
-        return {"y": torch.where(mask, times, torch.zeros(())), "mask": mask}
-
-    def trajectories(self, beta: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
-        "Fractions (s, i) on the RK4 grid, shape (n_steps + 1, *beta.shape, 2)."
-        def f(t, z):
-            s, i = z[..., 0], z[..., 1]
-            inf = beta * s * i
-            return torch.stack([-inf, inf - gamma * i], -1)
-        z0 = torch.stack([torch.full_like(beta, 1 - self.i0), torch.full_like(beta, self.i0)], -1)
-        return integrate(f, z0.double(), 0.0, self.horizon, self.n_steps, return_trajectory=True)
-
-    def expected_incidence(self, params: dict, times: torch.Tensor) -> torch.Tensor:
-        "N [c(t) - c(t - 1)] at `times` (n, S, K), c = 1 - s interpolated linearly on the RK4 grid."
-        beta = params["log_beta"].double().exp()
-        gamma = params["log_gamma"].double().exp().expand_as(beta)
-        s = self.trajectories(beta, gamma)[..., 0]  # (n_steps+1, n, S)
-        s = s.permute(1, 2, 0)  # (n, S, G)
-        dt = self.horizon / self.n_steps
-
-        def c_at(tq):
-            u = (tq.double() / dt).clamp(0, self.n_steps - 1e-9)
-            k = u.floor().long()
-            w = u - k
-            s0, s1 = s.gather(-1, k), s.gather(-1, k + 1)
-            return 1 - ((1 - w) * s0 + w * s1)
-        return self.population * (c_at(times) - c_at((times - 1).clamp_min(0))).clamp_min(0)
-
-    def simulate(self, params: dict, functional_inputs: dict | None = None, generator=None,
-                 budget: SimulationBudget | None = None, what: str = "simulate") -> dict:
+    def simulate(
+        self,
+        params: dict,
+        functional_inputs: dict | None = None,
+        generator=None,
+        budget: SimulationBudget | None = None,
+        what: str = "simulate",
+    ) -> dict:
         "Observations {'y': (n, S, max_obs)} as log(1 + counts), 0 where padded."
         lb = check_tensor(params["log_beta"], "params['log_beta']", ndim=2)
         n, S = lb.shape
         if functional_inputs is None:
             raise ValueError("HierarchicalSIR needs functional_inputs (observation times and mask)")
-        times = check_tensor(functional_inputs["y"], "functional_inputs['y']", shape=(n, S, self.max_obs))
+        times = check_tensor(
+            functional_inputs["y"], "functional_inputs['y']", shape=(n, S, self.max_obs)
+        )
         if budget is not None:
             budget.spend(n * S, what)
         rate = self.expected_incidence(params, times)
         counts = torch.poisson(rate, generator=_gen(generator)).float()
         return {"y": torch.where(functional_inputs["mask"], torch.log1p(counts), torch.zeros(()))}
+
+# %% ../../nbs/10_tfmpe/03_tasks.ipynb #c0b8dace
+@patch
+def sample_prior(self: HierarchicalSIR, n: int, n_sites: int | None = None, generator=None) -> dict:
+    check_count(n, "n")
+    S = _sites(n_sites, self.n_sites)
+    g = _gen(generator)
+    glob = {
+        "log_gamma": math.log(0.25) + 0.2 * torch.randn(n, 1, generator=g),
+        "log_beta_bar": math.log(0.6) + 0.3 * torch.randn(n, 1, generator=g),
+    }
+    return {**glob, **self.sample_local(glob, S, generator)}
+
+
+@patch
+def prior_distribution(self: HierarchicalSIR, n_sites: int | None = None):
+    "The joint prior of (log_gamma, log_beta_bar, log_beta_1..S) as one MultivariateNormal."
+    S = _sites(n_sites, self.n_sites)
+    cov = torch.zeros(2 + S, 2 + S)
+    cov[0, 0] = 0.2**2
+    cov[1:, 1:] = 0.3**2
+    cov[2:, 2:] += self.site_sd**2 * torch.eye(S)
+    mean = torch.tensor([math.log(0.25)] + [math.log(0.6)] * (1 + S))
+    return torch.distributions.MultivariateNormal(mean, cov)
+
+
+@patch
+def sample_local(self: HierarchicalSIR, params: dict, n_sites: int, generator=None) -> dict:
+    lb = check_tensor(params["log_beta_bar"], "params['log_beta_bar']", ndim=2)
+    S = check_count(n_sites, "n_sites")
+    return {"log_beta": lb + self.site_sd * torch.randn(lb.shape[0], S, generator=_gen(generator))}
+
+# %% ../../nbs/10_tfmpe/03_tasks.ipynb #5d1b47d8
+@patch
+def sample_functional_inputs(
+    self: HierarchicalSIR, n: int, n_sites: int | None = None, generator=None
+) -> dict:
+    "Observation times {'y': (n, S, max_obs)} (sorted, padded with 0) and the mask."
+    check_count(n, "n")
+    g, S = _gen(generator), _sites(n_sites, self.n_sites)
+    times = 1.0 + (self.horizon - 1.0) * torch.rand(n, S, self.max_obs, generator=g)
+    times = times.sort(-1).values
+    counts = torch.randint(self.min_obs, self.max_obs + 1, (n, S, 1), generator=g)
+    mask = torch.arange(self.max_obs) < counts
+    return {"y": torch.where(mask, times, torch.zeros(())), "mask": mask}
+
+
+@patch
+def trajectories(self: HierarchicalSIR, beta: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
+    "Fractions (s, i) on the RK4 grid, shape (n_steps + 1, *beta.shape, 2)."
+
+    def f(t, z):
+        s, i = z[..., 0], z[..., 1]
+        inf = beta * s * i
+        return torch.stack([-inf, inf - gamma * i], -1)
+
+    z0 = torch.stack([torch.full_like(beta, 1 - self.i0), torch.full_like(beta, self.i0)], -1)
+    return integrate(f, z0.double(), 0.0, self.horizon, self.n_steps, return_trajectory=True)
+
+
+@patch
+def expected_incidence(self: HierarchicalSIR, params: dict, times: torch.Tensor) -> torch.Tensor:
+    "N [c(t) - c(t - 1)] at `times` (n, S, K), c = 1 - s interpolated linearly on the RK4 grid."
+    beta = params["log_beta"].double().exp()
+    gamma = params["log_gamma"].double().exp().expand_as(beta)
+    s = self.trajectories(beta, gamma)[..., 0]  # (n_steps+1, n, S)
+    s = s.permute(1, 2, 0)  # (n, S, G)
+    dt = self.horizon / self.n_steps
+
+    def c_at(tq):
+        u = (tq.double() / dt).clamp(0, self.n_steps - 1e-9)
+        k = u.floor().long()
+        w = u - k
+        s0, s1 = s.gather(-1, k), s.gather(-1, k + 1)
+        return 1 - ((1 - w) * s0 + w * s1)
+
+    return self.population * (c_at(times) - c_at((times - 1).clamp_min(0))).clamp_min(0)

@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass, replace
 
 import torch
+from fastcore.basics import patch
 from torch import nn
 
 from ..core import check_tensor, resolve_backend
@@ -20,6 +21,7 @@ __all__ = ['Tokens', 'check_count', 'tokenise', 'detokenise', 'fourier_features'
 @dataclass
 class Tokens:
     "A batch of token sequences (Chapter 10, *From arrays to tokens*)."
+
     value: torch.Tensor  # (B, T, 1) token values
     label: torch.Tensor  # (T,) integer variable labels
     position: torch.Tensor  # (T, 2) (index along the first event axis, flat index inside it)
@@ -37,11 +39,11 @@ class Tokens:
     def batch_size(self) -> int:
         return self.value.shape[0]
 
-    def with_values(self, value: torch.Tensor) -> "Tokens":
+    def with_values(self, value: torch.Tensor) -> Tokens:
         "These tokens with new values (same labels, positions and masks)."
         return replace(self, value=value)
 
-    def select(self, index) -> "Tokens":
+    def select(self, index) -> Tokens:
         "The tokens of the data sets `index` (a slice or index tensor)."
         fun = None if self.functional is None else self.functional[index]
         return replace(self, value=self.value[index], mask=self.mask[index], functional=fun)
@@ -54,7 +56,7 @@ def check_count(v, name: str, minimum: int = 1) -> int:
         raise ValueError(f"{name} must be {what}, got {v!r}")
     return v
 
-
+# %% ../../nbs/10_tfmpe/01_tokens.ipynb #d8f2544e
 def _positions(event_shape) -> torch.Tensor:
     n = math.prod(event_shape)
     if len(event_shape) == 0:
@@ -64,13 +66,8 @@ def _positions(event_shape) -> torch.Tensor:
     return torch.stack([idx // inner, idx % inner], dim=1).float()
 
 
-def tokenise(data: dict,  # {name: (B, *event)} arrays of parameters and observations
-             condition: list,  # names of the conditioning variables (placed first)
-             labels: dict,  # {name: int} the fixed name-to-label table
-             functional_inputs: dict | None = None,  # {name: (B, *event) or (B, *event, F)}
-             masks: dict | None = None,  # {name: (B, *event) bool}, False marks padding
-             ) -> Tokens:
-    "One token per array element, conditioning variables first (Chapter 10, *From arrays to tokens*)."
+def _token_names(data, condition, labels) -> list:
+    "The names of `data` in token order, conditioning variables first, after checking them."
     if not isinstance(data, dict) or not data:
         raise ValueError("data must be a non-empty dict {name: tensor}")
     unknown = [k for k in condition if k not in data]
@@ -79,17 +76,64 @@ def tokenise(data: dict,  # {name: (B, *event)} arrays of parameters and observa
     missing = [k for k in data if k not in labels]
     if missing:
         raise ValueError(f"labels has no entry for {missing}")
-    names = [k for k in data if k in condition] + [k for k in data if k not in condition]
+    return [k for k in data if k in condition] + [k for k in data if k not in condition]
+
+
+def _functional_dim(functional_inputs, data, names):
+    "The width F of the functional inputs, or None when there are none."
+    if not functional_inputs:
+        return None
+    f0 = next(iter(functional_inputs.values()))
+    first = (
+        names[[k in functional_inputs for k in names].index(True)]
+        if any(k in functional_inputs for k in names)
+        else None
+    )
+    if first is None:
+        raise ValueError("functional_inputs names no variable of data")
+    return 1 if functional_inputs[first].dim() == data[first].dim() else f0.shape[-1]
+
+# %% ../../nbs/10_tfmpe/01_tokens.ipynb #1148b37e
+def _element_mask(masks, name: str, x: torch.Tensor, batch: int, n: int) -> torch.Tensor:
+    "The (B, n) padding mask of variable `name` (all True when `masks` has none for it)."
+    m = torch.ones(batch, n, dtype=torch.bool)
+    if masks and name in masks:
+        mk = masks[name]
+        if tuple(mk.shape) != tuple(x.shape):
+            raise ValueError(
+                f"masks[{name!r}] must have shape {tuple(x.shape)}, got {tuple(mk.shape)}"
+            )
+        m = mk.reshape(batch, n).bool()
+    return m
+
+
+def _element_functional(functional_inputs, name, x, fdim: int, batch: int, n: int):
+    "The (B, n, F) functional inputs of variable `name` (zeros when it has none)."
+    if name in functional_inputs:
+        f = functional_inputs[name].to(x.dtype)
+        if f.dim() == x.dim():
+            f = f.unsqueeze(-1)
+        if tuple(f.shape[:-1]) != tuple(x.shape) or f.shape[-1] != fdim:
+            raise ValueError(
+                f"functional_inputs[{name!r}] must have shape "
+                f"{tuple(x.shape)} (+ feature axis), got {tuple(f.shape)}"
+            )
+        return f.reshape(batch, n, fdim)
+    return torch.zeros(batch, n, fdim, dtype=x.dtype)
+
+# %% ../../nbs/10_tfmpe/01_tokens.ipynb #47210ba3
+def tokenise(
+    data: dict,  # {name: (B, *event)} arrays of parameters and observations
+    condition: list,  # names of the conditioning variables (placed first)
+    labels: dict,  # {name: int} the fixed name-to-label table
+    functional_inputs: dict | None = None,  # {name: (B, *event) or (B, *event, F)}
+    masks: dict | None = None,  # {name: (B, *event) bool}, False marks padding
+) -> Tokens:
+    "One token per array element, the condition first (Chapter 10, *From arrays to tokens*)."
+    names = _token_names(data, condition, labels)
     batch = None
     values, label, position, cond, mask, fun, spec = [], [], [], [], [], [], []
-    fdim = None
-    if functional_inputs:
-        f0 = next(iter(functional_inputs.values()))
-        first = names[[k in functional_inputs for k in names].index(True)] if any(
-            k in functional_inputs for k in names) else None
-        if first is None:
-            raise ValueError("functional_inputs names no variable of data")
-        fdim = 1 if functional_inputs[first].dim() == data[first].dim() else f0.shape[-1]
+    fdim = _functional_dim(functional_inputs, data, names)
     start = 0
     for name in names:
         x = check_tensor(data[name], f"data[{name!r}]", dtypes=(torch.float32, torch.float64))
@@ -105,38 +149,33 @@ def tokenise(data: dict,  # {name: (B, *event)} arrays of parameters and observa
         label.append(torch.full((n,), int(labels[name]), dtype=torch.long))
         position.append(_positions(event))
         cond.append(torch.full((n,), float(name in condition)))
-        m = torch.ones(batch, n, dtype=torch.bool)
-        if masks and name in masks:
-            mk = masks[name]
-            if tuple(mk.shape) != tuple(x.shape):
-                raise ValueError(f"masks[{name!r}] must have shape {tuple(x.shape)}, got {tuple(mk.shape)}")
-            m = mk.reshape(batch, n).bool()
-        mask.append(m)
+        mask.append(_element_mask(masks, name, x, batch, n))
         if fdim is not None:
-            if name in functional_inputs:
-                f = functional_inputs[name].to(x.dtype)
-                if f.dim() == x.dim():
-                    f = f.unsqueeze(-1)
-                if tuple(f.shape[:-1]) != tuple(x.shape) or f.shape[-1] != fdim:
-                    raise ValueError(f"functional_inputs[{name!r}] must have shape "
-                                     f"{tuple(x.shape)} (+ feature axis), got {tuple(f.shape)}")
-                fun.append(f.reshape(batch, n, fdim))
-            else:
-                fun.append(torch.zeros(batch, n, fdim, dtype=x.dtype))
+            fun.append(_element_functional(functional_inputs, name, x, fdim, batch, n))
         spec.append((name, event, start, start + n))
         start += n
     value = torch.cat(values, 1)
     mask = torch.cat(mask, 1)
-    value = torch.where(mask.unsqueeze(-1), value, torch.zeros((), dtype=value.dtype))  # padding holds 0
+    # padding holds 0
+    value = torch.where(mask.unsqueeze(-1), value, torch.zeros((), dtype=value.dtype))
     partition = next((s for (nm, _, s, _) in spec if nm not in condition), start)
-    return Tokens(value, torch.cat(label), torch.cat(position), torch.cat(cond), mask,
-                  torch.cat(fun, 1) if fdim is not None else None, partition, tuple(spec))
+    return Tokens(
+        value,
+        torch.cat(label),
+        torch.cat(position),
+        torch.cat(cond),
+        mask,
+        torch.cat(fun, 1) if fdim is not None else None,
+        partition,
+        tuple(spec),
+    )
 
-
-def detokenise(value: torch.Tensor,  # (B, T', 1) values of all tokens, or of the targets only
-               spec: tuple,  # Tokens.spec
-               names: list | None = None,  # which variables `value` holds (default: all, in order)
-               ) -> dict:
+# %% ../../nbs/10_tfmpe/01_tokens.ipynb #930d1be6
+def detokenise(
+    value: torch.Tensor,  # (B, T', 1) values of all tokens, or of the targets only
+    spec: tuple,  # Tokens.spec
+    names: list | None = None,  # which variables `value` holds (default: all, in order)
+) -> dict:
     "Rebuild the dictionary of arrays from token values (Chapter 10, *From arrays to tokens*)."
     entries = [e for e in spec if names is None or e[0] in names]
     need = sum(e - s for _, _, s, e in entries)
@@ -144,78 +183,100 @@ def detokenise(value: torch.Tensor,  # (B, T', 1) values of all tokens, or of th
         raise ValueError(f"value has {value.shape[1]} tokens but the variables need {need}")
     out, offset = {}, 0
     for name, event, s, e in entries:
-        out[name] = value[:, offset:offset + e - s, 0].reshape((value.shape[0],) + tuple(event))
+        out[name] = value[:, offset : offset + e - s, 0].reshape((value.shape[0],) + tuple(event))
         offset += e - s
     return out
 
 # %% ../../nbs/10_tfmpe/01_tokens.ipynb #16d55bcd
-def fourier_features(x: torch.Tensor,  # (N, D) inputs
-                     freqs: torch.Tensor,  # (D, H) frequency matrix B
-                     ) -> torch.Tensor:
-    "Gaussian Fourier features [cos 2 pi x B, sin 2 pi x B], shape (N, 2H) (Chapter 10, *Embedding a token*)."
+def fourier_features(
+    x: torch.Tensor,  # (N, D) inputs
+    freqs: torch.Tensor,  # (D, H) frequency matrix B
+) -> torch.Tensor:
+    "Fourier features [cos 2 pi xB, sin 2 pi xB], shape (N, 2H) (Chapter 10, *Embedding a token*)."
     angle = 2 * math.pi * (x @ freqs)
     return torch.cat([torch.cos(angle), torch.sin(angle)], dim=-1)
 
 
-def token_embedding_reference(value: torch.Tensor,  # (N, V) token values
-                              label: torch.Tensor,  # (N,) integer labels
-                              position: torch.Tensor,  # (N, P) positions
-                              time: torch.Tensor,  # (N,) flow time
-                              functional: torch.Tensor | None,  # (N, F) functional inputs or None
-                              label_table: torch.Tensor,  # (n_labels, L) label embeddings
-                              pos_freqs: torch.Tensor,  # (P, Hp) position frequencies
-                              fun_freqs: torch.Tensor | None,  # (F, Hf) functional-input frequencies
-                              weight: torch.Tensor,  # (D, V + L + 2Hp + 1 [+ 2Hf]) projection
-                              bias: torch.Tensor,  # (D,)
-                              ) -> torch.Tensor:
-    "Token embedding W [v; E[label]; gamma(p); t; gamma(f)] + b, shape (N, D) (Chapter 10, *Embedding a token*)."
-    # bytes: reads N (V + 1 + P + 1 + F) inputs, writes the (N, K) concat, reads it back, writes (N, D)
+def token_embedding_reference(
+    value: torch.Tensor,  # (N, V) token values
+    label: torch.Tensor,  # (N,) integer labels
+    position: torch.Tensor,  # (N, P) positions
+    time: torch.Tensor,  # (N,) flow time
+    functional: torch.Tensor | None,  # (N, F) functional inputs or None
+    label_table: torch.Tensor,  # (n_labels, L) label embeddings
+    pos_freqs: torch.Tensor,  # (P, Hp) position frequencies
+    fun_freqs: torch.Tensor | None,  # (F, Hf) functional-input frequencies
+    weight: torch.Tensor,  # (D, V + L + 2Hp + 1 [+ 2Hf]) projection
+    bias: torch.Tensor,  # (D,)
+) -> torch.Tensor:
+    "Embedding W [v; E_label; gamma(p); t; gamma(f)] + b, (N, D) (Chapter 10, *Embedding a token*)."
+    # bytes: reads N (V + 1 + P + 1 + F) inputs, writes the (N, K) concat, reads it, writes (N, D)
     parts = [value, label_table[label], fourier_features(position, pos_freqs), time[:, None]]
     if functional is not None:
         parts.append(fourier_features(functional, fun_freqs))
     return torch.cat(parts, dim=-1) @ weight.t() + bias
 
-
+# %% ../../nbs/10_tfmpe/01_tokens.ipynb #73c060f8
 class TokenEmbedding(nn.Module):
-    "Learned token embedding: label table, Fourier frequencies, projection (Chapter 10, *Embedding a token*)."
+    "Learned label table, Fourier frequencies and projection (Chapter 10, *Embedding a token*)."
 
-    def __init__(self, n_labels: int,  # size of the label table
-                 latent_dim: int = 64,  # width D of the embedding
-                 label_dim: int = 16,  # width L of a label embedding
-                 pos_dim: int = 16,  # 2 Hp Fourier features of the position
-                 functional_dim: int = 0,  # F, the width of functional inputs (0: none)
-                 functional_features: int = 32,  # 2 Hf Fourier features of the functional input
-                 value_dim: int = 1, position_dim: int = 2):
+    def __init__(
+        self,
+        n_labels: int,  # size of the label table
+        latent_dim: int = 64,  # width D of the embedding
+        label_dim: int = 16,  # width L of a label embedding
+        pos_dim: int = 16,  # 2 Hp Fourier features of the position
+        functional_dim: int = 0,  # F, the width of functional inputs (0: none)
+        functional_features: int = 32,  # 2 Hf Fourier features of the functional input
+        value_dim: int = 1,
+        position_dim: int = 2,
+    ):
         super().__init__()
         if pos_dim % 2 or functional_features % 2:
             raise ValueError("pos_dim and functional_features must be even")
         self.label_table = nn.Parameter(torch.randn(n_labels, label_dim))
         self.pos_freqs = nn.Parameter(torch.randn(position_dim, pos_dim // 2))
-        self.fun_freqs = (nn.Parameter(torch.randn(functional_dim, functional_features // 2))
-                          if functional_dim else None)
-        in_dim = value_dim + label_dim + pos_dim + 1 + (functional_features if functional_dim else 0)
+        self.fun_freqs = (
+            nn.Parameter(torch.randn(functional_dim, functional_features // 2))
+            if functional_dim
+            else None
+        )
+        in_dim = (
+            value_dim + label_dim + pos_dim + 1 + (functional_features if functional_dim else 0)
+        )
         lin = nn.Linear(in_dim, latent_dim)
         self.weight, self.bias = lin.weight, lin.bias
         self.functional_dim = functional_dim
 
-    def forward(self, tokens: Tokens,  # a batch of B sequences of T tokens
-                time: torch.Tensor,  # (B,) flow time per sequence
-                backend: str = "auto",  # "auto", "triton" or "torch" (see the kernels notebook)
-                validate: bool = True,  # the kernel's finiteness and label checks (host syncs)
-                ) -> torch.Tensor:
-        "Embeddings of shape (B, T, D)."
-        B, T, V = tokens.value.shape
-        if (tokens.functional is None) != (self.functional_dim == 0):
-            raise ValueError("tokens.functional must be given exactly when functional_dim > 0")
-        args = (tokens.value.reshape(B * T, V),
-                tokens.label.to(tokens.value.device).repeat(B),
-                tokens.position.to(tokens.value).repeat(B, 1),
-                time.to(tokens.value).repeat_interleave(T),
-                None if tokens.functional is None else tokens.functional.reshape(B * T, -1),
-                self.label_table, self.pos_freqs, self.fun_freqs, self.weight, self.bias)
-        if resolve_backend(backend, tokens.value) == "torch":
-            out = token_embedding_reference(*args)
-        else:
-            from icml26_lit.tfmpe.kernels import token_embedding
-            out = token_embedding(*args, backend=backend, validate=validate)
-        return out.reshape(B, T, -1)
+# %% ../../nbs/10_tfmpe/01_tokens.ipynb #47f96114
+@patch
+def forward(
+    self: TokenEmbedding,
+    tokens: Tokens,  # a batch of B sequences of T tokens
+    time: torch.Tensor,  # (B,) flow time per sequence
+    backend: str = "auto",  # "auto", "triton" or "torch" (see the kernels notebook)
+    validate: bool = True,  # the kernel's finiteness and label checks (host syncs)
+) -> torch.Tensor:
+    "Embeddings of shape (B, T, D)."
+    B, T, V = tokens.value.shape
+    if (tokens.functional is None) != (self.functional_dim == 0):
+        raise ValueError("tokens.functional must be given exactly when functional_dim > 0")
+    args = (
+        tokens.value.reshape(B * T, V),
+        tokens.label.to(tokens.value.device).repeat(B),
+        tokens.position.to(tokens.value).repeat(B, 1),
+        time.to(tokens.value).repeat_interleave(T),
+        None if tokens.functional is None else tokens.functional.reshape(B * T, -1),
+        self.label_table,
+        self.pos_freqs,
+        self.fun_freqs,
+        self.weight,
+        self.bias,
+    )
+    if resolve_backend(backend, tokens.value) == "torch":
+        out = token_embedding_reference(*args)
+    else:
+        from icml26_lit.tfmpe.kernels import token_embedding
+
+        out = token_embedding(*args, backend=backend, validate=validate)
+    return out.reshape(B, T, -1)

@@ -1,17 +1,29 @@
-"""Flow matching (icml26_lit.flows.matching): exact targets, the loss, sampling and log-densities."""
+"""Flow matching (icml26_lit.flows.matching): exact targets, loss, sampling and log-densities."""
+
 import math
 
 import pytest
 import torch
 
-from icml26_lit.flows.matching import (SIGMA_MIN, cfm_loss, divergence, gaussian_velocity,
-                                       integrate_adaptive, interpolate, log_prob_ode, sample_ode,
-                                       target_velocity)
+from icml26_lit.flows.matching import (
+    SIGMA_MIN,
+    cfm_loss,
+    divergence,
+    gaussian_velocity,
+    integrate_adaptive,
+    interpolate,
+    log_prob_ode,
+    sample_ode,
+    target_velocity,
+)
 
 
 def test_target_velocity_is_time_derivative_of_path(fresh_seed):
     g = torch.Generator().manual_seed(fresh_seed)
-    x0, x1 = torch.randn(6, 4, generator=g, dtype=torch.float64), torch.randn(6, 4, generator=g, dtype=torch.float64)
+    x0, x1 = (
+        torch.randn(6, 4, generator=g, dtype=torch.float64),
+        torch.randn(6, 4, generator=g, dtype=torch.float64),
+    )
     t = torch.rand(6, generator=g, dtype=torch.float64) * 0.9 + 0.05
     h = 1e-6
     fd = (interpolate(x0, x1, t + h) - interpolate(x0, x1, t - h)) / (2 * h)
@@ -77,15 +89,18 @@ def test_sampling_reaches_the_gaussian(method):
     g = torch.Generator().manual_seed(1)
     x0 = torch.randn(40000, 1, generator=g, dtype=torch.float64)
     xs = sample_ode(gaussian_velocity(2.0, 0.5), x0, n_steps=16, method=method)
-    sd = math.sqrt(0.25 + SIGMA_MIN ** 2)
+    sd = math.sqrt(0.25 + SIGMA_MIN**2)
     # the exact flow map is affine: x1 = 2 + sd * x0 (up to integration error)
     torch.testing.assert_close(xs, 2.0 + sd * x0, atol=2e-4 if method == "rk4" else 1e-4, rtol=0)
 
 
 def test_adaptive_integrator_on_exponential_decay():
-    y, steps = integrate_adaptive(lambda t, y: -y, torch.ones(3, dtype=torch.float64), 0.0, 2.0,
-                                  rtol=1e-8, atol=1e-10)
-    torch.testing.assert_close(y, torch.full((3,), math.exp(-2.0), dtype=torch.float64), atol=1e-8, rtol=0)
+    y, steps = integrate_adaptive(
+        lambda t, y: -y, torch.ones(3, dtype=torch.float64), 0.0, 2.0, rtol=1e-8, atol=1e-10
+    )
+    torch.testing.assert_close(
+        y, torch.full((3,), math.exp(-2.0), dtype=torch.float64), atol=1e-8, rtol=0
+    )
     assert steps > 3
 
 
@@ -102,7 +117,7 @@ def test_divergence_exact_for_linear_field():
 def test_log_prob_matches_gaussian_density():
     pts = torch.linspace(-1.0, 5.0, 9, dtype=torch.float64)[:, None]
     lp = log_prob_ode(gaussian_velocity(2.0, 0.8), pts, n_steps=32)
-    exact = torch.distributions.Normal(2.0, math.sqrt(0.64 + SIGMA_MIN ** 2)).log_prob(pts[:, 0])
+    exact = torch.distributions.Normal(2.0, math.sqrt(0.64 + SIGMA_MIN**2)).log_prob(pts[:, 0])
     torch.testing.assert_close(lp, exact, atol=1e-4, rtol=1e-4)
 
 
@@ -112,9 +127,14 @@ def test_log_prob_multivariate_and_masked():
     vel = lambda x, t: torch.stack([v1(x[:, 0], t), v2(x[:, 1], t)], 1)
     pts = torch.tensor([[0.3, -1.0], [1.0, 2.0]], dtype=torch.float64)
     lp = log_prob_ode(vel, pts, n_steps=32)
-    exact = (torch.distributions.Normal(0.0, math.sqrt(1 + SIGMA_MIN ** 2)).log_prob(pts[:, 0])
-             + torch.distributions.Normal(1.0, math.sqrt(4 + SIGMA_MIN ** 2)).log_prob(pts[:, 1]))
+    exact = torch.distributions.Normal(0.0, math.sqrt(1 + SIGMA_MIN**2)).log_prob(
+        pts[:, 0]
+    ) + torch.distributions.Normal(1.0, math.sqrt(4 + SIGMA_MIN**2)).log_prob(pts[:, 1])
     torch.testing.assert_close(lp, exact, atol=1e-4, rtol=1e-4)
     lp_m = log_prob_ode(vel, pts, n_steps=32, mask=torch.tensor([True, False]))
-    torch.testing.assert_close(lp_m, torch.distributions.Normal(0.0, math.sqrt(1 + SIGMA_MIN ** 2)).log_prob(pts[:, 0]),
-                               atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(
+        lp_m,
+        torch.distributions.Normal(0.0, math.sqrt(1 + SIGMA_MIN**2)).log_prob(pts[:, 0]),
+        atol=1e-4,
+        rtol=1e-4,
+    )

@@ -1,4 +1,5 @@
 """The fused token-embedding kernel under Triton's interpreter."""
+
 import math
 
 import pytest
@@ -15,21 +16,35 @@ def make_inputs(size, dtype, generator):
     n, L, Hp, Hf, D, functional = size
     r = lambda *s: torch.randn(*s, generator=generator, dtype=dtype)
     K = 1 + L + 2 * Hp + 1 + (2 * Hf if functional else 0)
-    return (r(n, 1), torch.randint(0, 4, (n,), generator=generator), r(n, 2),
-            torch.rand(n, generator=generator, dtype=dtype), r(n, 1) if functional else None,
-            r(4, L), r(2, Hp), r(1, Hf) if functional else None, r(D, K) / math.sqrt(K), r(D))
+    return (
+        r(n, 1),
+        torch.randint(0, 4, (n,), generator=generator),
+        r(n, 2),
+        torch.rand(n, generator=generator, dtype=dtype),
+        r(n, 1) if functional else None,
+        r(4, L),
+        r(2, Hp),
+        r(1, Hf) if functional else None,
+        r(D, K) / math.sqrt(K),
+        r(D),
+    )
 
 
 def test_kernel_matches_reference():
     # awkward sizes: one token, 33 tokens (block 32 + 1), widths that are not powers of two
-    check_kernel(lambda *a: token_embedding(*a, backend="triton"), token_embedding_reference,
-                 make_inputs, sizes=[(1, 16, 8, 16, 8, True), (33, 10, 5, 3, 70, True),
-                                     (7, 3, 1, 1, 5, False)],
-                 dtypes=(torch.float32, torch.float64))
+    check_kernel(
+        lambda *a: token_embedding(*a, backend="triton"),
+        token_embedding_reference,
+        make_inputs,
+        sizes=[(1, 16, 8, 16, 8, True), (33, 10, 5, 3, 70, True), (7, 3, 1, 1, 5, False)],
+        dtypes=(torch.float32, torch.float64),
+    )
 
 
 def test_kernel_gradcheck(fresh_seed):
-    args = list(make_inputs((4, 2, 1, 1, 3, True), torch.float64, torch.Generator().manual_seed(fresh_seed)))
+    args = list(
+        make_inputs((4, 2, 1, 1, 3, True), torch.float64, torch.Generator().manual_seed(fresh_seed))
+    )
     for i in (0, 5, 6, 7, 8, 9):
         args[i].requires_grad_(True)
     assert torch.autograd.gradcheck(lambda *a: token_embedding(*a, backend="triton"), args)
@@ -56,8 +71,10 @@ def test_kernel_is_registered():
 
 
 def _grads(fn, args, g_out):
-    args = [a.detach().clone().requires_grad_(i in (0, 5, 6, 7, 8, 9)) if a is not None else None
-            for i, a in enumerate(args)]
+    args = [
+        a.detach().clone().requires_grad_(i in (0, 5, 6, 7, 8, 9)) if a is not None else None
+        for i, a in enumerate(args)
+    ]
     leaves = [a for a in args if a is not None and a.requires_grad]
     return torch.autograd.grad(fn(*args), leaves, g_out)
 
@@ -80,13 +97,13 @@ def _rounding_bound(args, g_out):
     G, W = d(g_out).abs(), d(weight).abs()
     N, D = G.shape
     V, L, Hp = value.shape[1], table.shape[1], pos_freqs.shape[1]
-    Wv, We = W[:, :V], W[:, V:V + L]
+    Wv, We = W[:, :V], W[:, V : V + L]
 
     def fourier(x, B, o):  # features, their error, and the |G W| of their cos/sin columns
         H = B.shape[1]
         ang = 2 * math.pi * d(x) @ d(B)
         err = u * ((x.shape[1] + 2) * 2 * math.pi * (d(x).abs() @ d(B).abs()) + 4)
-        gc, gs = G @ W[:, o:o + H], G @ W[:, o + H:o + 2 * H]
+        gc, gs = G @ W[:, o : o + H], G @ W[:, o + H : o + 2 * H]
         feats = torch.cat([ang.cos().abs(), ang.sin().abs()], 1)
         # dL/dB = 2 pi x^T (g_s cos - g_c sin): D-term dots, a product, then an N-term sum
         mag = 2 * math.pi * d(x).abs().t() @ (gs * ang.cos().abs() + gc * ang.sin().abs())
@@ -117,11 +134,14 @@ def _assert_within(ours, ref, bounds):
         assert x.shape == y.shape == b.shape, (i, x.shape, y.shape, b.shape)
         excess = (x.double() - y.double()).abs() / (2 * b + 1e-300)
         assert float(excess.max()) <= 1.0, (
-            f"gradient {i}: |ours - ref| is {float(excess.max()):.2f} times the rounding bound")
+            f"gradient {i}: |ours - ref| is {float(excess.max()):.2f} times the rounding bound"
+        )
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("size", [(33, 10, 5, 3, 70, True), (70, 3, 1, 1, 5, False), (1, 16, 8, 16, 8, True)])
+@pytest.mark.parametrize(
+    "size", [(33, 10, 5, 3, 70, True), (70, 3, 1, 1, 5, False), (1, 16, 8, 16, 8, True)]
+)
 def test_triton_backward_matches_autograd(fresh_seed, dtype, size):
     # the Triton backward against PyTorch autograd through the reference: N not a multiple of the
     # block, D and K not powers of two, with and without the functional input
@@ -157,6 +177,7 @@ def test_rounding_bound_catches_a_wrong_gradient(fresh_seed):
 def test_triton_backward_chunks_and_int32_labels(fresh_seed, monkeypatch):
     # several token tiles per program (a cap of 2 chunks over 5 tiles) and int32 labels
     import icml26_lit.tfmpe.kernels as K
+
     monkeypatch.setattr(K, "_MAX_CHUNKS", 2)
     gen = torch.Generator().manual_seed(fresh_seed)
     args = list(make_inputs((150, 5, 3, 2, 17, True), torch.float64, gen))

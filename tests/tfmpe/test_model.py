@@ -1,4 +1,5 @@
 """The TFMPE estimator: padding, bad input, equivariance of a trained posterior, log-densities."""
+
 import copy
 import math
 
@@ -45,7 +46,13 @@ def test_padding_never_leaks_into_training_loss(fresh_seed):
     mask = torch.rand(40, 1, 4, generator=g) > 0.4
     mask[:, :, 0] = True
     est = TFMPE({"theta": 0, "y": 1}, target="obs", **SMALL)  # padded targets
-    est.fit({"theta": theta}, {"y": torch.where(mask, y, 0.0)}, masks={"y": mask}, n_steps=1, batch_size=8)
+    est.fit(
+        {"theta": theta},
+        {"y": torch.where(mask, y, 0.0)},
+        masks={"y": mask},
+        n_steps=1,
+        batch_size=8,
+    )
     tok = est._tokens({"theta": theta}, {"y": torch.where(mask, y, 0.0)}, masks={"y": mask})
     garbage = est._tokens({"theta": theta}, {"y": torch.where(mask, y, 1e4)}, masks={"y": mask})
     a = est.loss(tok, generator=torch.Generator().manual_seed(1))
@@ -61,9 +68,13 @@ def test_bad_input_messages(trained):
     with pytest.raises(ValueError, match="y contains NaN"):
         est.sample({"y": torch.full_like(y, float("nan"))}, 5)
     with pytest.raises(ValueError, match="mismatched numbers of data sets"):
-        TFMPE(task.labels, **SMALL).fit(task.sample_prior(10), {"y": torch.zeros(9, 3, 2)}, batch_size=4)
+        TFMPE(task.labels, **SMALL).fit(
+            task.sample_prior(10), {"y": torch.zeros(9, 3, 2)}, batch_size=4
+        )
     with pytest.raises(ValueError, match="smaller than one batch"):
-        TFMPE(task.labels, **SMALL).fit(task.sample_prior(10), {"y": torch.zeros(10, 3, 2)}, batch_size=64)
+        TFMPE(task.labels, **SMALL).fit(
+            task.sample_prior(10), {"y": torch.zeros(10, 3, 2)}, batch_size=64
+        )
     with pytest.raises(ValueError, match="target must be"):
         TFMPE(task.labels, target="both")
     with pytest.raises(RuntimeError, match="fit the estimator first"):
@@ -105,6 +116,7 @@ def test_constructor_leaves_the_global_rng_alone():
 
 def test_kernel_checks_run_on_the_first_training_batch_only(monkeypatch):
     import icml26_lit.tfmpe.kernels as K
+
     flags, original = [], K.token_embedding
 
     def spy(*args, validate=True, **kw):
@@ -170,7 +182,9 @@ def test_log_prob_change_of_variables(trained):
     lp = est.log_prob(p, {"y": y}, n_steps=8)
     scaled = copy.copy(est)
     c = 10.0
-    scaled.stats = {k: ((m * c, s * c) if k in ("mu", "theta") else (m, s)) for k, (m, s) in est.stats.items()}
+    scaled.stats = {
+        k: ((m * c, s * c) if k in ("mu", "theta") else (m, s)) for k, (m, s) in est.stats.items()
+    }
     lp_c = scaled.log_prob({k: v * c for k, v in p.items()}, {"y": y}, n_steps=8)
     torch.testing.assert_close(lp_c, lp - 4 * math.log(c), atol=1e-4, rtol=1e-5)
     assert torch.isfinite(lp).all()

@@ -1,10 +1,17 @@
 """Budget-matched pipelines, C2ST (against sbi's) and SBC ranks."""
+
 import pytest
 import torch
 
-from icml26_lit.tfmpe.pipelines import (c2st, fit_direct, fit_likelihood_factorised,
-                                        fit_posterior_factorised, sbc_coverage, sbc_ranks,
-                                        stick_breaking_sizes)
+from icml26_lit.tfmpe.pipelines import (
+    c2st,
+    fit_direct,
+    fit_likelihood_factorised,
+    fit_posterior_factorised,
+    sbc_coverage,
+    sbc_ranks,
+    stick_breaking_sizes,
+)
 from icml26_lit.tfmpe.tasks import HierarchicalGaussian, HierarchicalSIR, SimulationBudget
 
 TINY = dict(latent_dim=16, n_heads=2, n_encoder=1, backend="torch")
@@ -13,6 +20,7 @@ FK = dict(n_steps=3, batch_size=16)
 
 def test_c2st_matches_sbi(fresh_seed):
     from sbi.utils.metrics import c2st as sbi_c2st
+
     g = torch.Generator().manual_seed(fresh_seed)
     a = torch.randn(120, 3, generator=g)
     b = torch.randn(120, 3, generator=g) + torch.tensor([0.5, 0.0, -0.2])
@@ -28,6 +36,7 @@ def test_c2st_bad_input():
     with pytest.raises(ValueError, match="b contains NaN"):
         c2st(torch.zeros(5, 1), torch.full((5, 1), float("nan")))
     import numpy as np
+
     with pytest.raises(TypeError, match="a must be a torch.Tensor .* got ndarray: convert it"):
         c2st(np.zeros((5, 2)), torch.zeros(5, 2))
     with pytest.raises(TypeError, match="b must be a torch.Tensor"):
@@ -59,12 +68,19 @@ def test_sbc_coverage_and_pipelines_reject_bad_arguments():
 
 def test_star_import_gives_the_public_names():
     import icml26_lit.tfmpe as pkg
+
     ns = {}
     exec("from icml26_lit.tfmpe import *", ns)
     public = {n for n in ns if not n.startswith("__")}
     assert len(pkg.__all__) >= 15 and public == set(pkg.__all__)
-    for name in ("TFMPE", "HierarchicalGaussian", "fit_likelihood_factorised", "c2st",
-                 "token_embedding", "sbc_coverage"):
+    for name in (
+        "TFMPE",
+        "HierarchicalGaussian",
+        "fit_likelihood_factorised",
+        "c2st",
+        "token_embedding",
+        "sbc_coverage",
+    ):
         assert name in public
 
 
@@ -78,7 +94,9 @@ def test_stick_breaking_uses_budget_exactly(fresh_seed):
 def test_every_simulation_is_charged(fit):
     task = HierarchicalGaussian(n_sites=3)
     bud = SimulationBudget(240)
-    out = fit(task, bud, 3, model_kwargs=TINY, fit_kwargs=FK, generator=torch.Generator().manual_seed(0))
+    out = fit(
+        task, bud, 3, model_kwargs=TINY, fit_kwargs=FK, generator=torch.Generator().manual_seed(0)
+    )
     assert 240 - 3 < bud.used <= 240
     assert any("validation" in what for what, _ in bud.log)
     post = out[0] if isinstance(out, tuple) else out
@@ -101,10 +119,13 @@ def test_lf_synthetic_sets_have_the_right_structure():
 def test_budget_smaller_than_one_batch():
     task = HierarchicalGaussian(n_sites=5)
     with pytest.raises(ValueError, match="smaller than one batch"):
-        fit_direct(task, SimulationBudget(100), 5, model_kwargs=TINY, fit_kwargs=dict(batch_size=64))
+        fit_direct(
+            task, SimulationBudget(100), 5, model_kwargs=TINY, fit_kwargs=dict(batch_size=64)
+        )
     with pytest.raises(ValueError, match="smaller than one batch"):
-        fit_likelihood_factorised(task, SimulationBudget(50), 5, model_kwargs=TINY,
-                                  fit_kwargs=dict(batch_size=64))
+        fit_likelihood_factorised(
+            task, SimulationBudget(50), 5, model_kwargs=TINY, fit_kwargs=dict(batch_size=64)
+        )
 
 
 def test_lf_runs_on_ragged_function_valued_sir():

@@ -1,4 +1,5 @@
 """Tasks: exact posterior of the hierarchical Gaussian, SIR, and budget accounting."""
+
 import math
 
 import pytest
@@ -13,7 +14,9 @@ def test_exact_posterior_agrees_with_importance_sampling():
     y = task.simulate(task.sample_prior(1, generator=g), generator=g)["y"]
     mean, cov = task.exact_posterior(y)
     draws = task.sample_prior(300_000, generator=g)
-    ll = torch.distributions.Normal(draws["theta"][:, :, None], 1.0).log_prob(y).sum((1, 2)).double()
+    ll = (
+        torch.distributions.Normal(draws["theta"][:, :, None], 1.0).log_prob(y).sum((1, 2)).double()
+    )
     w = torch.softmax(ll, 0)
     z = torch.cat([draws["mu"], draws["theta"]], 1).double()
     m_is = w @ z
@@ -51,8 +54,10 @@ def test_function_valued_variant_subtracts_the_curve():
     fi = task.sample_functional_inputs(3, generator=g)
     y = task.simulate(p, fi, generator=g)["y"]
     plain = HierarchicalGaussian(n_sites=2)
-    torch.testing.assert_close(task.exact_posterior(y, fi["y"])[0],
-                               plain.exact_posterior(y - torch.sin(2 * math.pi * fi["y"]))[0])
+    torch.testing.assert_close(
+        task.exact_posterior(y, fi["y"])[0],
+        plain.exact_posterior(y - torch.sin(2 * math.pi * fi["y"]))[0],
+    )
     with pytest.raises(ValueError, match="needs the observation times"):
         task.exact_posterior(y)
 
@@ -90,16 +95,20 @@ def test_sir_final_size_and_padding():
     n_obs = fi["mask"].sum(-1)
     assert n_obs.min() >= 8 and n_obs.max() <= 12
     # Poisson means: zero transmission gives no new infections
-    rate = sir.expected_incidence({"log_beta": torch.full((1, 1), -30.0), "log_gamma": torch.zeros(1, 1)},
-                                  torch.tensor([[[5.0, 10.0]]]))
+    rate = sir.expected_incidence(
+        {"log_beta": torch.full((1, 1), -30.0), "log_gamma": torch.zeros(1, 1)},
+        torch.tensor([[[5.0, 10.0]]]),
+    )
     assert float(rate.max()) < 1e-6
 
 
 def test_bad_sizes_and_scales_name_the_argument():
-    for kw, msg in ((dict(sigma=0.0), "sigma must be a positive finite number, got 0.0"),
-                    (dict(tau=-0.5), "tau must be a positive finite number, got -0.5"),
-                    (dict(tau=0), "tau must be a positive finite number"),
-                    (dict(n_obs=0), "n_obs must be a positive int, got 0")):
+    for kw, msg in (
+        (dict(sigma=0.0), "sigma must be a positive finite number, got 0.0"),
+        (dict(tau=-0.5), "tau must be a positive finite number, got -0.5"),
+        (dict(tau=0), "tau must be a positive finite number"),
+        (dict(n_obs=0), "n_obs must be a positive int, got 0"),
+    ):
         with pytest.raises(ValueError, match=msg):
             HierarchicalGaussian(**kw)
     task = HierarchicalGaussian(n_sites=2)

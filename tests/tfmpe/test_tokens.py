@@ -1,18 +1,26 @@
 """Tokenisation and the reference token embedding."""
+
 import math
 
 import pytest
 import torch
 
-from icml26_lit.tfmpe.tokens import (TokenEmbedding, detokenise, fourier_features, tokenise,
-                                     token_embedding_reference)
+from icml26_lit.tfmpe.tokens import (
+    TokenEmbedding,
+    detokenise,
+    fourier_features,
+    tokenise,
+)
 
 LABELS = {"mu": 0, "theta": 1, "y": 2}
 
 
 def _data(B=3, S=2, J=3, g=None):
-    return {"theta": torch.randn(B, S, generator=g), "y": torch.randn(B, S, J, generator=g),
-            "mu": torch.randn(B, 1, generator=g)}
+    return {
+        "theta": torch.randn(B, S, generator=g),
+        "y": torch.randn(B, S, J, generator=g),
+        "mu": torch.randn(B, 1, generator=g),
+    }
 
 
 def test_one_token_per_element_conditions_first(fresh_seed):
@@ -73,14 +81,21 @@ def test_fourier_features_closed_form():
 
 def test_embedding_equals_explicit_formula(fresh_seed):
     torch.manual_seed(fresh_seed)
-    emb = TokenEmbedding(n_labels=3, latent_dim=8, label_dim=4, pos_dim=6, functional_dim=1,
-                         functional_features=4).double()
+    emb = TokenEmbedding(
+        n_labels=3, latent_dim=8, label_dim=4, pos_dim=6, functional_dim=1, functional_features=4
+    ).double()
     d = {k: v.double() for k, v in _data().items()}
-    tok = tokenise(d, ["y"], LABELS, functional_inputs={"y": torch.rand(3, 2, 3, dtype=torch.float64)})
+    tok = tokenise(
+        d, ["y"], LABELS, functional_inputs={"y": torch.rand(3, 2, 3, dtype=torch.float64)}
+    )
     t = torch.rand(3, dtype=torch.float64)
     out = emb(tok, t, backend="torch")
     b, i = 2, 4  # one token by hand
-    parts = [tok.value[b, i], emb.label_table[tok.label[i]],
-             fourier_features(tok.position[i:i + 1].double(), emb.pos_freqs)[0], t[b:b + 1],
-             fourier_features(tok.functional[b, i:i + 1], emb.fun_freqs)[0]]
+    parts = [
+        tok.value[b, i],
+        emb.label_table[tok.label[i]],
+        fourier_features(tok.position[i : i + 1].double(), emb.pos_freqs)[0],
+        t[b : b + 1],
+        fourier_features(tok.functional[b, i : i + 1], emb.fun_freqs)[0],
+    ]
     torch.testing.assert_close(out[b, i], emb.weight @ torch.cat(parts) + emb.bias)
