@@ -9,15 +9,42 @@ __all__ = []
 from .noise import GaussianNoise, fourier_basis, matern_eigenvalues
 from .kernels import weighted_cm_norm, weighted_cm_norm_reference
 from .estimator import functional_kl, KLEstimate, sample_importance_times
-from .ground_truths import (gaussian_path_velocity, gaussian_mode_kl,
-                                                    OUProcess, gaussian_kl, ou_path_kl, ou_grid_kl)
+from icml26_lit.functional_kl.ground_truths import (
+    gaussian_path_velocity,
+    gaussian_mode_kl,
+    OUProcess,
+    gaussian_kl,
+    ou_path_kl,
+    ou_grid_kl,
+)
 from .ffm import FunctionalFlowMatching, VelocityMLP
-from .trajectory import (double_well_paths, coupled_bridge_paths,
-                                                 snapshot_index, w2_squared)
-from . import _solutions  # registers the exercises
+from icml26_lit.functional_kl.trajectory import (
+    double_well_paths,
+    coupled_bridge_paths,
+    snapshot_index,
+    w2_squared,
+)
+from . import _solutions  # noqa: F401 (registers the exercises)
 
-__all__ = ["GaussianNoise", "fourier_basis", "matern_eigenvalues", "weighted_cm_norm",
-           "weighted_cm_norm_reference", "functional_kl", "KLEstimate", "sample_importance_times",
-           "gaussian_path_velocity", "gaussian_mode_kl", "OUProcess", "gaussian_kl", "ou_path_kl",
-           "ou_grid_kl", "FunctionalFlowMatching", "VelocityMLP", "double_well_paths",
-           "coupled_bridge_paths", "snapshot_index", "w2_squared"]
+__all__ = [
+    "GaussianNoise",
+    "fourier_basis",
+    "matern_eigenvalues",
+    "weighted_cm_norm",
+    "weighted_cm_norm_reference",
+    "functional_kl",
+    "KLEstimate",
+    "sample_importance_times",
+    "gaussian_path_velocity",
+    "gaussian_mode_kl",
+    "OUProcess",
+    "gaussian_kl",
+    "ou_path_kl",
+    "ou_grid_kl",
+    "FunctionalFlowMatching",
+    "VelocityMLP",
+    "double_well_paths",
+    "coupled_bridge_paths",
+    "snapshot_index",
+    "w2_squared",
+]

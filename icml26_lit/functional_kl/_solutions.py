@@ -16,52 +16,71 @@ from .trajectory import w2_squared
 # %% ../../nbs/11_functional_kl/90_exercises.ipynb #429b026b
 def _integrator_identity():
     t = torch.linspace(0, 1, 200_001, dtype=torch.float64)
-    f = t * (1 - t) / ((1 - t) ** 2 + t ** 2) ** 2
+    f = t * (1 - t) / ((1 - t) ** 2 + t**2) ** 2
     return torch.trapezoid(f, t).item()
 
 
 register_exercise(
-    "11.1", "int_0^1 t/(1-t) (1 - t g_t)^2 dt for c = lambda, numerically.",
+    "11.1",
+    "int_0^1 t/(1-t) (1 - t g_t)^2 dt for c = lambda, numerically.",
     value=_integrator_identity,
     # trapezoid on 2e5 intervals of a smooth integrand: error ~1e-11
     tolerance=dict(abs=1e-4),
-    hints=["Simplify t/(1-t) (1-t)^2 / D^2 to t (1-t) / D^2 first: it is finite at t = 1.",
-           "torch.trapezoid on a fine grid is enough."],
-    wrong=[1.0, 0.25])
+    hints=[
+        "Simplify t/(1-t) (1-t)^2 / D^2 to t (1-t) / D^2 first: it is finite at t = 1.",
+        "torch.trapezoid on a fine grid is enough.",
+    ],
+    wrong=[1.0, 0.25],
+)
 
 # %% ../../nbs/11_functional_kl/90_exercises.ipynb #80026a6c
 def _cm(h, basis, eigenvalues):
     c = torch.einsum("mk,bmd->bkd", basis, h)
-    return (c ** 2 / eigenvalues[:, None]).sum((1, 2))
+    return (c**2 / eigenvalues[:, None]).sum((1, 2))
 
 
 def _cm_draw(rng):
     from icml26_lit.functional_kl.noise import GaussianNoise
+
     M = int(rng.integers(4, 20))
     nz = GaussianNoise(M, int(rng.integers(0, (M - 1) // 2 + 1)))
     g = torch.Generator().manual_seed(int(rng.integers(1 << 30)))
-    return (torch.randn(int(rng.integers(1, 5)), M, int(rng.integers(1, 3)), generator=g,
-                        dtype=torch.float64), nz.basis, nz.eigenvalues)
+    return (
+        torch.randn(
+            int(rng.integers(1, 5)), M, int(rng.integers(1, 3)), generator=g, dtype=torch.float64
+        ),
+        nz.basis,
+        nz.eigenvalues,
+    )
 
 
 register_exercise(
-    "11.2", "The squared Cameron-Martin norm sum_k,d (Phi^T h)_kd^2 / lambda_k per path.",
-    reference=_cm, draw=_cm_draw,
+    "11.2",
+    "The squared Cameron-Martin norm sum_k,d (Phi^T h)_kd^2 / lambda_k per path.",
+    reference=_cm,
+    draw=_cm_draw,
     # float64 sums of <= 40 terms: ~1e-15 relative
     tolerance=dict(rtol=1e-10, atol=1e-12),
     hints=["torch.einsum('mk,bmd->bkd', basis, h) gives the coefficients."],
-    wrong=[lambda h, b, e: (torch.einsum("mk,bmd->bkd", b, h) ** 2 * e[:, None]).sum((1, 2)),
-           lambda h, b, e: (h ** 2).sum((1, 2))])
+    wrong=[
+        lambda h, b, e: (torch.einsum("mk,bmd->bkd", b, h) ** 2 * e[:, None]).sum((1, 2)),
+        lambda h, b, e: (h**2).sum((1, 2)),
+    ],
+)
 
 # %% ../../nbs/11_functional_kl/90_exercises.ipynb #d6ea27d4
 register_exercise(
-    "11.3", "Grid Gaussian KL of stationary OU laws, theta 1 vs 3, sigma 1, M = 32 on [0, 1].",
+    "11.3",
+    "Grid Gaussian KL of stationary OU laws, theta 1 vs 3, sigma 1, M = 32 on [0, 1].",
     value=lambda: ou_grid_kl(1, 3, 1, 1, 32),
     # a 32 x 32 float64 Cholesky: ~1e-13 relative
     tolerance=dict(rel=1e-6),
-    hints=["The covariance is sigma^2/(2 theta) exp(-theta |t - s|).",
-           "KL = 1/2 (tr(Sb^-1 Sa) - M + log det Sb - log det Sa)."],
-    wrong=[ou_path_kl(1, 3, 1, 1), ou_grid_kl(1, 2, 1, 1, 32)])
+    hints=[
+        "The covariance is sigma^2/(2 theta) exp(-theta |t - s|).",
+        "KL = 1/2 (tr(Sb^-1 Sa) - M + log det Sb - log det Sa).",
+    ],
+    wrong=[ou_path_kl(1, 3, 1, 1), ou_grid_kl(1, 2, 1, 1, 32)],
+)
 
 # %% ../../nbs/11_functional_kl/90_exercises.ipynb #fe7cec2c
 def _w2_ratio_doubled():
@@ -72,10 +91,15 @@ def _w2_ratio_doubled():
 
 
 register_exercise(
-    "11.4", "Held-out W2^2 ratio random/OT on seed 0 of the ci preset with s doubled.",
+    "11.4",
+    "Held-out W2^2 ratio random/OT on seed 0 of the ci preset with s doubled.",
     value=_w2_ratio_doubled,
     # exact OT on 500 points in float64; seeded draws
     tolerance=dict(rel=1e-6),
-    hints=["cfg = CONFIG.get('ci'); cfg.update(s=2 * cfg.s)",
-           "ti_data returns (train, evals, held-out snapshot, held-out arm cells, last snapshot)."],
-    wrong=[1.0, 2.0], time_limit_s=30.0)
+    hints=[
+        "cfg = CONFIG.get('ci'); cfg.update(s=2 * cfg.s)",
+        "ti_data returns (train, evals, held-out snapshot, held-out arm cells, last snapshot).",
+    ],
+    wrong=[1.0, 2.0],
+    time_limit_s=30.0,
+)

@@ -39,6 +39,7 @@ __all__ = ['SCHEDULES', 'importance_normaliser', 'sample_importance_times', 'KLE
 @dataclass
 class KLEstimate:
     "A path-KL estimate with its Monte Carlo standard error over paths."
+
     value: float
     stderr: float
     per_path: torch.Tensor
@@ -72,10 +73,18 @@ def _times(schedule, n_t, B, t_eps, generator):
 
 # %% ../../nbs/11_functional_kl/03_estimator.ipynb #01601e4f
 @torch.no_grad()
-def functional_kl(velocity_a: Callable, velocity_b: Callable, paths_a: torch.Tensor,
-                  noise: GaussianNoise, n_t: int = 100, schedule: str = "uniform",
-                  t_eps: float = 0.96, generator: torch.Generator | None = None,
-                  backend: str = "auto", n_noise: int = 1) -> KLEstimate:
+def functional_kl(
+    velocity_a: Callable,
+    velocity_b: Callable,
+    paths_a: torch.Tensor,
+    noise: GaussianNoise,
+    n_t: int = 100,
+    schedule: str = "uniform",
+    t_eps: float = 0.96,
+    generator: torch.Generator | None = None,
+    backend: str = "auto",
+    n_noise: int = 1,
+) -> KLEstimate:
     "FKL(A || B) from paths of A (B, M, D) and velocities v(x, t), x (B, M, D), t (B,)."
     x1 = _check_kl_args(paths_a, noise, n_t, schedule, t_eps, n_noise)
     B, M, D = x1.shape

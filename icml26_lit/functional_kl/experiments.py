@@ -15,31 +15,81 @@ from .noise import GaussianNoise
 from .estimator import functional_kl
 from .ffm import FunctionalFlowMatching
 from .ground_truths import gaussian_mode_kl
-from .trajectory import (coupled_bridge_paths, double_well_paths,
-                                                 snapshot_index, w2_squared)
+from icml26_lit.functional_kl.trajectory import (
+    coupled_bridge_paths,
+    double_well_paths,
+    snapshot_index,
+    w2_squared,
+)
 
 # s and T: picked by the cpu preset's pilot (seed 100, marginals only, never FKL), stored in
 # results/functional_kl/pilot_cpu.json beside the cpu run's results/functional_kl/cpu.json
 _PILOT = dict(pilot_seed=100, s_grid=[0.6, 0.9, 1.2], T_grid=[1.0, 2.0, 3.0])
-_COMMON = dict(M=32, N=8, n_t=32, t_eps=0.96, n_cells=500, n_fill=4, s=0.9, T=2.0, width=256,
-               **_PILOT)
-CONFIG = sizes(
-    ci=dict(ti_seeds=5, steps=1500, batch=256, n_eval=256, gauss_seeds=3, gauss_paths=4000,
-            gauss_steps=1000, run_pilot=False, **_COMMON),
-    cpu=dict(ti_seeds=10, steps=3000, batch=512, n_eval=256, gauss_seeds=5, gauss_paths=4000,
-             gauss_steps=3000, run_pilot=True, **{**_COMMON, "n_fill": 8}),
-    colab=dict(ti_seeds=10, steps=30000, batch=1024, n_eval=500, gauss_seeds=5, gauss_paths=20000,
-               gauss_steps=30000, run_pilot=True,
-               **{**_COMMON, "n_fill": 20, "n_t": 100}),
-    full=dict(ti_seeds=10, steps=30000, batch=1024, n_eval=500, gauss_seeds=10, gauss_paths=50000,
-              gauss_steps=30000, run_pilot=True,
-              **{**_COMMON, "n_fill": 100, "n_t": 100}),
-    size_keys=["ti_seeds", "steps", "batch", "n_eval", "gauss_seeds", "gauss_paths", "gauss_steps",
-               "n_fill"])
-ARMS = ("true", "null", "ot", "random")
+_COMMON = dict(
+    M=32, N=8, n_t=32, t_eps=0.96, n_cells=500, n_fill=4, s=0.9, T=2.0, width=256, **_PILOT
+)
 
 # %% auto #0
 __all__ = ['CONFIG', 'ARMS', 'ti_data', 'run_ti_seed', 'run_gauss_seed', 'smoke_step', 'marginal_check', 'in_bands', 'run_pilot']
+
+# %% ../../nbs/11_functional_kl/07_experiments.ipynb #22d4f3ef
+CONFIG = sizes(
+    ci=dict(
+        ti_seeds=5,
+        steps=1500,
+        batch=256,
+        n_eval=256,
+        gauss_seeds=3,
+        gauss_paths=4000,
+        gauss_steps=1000,
+        run_pilot=False,
+        **_COMMON,
+    ),
+    cpu=dict(
+        ti_seeds=10,
+        steps=3000,
+        batch=512,
+        n_eval=256,
+        gauss_seeds=5,
+        gauss_paths=4000,
+        gauss_steps=3000,
+        run_pilot=True,
+        **{**_COMMON, "n_fill": 8},
+    ),
+    colab=dict(
+        ti_seeds=10,
+        steps=30000,
+        batch=1024,
+        n_eval=500,
+        gauss_seeds=5,
+        gauss_paths=20000,
+        gauss_steps=30000,
+        run_pilot=True,
+        **{**_COMMON, "n_fill": 20, "n_t": 100},
+    ),
+    full=dict(
+        ti_seeds=10,
+        steps=30000,
+        batch=1024,
+        n_eval=500,
+        gauss_seeds=10,
+        gauss_paths=50000,
+        gauss_steps=30000,
+        run_pilot=True,
+        **{**_COMMON, "n_fill": 100, "n_t": 100},
+    ),
+    size_keys=[
+        "ti_seeds",
+        "steps",
+        "batch",
+        "n_eval",
+        "gauss_seeds",
+        "gauss_paths",
+        "gauss_steps",
+        "n_fill",
+    ],
+)
+ARMS = ("true", "null", "ot", "random")
 
 # %% ../../nbs/11_functional_kl/07_experiments.ipynb #9d0db30e
 def ti_data(seed: int, cfg):
@@ -56,10 +106,11 @@ def ti_data(seed: int, cfg):
     for arm in ("ot", "random"):
         s_obs, t_obs = [snaps[k] for k in obs], [idx[k] for k in obs]
         chains_g = torch.Generator().manual_seed(seed * 1000 + len(arm))
-        paths = coupled_bridge_paths(s_obs, t_obs, M, cfg.s, arm, chains_g, T=cfg.T,
-                                     n_fill=cfg.n_fill + 2)
-        train[arm] = paths[: n * cfg.n_fill]          # n_fill fillings of each chain
-        fresh = paths[n * cfg.n_fill:]                # two further fillings of the same chains
+        paths = coupled_bridge_paths(
+            s_obs, t_obs, M, cfg.s, arm, chains_g, T=cfg.T, n_fill=cfg.n_fill + 2
+        )
+        train[arm] = paths[: n * cfg.n_fill]  # n_fill fillings of each chain
+        fresh = paths[n * cfg.n_fill :]  # two further fillings of the same chains
         evals[arm] = fresh[torch.randperm(len(fresh), generator=g)[: cfg.n_eval]]
         heldout_arm[arm] = fresh[:n, idx[2]]
     return train, evals, snaps[2], heldout_arm, snaps[4]
@@ -76,7 +127,9 @@ def run_ti_seed(seed: int, cfg) -> dict:
     out = dict(seed=seed, left_well=float((last[:, 0] < 0).float().mean()))
     kw = dict(n_t=cfg.n_t, schedule="importance", t_eps=cfg.t_eps, generator=g, backend="auto")
     for a in ("null", "ot", "random"):
-        out[f"fkl_fwd_{a}"] = functional_kl(v["true"], v[a], evals["true"].float(), noise, **kw).value
+        out[f"fkl_fwd_{a}"] = functional_kl(
+            v["true"], v[a], evals["true"].float(), noise, **kw
+        ).value
         out[f"fkl_rev_{a}"] = functional_kl(v[a], v["true"], evals[a].float(), noise, **kw).value
     for a in ("ot", "random"):
         out[f"w2_{a}"] = w2_squared(held_arm[a], held)
@@ -94,15 +147,31 @@ def run_gauss_seed(seed: int, cfg) -> dict:
     m = (A * torch.sin(2 * math.pi * tau))[:, None]
     exact = gaussian_mode_kl(m, 0 * m, noise.eigenvalues, noise)
     g = torch.Generator().manual_seed(20_000 + seed)
-    data = [m[None] + noise.sample(cfg.gauss_paths, 1, g, dtype=torch.float64),
-            noise.sample(cfg.gauss_paths, 1, g, dtype=torch.float64)]
+    data = [
+        m[None] + noise.sample(cfg.gauss_paths, 1, g, dtype=torch.float64),
+        noise.sample(cfg.gauss_paths, 1, g, dtype=torch.float64),
+    ]
     ffm = FunctionalFlowMatching(noise, 1, 2, width=cfg.width, generator=g)
     ffm.fit([d.float() for d in data], cfg.gauss_steps, cfg.batch, g)
     xa = (m[None] + noise.sample(cfg.n_eval, 1, g, dtype=torch.float64)).float()
-    est = functional_kl(ffm.velocity(0), ffm.velocity(1), xa, noise, n_t=cfg.n_t,
-                        schedule="importance", t_eps=cfg.t_eps, generator=g, backend="auto")
-    return dict(seed=seed, exact=exact, estimate=est.value, stderr=est.stderr,
-                rel_error=abs(est.value / exact - 1))
+    est = functional_kl(
+        ffm.velocity(0),
+        ffm.velocity(1),
+        xa,
+        noise,
+        n_t=cfg.n_t,
+        schedule="importance",
+        t_eps=cfg.t_eps,
+        generator=g,
+        backend="auto",
+    )
+    return dict(
+        seed=seed,
+        exact=exact,
+        estimate=est.value,
+        stderr=est.stderr,
+        rel_error=abs(est.value / exact - 1),
+    )
 
 
 def smoke_step(cfg) -> None:
@@ -112,16 +181,26 @@ def smoke_step(cfg) -> None:
     g = torch.Generator().manual_seed(0)
     ffm = FunctionalFlowMatching(noise, 2, len(ARMS), width=cfg.width, generator=g)
     ffm.fit([train[a].float() for a in ARMS], 5, 32, g)
-    r = functional_kl(ffm.velocity(0), ffm.velocity(2), evals["true"][:8].float(), noise, n_t=2,
-                      schedule="importance", generator=g)
+    r = functional_kl(
+        ffm.velocity(0),
+        ffm.velocity(2),
+        evals["true"][:8].float(),
+        noise,
+        n_t=2,
+        schedule="importance",
+        generator=g,
+    )
     assert math.isfinite(r.value) and math.isfinite(w2_squared(held_arm["ot"], held))
 
 # %% ../../nbs/11_functional_kl/07_experiments.ipynb #fbe01481
 def marginal_check(seed: int, cfg) -> dict:
     "Calibration quantities of one seed: left-well share at tau = 1, held-out W2^2 of both arms."
     _, _, held, held_arm, last = ti_data(seed, cfg)
-    return dict(left_well=float((last[:, 0] < 0).float().mean()),
-                w2_ot=w2_squared(held_arm["ot"], held), w2_random=w2_squared(held_arm["random"], held))
+    return dict(
+        left_well=float((last[:, 0] < 0).float().mean()),
+        w2_ot=w2_squared(held_arm["ot"], held),
+        w2_random=w2_squared(held_arm["random"], held),
+    )
 
 
 def in_bands(m: dict) -> bool:

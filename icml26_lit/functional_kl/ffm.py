@@ -16,9 +16,17 @@ from .noise import GaussianNoise
 
 
 class VelocityMLP(nn.Module):
-    "Class-conditional MLP v(x, t, y): flattened path + 16 Fourier features of t + 8-dim class embedding."
-    def __init__(self, M: int, dim: int, n_classes: int, width: int = 256, depth: int = 3,
-                 generator: torch.Generator | None = None):
+    "Class-conditional MLP v(x, t, y): flat path + 16 Fourier features of t + 8-d class embedding."
+
+    def __init__(
+        self,
+        M: int,
+        dim: int,
+        n_classes: int,
+        width: int = 256,
+        depth: int = 3,
+        generator: torch.Generator | None = None,
+    ):
         super().__init__()
         self.M, self.dim = M, dim
         self.embed = nn.Embedding(n_classes, 8)
@@ -50,8 +58,17 @@ def logit_normal(n: int, generator=None) -> torch.Tensor:
 
 class FunctionalFlowMatching:
     "One class-conditional FFM velocity per path law in `paths` (a list of (n_c, M, D) tensors)."
-    def __init__(self, noise: GaussianNoise, dim: int, n_classes: int, width: int = 256,
-                 generator: torch.Generator | None = None, lr: float = 1e-3, ema: float = 0.999):
+
+    def __init__(
+        self,
+        noise: GaussianNoise,
+        dim: int,
+        n_classes: int,
+        width: int = 256,
+        generator: torch.Generator | None = None,
+        lr: float = 1e-3,
+        ema: float = 0.999,
+    ):
         if not isinstance(noise, GaussianNoise):
             raise TypeError(f"noise must be a GaussianNoise, got {type(noise).__name__}")
         self.noise, self.dim, self.n_classes = noise, dim, n_classes
@@ -101,9 +118,11 @@ def _velocity(self, c: int):
     "The EMA network's velocity of class c as v(x, t), x (B, M, D), t (B,)."
     if not 0 <= c < self.n_classes:
         raise ValueError(f"class must be in [0, {self.n_classes}), got {c}")
+
     def v(x, t):
         with torch.no_grad():
             return self.ema_net(x, t, torch.full((len(x),), c, dtype=torch.long))
+
     return v
 
 

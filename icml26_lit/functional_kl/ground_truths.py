@@ -14,8 +14,9 @@ from ..core import check_tensor
 from .noise import GaussianNoise, _positive
 
 
-def gaussian_path_velocity(mean: torch.Tensor, data_eigenvalues: torch.Tensor,
-                           noise: GaussianNoise):
+def gaussian_path_velocity(
+    mean: torch.Tensor, data_eigenvalues: torch.Tensor, noise: GaussianNoise
+):
     "Exact FFM velocity v(x, t) for data N(mean, diag c) in the noise's basis; mean (M, D)."
     if not isinstance(noise, GaussianNoise):
         raise TypeError(f"noise must be a GaussianNoise, got {type(noise).__name__}")
@@ -30,15 +31,16 @@ def gaussian_path_velocity(mean: torch.Tensor, data_eigenvalues: torch.Tensor,
         x = noise.check_paths(x)
         t = t.double().reshape(-1, 1, 1)
         r = noise.project(x.double())
-        g = (t * c - (1 - t) * lam) / ((1 - t) ** 2 * lam + t ** 2 * c)  # g_t
+        g = (t * c - (1 - t) * lam) / ((1 - t) ** 2 * lam + t**2 * c)  # g_t
         return noise.reconstruct(m_hat + g * (r - t * m_hat)).to(x)  # m + g_t (r - t m)
+
     return v
 
 
 def gaussian_mode_kl(mean_a, mean_b, data_eigenvalues, noise: GaussianNoise) -> float:
     "Closed form 1/2 sum_k |dm_k|^2 / c_k for two Gaussian path laws with covariance diag c."
     dm = noise.project((mean_a - mean_b)[None].double())[0]
-    return 0.5 * (dm ** 2 / data_eigenvalues.double()[:, None]).sum().item()
+    return 0.5 * (dm**2 / data_eigenvalues.double()[:, None]).sum().item()
 
 # %% auto #0
 __all__ = ['gaussian_path_velocity', 'gaussian_mode_kl', 'OUProcess', 'gaussian_kl', 'ou_path_kl', 'ou_grid_kl']
@@ -46,17 +48,20 @@ __all__ = ['gaussian_path_velocity', 'gaussian_mode_kl', 'OUProcess', 'gaussian_
 # %% ../../nbs/11_functional_kl/04_ground_truths.ipynb #8ff4b82b
 class OUProcess:
     "Stationary OU dX = -theta X dt + sigma dW, X0 ~ N(0, sigma^2 / (2 theta))."
+
     def __init__(self, theta: float, sigma: float):
         self.theta, self.sigma = _positive("theta", theta), _positive("sigma", sigma)
 
     @property
     def stationary_variance(self) -> float:
-        return self.sigma ** 2 / (2 * self.theta)
+        return self.sigma**2 / (2 * self.theta)
 
     def covariance(self, times: torch.Tensor) -> torch.Tensor:
         "Cov(X_s, X_t) = sigma^2/(2 theta) exp(-theta |t - s|) on `times` (float64)."
         times = check_tensor(times, "times", ndim=1).double()
-        return self.stationary_variance * torch.exp(-self.theta * (times[:, None] - times[None, :]).abs())
+        return self.stationary_variance * torch.exp(
+            -self.theta * (times[:, None] - times[None, :]).abs()
+        )
 
     def sample(self, n: int, times: torch.Tensor, generator=None) -> torch.Tensor:
         "n exact paths (n, len(times), 1) by a Cholesky factor of the covariance."
@@ -67,7 +72,9 @@ class OUProcess:
 
 def gaussian_kl(mean_a, cov_a, mean_b, cov_b) -> float:
     "KL(N(mean_a, cov_a) || N(mean_b, cov_b)) in float64 by Cholesky factors."
-    ma, mb = (check_tensor(v, n, ndim=1).double() for v, n in ((mean_a, "mean_a"), (mean_b, "mean_b")))
+    ma, mb = (
+        check_tensor(v, n, ndim=1).double() for v, n in ((mean_a, "mean_a"), (mean_b, "mean_b"))
+    )
     Sa, Sb = (check_tensor(v, n, ndim=2).double() for v, n in ((cov_a, "cov_a"), (cov_b, "cov_b")))
     if not (Sa.shape == Sb.shape == (ma.numel(), ma.numel()) and mb.shape == ma.shape):
         raise ValueError("mean_a, cov_a, mean_b, cov_b must have matching sizes (n,), (n, n)")
@@ -79,18 +86,22 @@ def gaussian_kl(mean_a, cov_a, mean_b, cov_b) -> float:
     return 0.5 * (tr + maha - ma.numel() + logdet).item()
 
 # %% ../../nbs/11_functional_kl/04_ground_truths.ipynb #d4062f2d
-def ou_path_kl(theta_a: float, theta_b: float, sigma_a: float, sigma_b: float,
-               T: float = 1.0) -> float:
+def ou_path_kl(
+    theta_a: float, theta_b: float, sigma_a: float, sigma_b: float, T: float = 1.0
+) -> float:
     "Closed-form KL between stationary OU path laws on [0, T]; math.inf if sigma_a != sigma_b."
     a, b = OUProcess(theta_a, sigma_a), OUProcess(theta_b, sigma_b)
     T = _positive("T", T)
     if a.sigma != b.sigma:  # singularity from the parameters, never from samples
-        warnings.warn("sigma_a != sigma_b: the path laws are mutually singular (KL = inf); "
-                      "grid KL values grow with the number of grid points M", stacklevel=2)
+        warnings.warn(
+            "sigma_a != sigma_b: the path laws are mutually singular (KL = inf); "
+            "grid KL values grow with the number of grid points M",
+            stacklevel=2,
+        )
         return math.inf
     va, vb = a.stationary_variance, b.stationary_variance
     kl0 = 0.5 * (va / vb - 1 - math.log(va / vb))  # KL of the initial laws
-    return kl0 + (a.theta - b.theta) ** 2 / (2 * a.sigma ** 2) * T * va  # Girsanov term
+    return kl0 + (a.theta - b.theta) ** 2 / (2 * a.sigma**2) * T * va  # Girsanov term
 
 
 def ou_grid_kl(theta_a, theta_b, sigma_a, sigma_b, M: int, T: float = 1.0) -> float:

@@ -7,8 +7,13 @@ from __future__ import annotations
 
 import torch
 
-from ..core import (HAS_TRITON, check_tensor, register_benchmark, register_kernel,
-                             resolve_backend)
+from icml26_lit.core import (
+    HAS_TRITON,
+    check_tensor,
+    register_benchmark,
+    register_kernel,
+    resolve_backend,
+)
 from .noise import GaussianNoise
 
 if HAS_TRITON:
@@ -29,19 +34,31 @@ def _check_cm_inputs(delta_v, noise, t):
     return delta_v, t.to(delta_v)
 
 
-def weighted_cm_norm_reference(delta_v: torch.Tensor, noise: GaussianNoise,
-                               t: torch.Tensor) -> torch.Tensor:
+def weighted_cm_norm_reference(
+    delta_v: torch.Tensor, noise: GaussianNoise, t: torch.Tensor
+) -> torch.Tensor:
     "t/(1-t) sum_k,d (Phi^T dv)_kd^2 / lambda_k in PyTorch: (B, M, D), (B,) -> (B,)."
     delta_v, t = _check_cm_inputs(delta_v, noise, t)
     c = torch.einsum("mk,bmd->bkd", noise.basis.to(delta_v), delta_v)  # projection Phi^T dv
-    cm = (c ** 2 / noise.eigenvalues.to(c)[:, None]).sum((1, 2))  # sum_k |c_k|^2 / lambda_k
+    cm = (c**2 / noise.eigenvalues.to(c)[:, None]).sum((1, 2))  # sum_k |c_k|^2 / lambda_k
     return t / (1 - t) * cm  # weight t/(1-t)
 
 # %% ../../nbs/11_functional_kl/06_kernels.ipynb #fc9ac18a
 if HAS_TRITON:
+
     @triton.jit
-    def weighted_cm_kernel(dv_ptr, phi_ptr, invlam_ptr, w_ptr, out_ptr, M, K, D,
-                           BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr):
+    def weighted_cm_kernel(
+        dv_ptr,
+        phi_ptr,
+        invlam_ptr,
+        w_ptr,
+        out_ptr,
+        M,
+        K,
+        D,
+        BLOCK_M: tl.constexpr,
+        BLOCK_K: tl.constexpr,
+    ):
         b = tl.program_id(0)
         acc = tl.zeros([BLOCK_K], dtype=dv_ptr.dtype.element_ty)
         for d in range(D):
@@ -53,12 +70,15 @@ if HAS_TRITON:
                     ms = m0 + tl.arange(0, BLOCK_M)
                     min_ = ms < M
                     dv = tl.load(dv_ptr + b * M * D + ms * D + d, mask=min_, other=0.0)
-                    phi = tl.load(phi_ptr + ms[:, None] * K + ks[None, :],
-                                  mask=min_[:, None] & kin[None, :], other=0.0)
-                    c += tl.sum(phi * dv[:, None], axis=0)   # c_k = sum_m Phi_mk dv_m
+                    phi = tl.load(
+                        phi_ptr + ms[:, None] * K + ks[None, :],
+                        mask=min_[:, None] & kin[None, :],
+                        other=0.0,
+                    )
+                    c += tl.sum(phi * dv[:, None], axis=0)  # c_k = sum_m Phi_mk dv_m
                 il = tl.load(invlam_ptr + ks, mask=kin, other=0.0)
-                acc += c * c * il                            # |c_k|^2 / lambda_k
-        w = tl.load(w_ptr + b)                               # t/(1-t)
+                acc += c * c * il  # |c_k|^2 / lambda_k
+        w = tl.load(w_ptr + b)  # t/(1-t)
         tl.store(out_ptr + b, w * tl.sum(acc, axis=0))
 
 # %% ../../nbs/11_functional_kl/06_kernels.ipynb #0cedbc32
@@ -74,8 +94,9 @@ def _cm_forward_triton(delta_v, basis, invlam, w):
     if B == 0:
         return out
     bm, bk = _tiles(M, basis.shape[1])
-    weighted_cm_kernel[(B,)](delta_v, basis, invlam, w, out, M, basis.shape[1], D,
-                             BLOCK_M=bm, BLOCK_K=bk)
+    weighted_cm_kernel[(B,)](
+        delta_v, basis, invlam, w, out, M, basis.shape[1], D, BLOCK_M=bm, BLOCK_K=bk
+    )
     return out
 
 # %% ../../nbs/11_functional_kl/06_kernels.ipynb #3edecf00
@@ -93,13 +114,14 @@ class _WeightedCM(torch.autograd.Function):
         w = t / (1 - t)
         c = torch.einsum("mk,bmd->bkd", basis, delta_v)
         gdv = 2 * (g * w)[:, None, None] * torch.einsum("mk,bkd->bmd", basis, c * invlam[:, None])
-        cm = (c ** 2 * invlam[:, None]).sum((1, 2))
+        cm = (c**2 * invlam[:, None]).sum((1, 2))
         gt = g * cm / (1 - t) ** 2  # d/dt [t/(1-t)] = 1/(1-t)^2
         return gdv, gt, None, None
 
 
-def weighted_cm_norm(delta_v: torch.Tensor, noise: GaussianNoise, t: torch.Tensor,
-                     backend: str = "auto") -> torch.Tensor:
+def weighted_cm_norm(
+    delta_v: torch.Tensor, noise: GaussianNoise, t: torch.Tensor, backend: str = "auto"
+) -> torch.Tensor:
     "Fused t/(1-t) ||delta_v||^2_CM per path: (B, M, D), (B,) -> (B,); Triton on CUDA under 'auto'."
     delta_v, t = _check_cm_inputs(delta_v, noise, t)
     if resolve_backend(backend, delta_v) == "torch":
@@ -120,15 +142,31 @@ def make_cm_inputs(size, dtype, generator):
 
 if HAS_TRITON:
     for _dt in ("fp32", "fp64"):
-        _sig = {"dv_ptr": f"*{_dt}", "phi_ptr": f"*{_dt}", "invlam_ptr": f"*{_dt}",
-                "w_ptr": f"*{_dt}", "out_ptr": f"*{_dt}", "M": "i32", "K": "i32", "D": "i32",
-                "BLOCK_M": "constexpr", "BLOCK_K": "constexpr"}
-        register_kernel("11", weighted_cm_kernel, _sig, {"BLOCK_M": 64, "BLOCK_K": 64},
-                        name=f"weighted_cm_{_dt}")
+        _sig = {
+            "dv_ptr": f"*{_dt}",
+            "phi_ptr": f"*{_dt}",
+            "invlam_ptr": f"*{_dt}",
+            "w_ptr": f"*{_dt}",
+            "out_ptr": f"*{_dt}",
+            "M": "i32",
+            "K": "i32",
+            "D": "i32",
+            "BLOCK_M": "constexpr",
+            "BLOCK_K": "constexpr",
+        }
+        register_kernel(
+            "11",
+            weighted_cm_kernel,
+            _sig,
+            {"BLOCK_M": 64, "BLOCK_K": 64},
+            name=f"weighted_cm_{_dt}",
+        )
 
 # %% ../../nbs/11_functional_kl/06_kernels.ipynb #f0a358b6
 def _bench(device, M=512, B=500, D=5):
-    dv, noise, t = make_cm_inputs((B, M, D, M // 4), torch.float32, torch.Generator().manual_seed(0))
+    dv, noise, t = make_cm_inputs(
+        (B, M, D, M // 4), torch.float32, torch.Generator().manual_seed(0)
+    )
     dv, t = dv.to(device), t.to(device)
     kmask = torch.zeros(M // 2 + 1, device=device)
     kmask[: M // 4 + 1] = 1.0
@@ -136,15 +174,21 @@ def _bench(device, M=512, B=500, D=5):
     def rfft():  # the FFT variant: |rfft|^2 weighted (same information, complex coefficients)
         c = torch.fft.rfft(dv, dim=1)
         return t / (1 - t) * ((c.abs() ** 2) * kmask[None, :, None]).sum((1, 2))
-    return {"torch": lambda: weighted_cm_norm(dv, noise, t, backend="torch"),
-            "triton": lambda: weighted_cm_norm(dv, noise, t, backend="triton"),
-            "rfft": rfft}
+
+    return {
+        "torch": lambda: weighted_cm_norm(dv, noise, t, backend="torch"),
+        "triton": lambda: weighted_cm_norm(dv, noise, t, backend="triton"),
+        "rfft": rfft,
+    }
 
 
 def _bench_model(M=512, B=500, D=5):
     K = 2 * (M // 4) + 1
-    return dict(bytes=4 * (B * M * D + M * K + K + 2 * B), flops=2 * B * M * K * D + 3 * B * K * D,
-                note=f"B={B} paths, M={M}, D={D}, K={K} modes, fp32; the basis is re-read per path")
+    return dict(
+        bytes=4 * (B * M * D + M * K + K + 2 * B),
+        flops=2 * B * M * K * D + 3 * B * K * D,
+        note=f"B={B} paths, M={M}, D={D}, K={K} modes, fp32; the basis is re-read per path",
+    )
 
 
 register_benchmark("11", "weighted_cm_norm", _bench, _bench_model)

@@ -29,8 +29,11 @@ def fourier_basis(M: int, n_modes: int, dtype=torch.float64) -> torch.Tensor:
     x = torch.arange(M, dtype=torch.float64) / M  # grid x_m = m / M
     k = torch.arange(1, n_modes + 1, dtype=torch.float64)
     ang = 2 * math.pi * x[:, None] * k[None, :]
-    cols = [torch.ones(M, 1, dtype=torch.float64),
-            math.sqrt(2) * torch.cos(ang), math.sqrt(2) * torch.sin(ang)]
+    cols = [
+        torch.ones(M, 1, dtype=torch.float64),
+        math.sqrt(2) * torch.cos(ang),
+        math.sqrt(2) * torch.sin(ang),
+    ]
     return (torch.cat(cols, 1) / math.sqrt(M)).to(dtype)
 
 
@@ -43,21 +46,31 @@ def mode_numbers(n_modes: int) -> torch.Tensor:
 __all__ = ['fourier_basis', 'mode_numbers', 'matern_eigenvalues', 'GaussianNoise']
 
 # %% ../../nbs/11_functional_kl/01_noise_measure.ipynb #5085f0f8
-def matern_eigenvalues(M: int, n_modes: int, nu: float = 0.5, length_scale: float = 0.1,
-                       variance: float = 1.0) -> torch.Tensor:
+def matern_eigenvalues(
+    M: int, n_modes: int, nu: float = 0.5, length_scale: float = 0.1, variance: float = 1.0
+) -> torch.Tensor:
     "Periodic Matérn eigenvalues per basis column, normalised to sum to variance * M."
-    nu, ls, var = (_positive(n, v) for n, v in
-                   (("nu", nu), ("length_scale", length_scale), ("variance", variance)))
+    nu, ls, var = (
+        _positive(n, v)
+        for n, v in (("nu", nu), ("length_scale", length_scale), ("variance", variance))
+    )
     k = mode_numbers(n_modes).to(torch.float64)
     fourier_basis(M, n_modes)  # validates M and n_modes
-    lam = (2 * nu / ls ** 2 + (2 * math.pi * k) ** 2) ** (-(nu + 0.5))  # lambda_k (unnormalised)
+    lam = (2 * nu / ls**2 + (2 * math.pi * k) ** 2) ** (-(nu + 0.5))  # lambda_k (unnormalised)
     return lam * (var * M / lam.sum())  # sum_k lambda_k = sigma^2 M
 
 # %% ../../nbs/11_functional_kl/01_noise_measure.ipynb #4736f0de
 class GaussianNoise:
     "N(0, C) on an M-point periodic grid with a Matérn spectrum on 2 n_modes + 1 Fourier modes."
-    def __init__(self, M: int, n_modes: int, nu: float = 0.5, length_scale: float = 0.1,
-                 variance: float = 1.0):
+
+    def __init__(
+        self,
+        M: int,
+        n_modes: int,
+        nu: float = 0.5,
+        length_scale: float = 0.1,
+        variance: float = 1.0,
+    ):
         self.eigenvalues = matern_eigenvalues(M, n_modes, nu, length_scale, variance)
         self.M, self.n_modes, self.nu = M, n_modes, float(nu)
         self.length_scale, self.variance = float(length_scale), float(variance)
@@ -70,14 +83,17 @@ class GaussianNoise:
             raise ValueError(f"{name} has {x.shape[1]} grid points; the noise grid has M={self.M}")
         return x
 
-    def sample(self, n: int, dim: int, generator: torch.Generator | None = None,
-               dtype=torch.float32) -> torch.Tensor:
+    def sample(
+        self, n: int, dim: int, generator: torch.Generator | None = None, dtype=torch.float32
+    ) -> torch.Tensor:
         "n samples (n, M, dim): x = Phi diag(sqrt lambda) xi."
         for name, v in (("n", n), ("dim", dim)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
         xi = torch.randn(n, self.eigenvalues.numel(), dim, generator=generator, dtype=torch.float64)
-        return torch.einsum("mk,nkd->nmd", self.basis, xi * self.eigenvalues.sqrt()[:, None]).to(dtype)
+        return torch.einsum("mk,nkd->nmd", self.basis, xi * self.eigenvalues.sqrt()[:, None]).to(
+            dtype
+        )
 
     def project(self, x: torch.Tensor) -> torch.Tensor:
         "Coefficients Phi^T x: (B, M, D) -> (B, K, D)."
@@ -91,4 +107,4 @@ class GaussianNoise:
     def cm_norm(self, h: torch.Tensor) -> torch.Tensor:
         "Squared Cameron-Martin norm sum_k,d (Phi^T h)_kd^2 / lambda_k: (B, M, D) -> (B,)."
         c = self.project(h)
-        return (c ** 2 / self.eigenvalues.to(c)[:, None]).sum((1, 2))
+        return (c**2 / self.eigenvalues.to(c)[:, None]).sum((1, 2))

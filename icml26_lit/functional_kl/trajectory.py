@@ -19,18 +19,27 @@ SNAPSHOT_TAUS = (0.0, 0.25, 0.5, 0.75, 1.0)
 def double_well_drift(t, z):
     "-grad U for U = (x^2 - 1)^2 + y^2 / 2."
     x, y = z[..., 0], z[..., 1]
-    return torch.stack([-4 * x * (x ** 2 - 1), -y], -1)
+    return torch.stack([-4 * x * (x**2 - 1), -y], -1)
 
 
-def double_well_paths(n: int, M: int, s: float, generator=None, T: float = 1.0,
-                      substeps: int = 4) -> torch.Tensor:
-    "n true paths (n, M, 2) on the grid tau_m = m / (M - 1), by Euler-Maruyama (4 substeps/interval)."
+def double_well_paths(
+    n: int, M: int, s: float, generator=None, T: float = 1.0, substeps: int = 4
+) -> torch.Tensor:
+    "n true paths (n, M, 2) on tau_m = m / (M - 1) by Euler-Maruyama (4 substeps per interval)."
     s, T = _positive("s", s), _positive("T", T)
     if isinstance(M, bool) or not isinstance(M, int) or M < 2:
         raise ValueError(f"M must be an integer >= 2, got {M!r}")
     z0 = 0.1 * torch.randn(n, 2, generator=generator, dtype=torch.float64)
-    traj = euler_maruyama(double_well_drift, lambda t, z: s, z0, 0.0, T, (M - 1) * substeps,
-                          generator=generator, return_trajectory=True)
+    traj = euler_maruyama(
+        double_well_drift,
+        lambda t, z: s,
+        z0,
+        0.0,
+        T,
+        (M - 1) * substeps,
+        generator=generator,
+        return_trajectory=True,
+    )
     return traj[::substeps].transpose(0, 1).contiguous()
 
 
@@ -66,8 +75,9 @@ def couple_chains(snapshots, coupling: str, generator=None) -> torch.Tensor:
     return torch.stack(chain, 1)
 
 # %% ../../nbs/11_functional_kl/05_trajectory_inference.ipynb #466d7e4f
-def bridge_fill(chains: torch.Tensor, knots, M: int, s: float, T: float = 1.0,
-                generator=None) -> torch.Tensor:
+def bridge_fill(
+    chains: torch.Tensor, knots, M: int, s: float, T: float = 1.0, generator=None
+) -> torch.Tensor:
     "Paths (n, M, D) through chain knots at grid indices `knots`, Brownian bridges in between."
     n, S, D = chains.shape
     tau = torch.linspace(0, 1, M, dtype=torch.float64)
@@ -75,23 +85,35 @@ def bridge_fill(chains: torch.Tensor, knots, M: int, s: float, T: float = 1.0,
     for i in range(S - 1):
         ia, ib = knots[i], knots[i + 1]
         a, b = chains[:, i].double(), chains[:, i + 1].double()
-        u = (tau[ia:ib + 1] - tau[ia]) / (tau[ib] - tau[ia])
-        dtau = T * (tau[ia + 1:ib + 1] - tau[ia:ib])  # physical steps
-        dw = torch.randn(n, ib - ia, D, generator=generator, dtype=torch.float64) * dtau.sqrt()[None, :, None]
+        u = (tau[ia : ib + 1] - tau[ia]) / (tau[ib] - tau[ia])
+        dtau = T * (tau[ia + 1 : ib + 1] - tau[ia:ib])  # physical steps
+        dw = (
+            torch.randn(n, ib - ia, D, generator=generator, dtype=torch.float64)
+            * dtau.sqrt()[None, :, None]
+        )
         w = torch.cat([torch.zeros(n, 1, D, dtype=torch.float64), dw.cumsum(1)], 1)
         bridge = w - u[None, :, None] * w[:, -1:]  # W_u - u W_1: pinned at both ends
-        out[:, ia:ib + 1] = a[:, None] + u[None, :, None] * (b - a)[:, None] + s * bridge
+        out[:, ia : ib + 1] = a[:, None] + u[None, :, None] * (b - a)[:, None] + s * bridge
     return out
 
 
-def coupled_bridge_paths(snapshots, times, M: int, s: float, coupling: str = "ot",
-                         generator=None, T: float = 1.0, n_fill: int = 1) -> torch.Tensor:
-    "TI paths (n * n_fill, M, D): couple consecutive snapshots at grid indices `times`, fill by bridges."
+def coupled_bridge_paths(
+    snapshots,
+    times,
+    M: int,
+    s: float,
+    coupling: str = "ot",
+    generator=None,
+    T: float = 1.0,
+    n_fill: int = 1,
+) -> torch.Tensor:
+    "TI paths (n * n_fill, M, D): couple snapshots at grid indices `times`, fill gaps by bridges."
     s = _positive("s", s)
     if len(snapshots) != len(times) or len(times) < 2 or list(times) != sorted(set(times)):
         raise ValueError("times must be increasing grid indices, one per snapshot")
-    chains = couple_chains([torch.as_tensor(x, dtype=torch.float64) for x in snapshots],
-                           coupling, generator)
+    chains = couple_chains(
+        [torch.as_tensor(x, dtype=torch.float64) for x in snapshots], coupling, generator
+    )
     return torch.cat([bridge_fill(chains, times, M, s, T, generator) for _ in range(n_fill)])
 
 # %% ../../nbs/11_functional_kl/05_trajectory_inference.ipynb #725d4185

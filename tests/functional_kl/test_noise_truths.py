@@ -1,4 +1,5 @@
 """Chapter 11: noise measure, estimator and closed-form ground truths."""
+
 import math
 
 import pytest
@@ -57,8 +58,9 @@ def test_estimator_matches_closed_form_within_1pct(schedule):
     # the random times give a 1.5% stderr at 128 paths, so 2048 paths (stderr ~0.4%)
     nz, mA, vA, vB, xa = _gauss_setup(128 if schedule == "uniform" else 2048)
     exact = gaussian_mode_kl(mA, 0 * mA, nz.eigenvalues, nz)
-    est = functional_kl(vA, vB, xa, nz, n_t=100, schedule=schedule,
-                        generator=torch.Generator().manual_seed(3))
+    est = functional_kl(
+        vA, vB, xa, nz, n_t=100, schedule=schedule, generator=torch.Generator().manual_seed(3)
+    )
     # quadrature/truncation bias ~0.1%; importance MC error ~0.4% (2.5 sigma inside 1%)
     assert abs(est.value / exact - 1) < 0.01, est
 
@@ -69,8 +71,19 @@ def test_estimator_triton_equals_torch_under_interpreter():
     m = torch.stack([torch.sin(2 * math.pi * tau), torch.cos(2 * math.pi * tau)], 1)
     vA, vB = (gaussian_path_velocity(s * m, nz.eigenvalues, nz) for s in (1.0, 0.0))
     x = m[None] + nz.sample(6, 2, torch.Generator().manual_seed(0), dtype=torch.float64)
-    r = [functional_kl(vA, vB, x, nz, n_t=3, schedule="importance", backend=b,
-                       generator=torch.Generator().manual_seed(5)) for b in ("torch", "triton")]
+    r = [
+        functional_kl(
+            vA,
+            vB,
+            x,
+            nz,
+            n_t=3,
+            schedule="importance",
+            backend=b,
+            generator=torch.Generator().manual_seed(5),
+        )
+        for b in ("torch", "triton")
+    ]
     # same draws, fp64, different summation order: ~1e-15 relative; 1e-10 is safe
     assert abs(r[0].value - r[1].value) <= 1e-10 * abs(r[0].value)
 
@@ -103,17 +116,43 @@ def test_importance_times_in_range():
     assert t.median() > 0.6
 
 
-@pytest.mark.parametrize("call,word", [
-    (lambda: GaussianNoise(16, 8), "n_modes"),
-    (lambda: GaussianNoise(16, 4, length_scale=0.0), "length_scale"),
-    (lambda: GaussianNoise(16, 4, variance=-1.0), "variance"),
-    (lambda: GaussianNoise(16, 4).project(torch.zeros(2, 15, 1)), "grid"),
-    (lambda: GaussianNoise(16, 4).cm_norm(torch.full((2, 16, 1), float("nan"))), "finite"),
-    (lambda: functional_kl(lambda x, t: x, lambda x, t: x, torch.zeros(4, 16, 1), GaussianNoise(16, 4), t_eps=1.5), "t_eps"),
-    (lambda: functional_kl(lambda x, t: x, lambda x, t: x, torch.zeros(4, 16, 1), GaussianNoise(16, 4), schedule="x"), "schedule"),
-    (lambda: functional_kl(lambda x, t: x, lambda x, t: x, torch.zeros(4, 8, 1), GaussianNoise(16, 4)), "paths_a"),
-    (lambda: OUProcess(-1.0, 1.0), "theta"),
-])
+@pytest.mark.parametrize(
+    "call,word",
+    [
+        (lambda: GaussianNoise(16, 8), "n_modes"),
+        (lambda: GaussianNoise(16, 4, length_scale=0.0), "length_scale"),
+        (lambda: GaussianNoise(16, 4, variance=-1.0), "variance"),
+        (lambda: GaussianNoise(16, 4).project(torch.zeros(2, 15, 1)), "grid"),
+        (lambda: GaussianNoise(16, 4).cm_norm(torch.full((2, 16, 1), float("nan"))), "finite"),
+        (
+            lambda: functional_kl(
+                lambda x, t: x,
+                lambda x, t: x,
+                torch.zeros(4, 16, 1),
+                GaussianNoise(16, 4),
+                t_eps=1.5,
+            ),
+            "t_eps",
+        ),
+        (
+            lambda: functional_kl(
+                lambda x, t: x,
+                lambda x, t: x,
+                torch.zeros(4, 16, 1),
+                GaussianNoise(16, 4),
+                schedule="x",
+            ),
+            "schedule",
+        ),
+        (
+            lambda: functional_kl(
+                lambda x, t: x, lambda x, t: x, torch.zeros(4, 8, 1), GaussianNoise(16, 4)
+            ),
+            "paths_a",
+        ),
+        (lambda: OUProcess(-1.0, 1.0), "theta"),
+    ],
+)
 def test_bad_input(call, word):
     with pytest.raises(ValueError, match=word):
         call()

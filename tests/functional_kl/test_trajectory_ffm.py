@@ -39,7 +39,7 @@ def test_bridge_mean_and_variance():
     assert torch.all(p[:, 0] == 0) and torch.all(p[:, -1] == 1)  # pinned
     # mean a + u (b - a), variance s^2 Delta u (1 - u), Delta = T: MC error ~ var * sqrt(2/n) ~ 0.5%
     torch.testing.assert_close(p.mean(0)[:, 0], u, atol=0.01, rtol=0)
-    var = s ** 2 * T * u * (1 - u)
+    var = s**2 * T * u * (1 - u)
     assert torch.all((p.var(0)[:, 0] - var).abs() <= 0.03 * var.max())
 
 
