@@ -18,7 +18,10 @@ def test_ci_preset_is_the_protocol():
     c = CONFIG.get("ci")
     assert (c.n_steps, c.horizon, c.batch, c.steps, c.n_seeds) == (12_000, 12, 32, 400, 5)
     assert c.lr_grid == [1e-3, 3e-3] and c.pilot_seed == 100 and not c.run_pilot
-    assert c.arms == ["standard_48", "prime_48", "standard_30", "prime_30"]
+    # ci trains the L = 48 arms (rows 1 and 4); the L = 30 arms join from the cpu preset up
+    assert c.arms == ["standard_48", "prime_48"]
+    for scale in ("cpu", "colab", "full"):
+        assert CONFIG.get(scale).arms == ["standard_48", "prime_48", "standard_30", "prime_30"]
     path = repo_root() / "results" / "prime_attention" / "pilot_cpu.json"
     if path.exists():  # the ci picks are the committed cpu pilot's
         pilot = json.loads(path.read_text())["pilot"]
