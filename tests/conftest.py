@@ -1,4 +1,5 @@
-"""Test setup shared by every chapter: Triton's interpreter on CPU, set before any kernel is defined."""
+"""Test setup shared by every chapter: Triton's interpreter on CPU, set before any kernel exists."""
+
 import os
 
 # Triton reads TRITON_INTERPRET when @triton.jit decorates a function, so this must run before

@@ -152,7 +152,9 @@ def test_venv_postbuild_and_bootstrap_install_the_no_deps_block_with_no_deps():
         want = pinfile.nodeps_for(bootstrap.extra(nb))
         first = "".join(json.loads(nb.read_text())["cells"][0]["source"])
         if want:
-            assert "--no-deps" in first and json.dumps(want) in first, f"{nb}: bootstrap misses {want}"
+            assert "--no-deps" in first and json.dumps(want) in first, (
+                f"{nb}: bootstrap misses {want}"
+            )
         else:
             assert "--no-deps" not in first, (
                 f"{nb}: bootstrap installs no-deps packages it does not need"
