@@ -23,7 +23,7 @@ from icml26_lit.emformer.loss import (
     scheduled_w,
 )
 from .finetune import finetune, forecast, pretrain, MODES
-from . import _solutions  # registers the exercises
+from . import _solutions  # noqa: F401 (registers the exercises)
 
 __all__ = [
     "merge_kernels",

@@ -30,9 +30,9 @@ register_exercise(
     hints=["F.pad(t, (left, right, top, bottom)) pads the last two dimensions."],
     wrong=[
         lambda a, b, c: c + F.pad(b, (1, 1, 1, 1)),  # W1 forgotten
-        lambda a, b, c: c + F.pad(b, (0, 2, 0, 2)) + F.pad(a, (2, 2, 2, 2)),
+        lambda a, b, c: c + F.pad(b, (0, 2, 0, 2)) + F.pad(a, (2, 2, 2, 2)),  # off centre
     ],
-)  # off centre
+)
 
 # %% ../../nbs/05_emformer/90_exercises.ipynb #4ac71884
 def _lam_ref(w, l_gen, l_rmse):
@@ -57,9 +57,9 @@ register_exercise(
     hints=["Differentiate lambda, then use the chain rule."],
     wrong=[
         lambda w, a, b: ((math.sin(w) + 1) / 2, math.cos(w) * (b - a)),  # factor 1/2 lost
-        lambda w, a, b: ((math.sin(w) + 1) / 2, 0.5 * math.cos(w) * (a - b)),
+        lambda w, a, b: ((math.sin(w) + 1) / 2, 0.5 * math.cos(w) * (a - b)),  # sign
     ],
-)  # sign
+)
 
 # %% ../../nbs/05_emformer/90_exercises.ipynb #8c75a7d5
 # computed once by the solution below (no simulation at import); tests/emformer checks both numbers
@@ -75,5 +75,5 @@ register_exercise(
         "Config_with(CONFIG.get('ci'), beta=0.0) changes one key of the preset.",
         "persistence_acc(cfg, seed) of the Experiments notebook does the rest.",
     ],
-    wrong=[_ACC12_BETA2],
-)  # beta = 2 by mistake
+    wrong=[_ACC12_BETA2],  # beta = 2 by mistake
+)

@@ -9,7 +9,6 @@ import copy
 import math
 import time
 
-import numpy as np
 import torch
 
 from ..core import sizes
@@ -29,22 +28,55 @@ _DATA = dict(ny=32, nx=64, beta=2.0, nu=5e-4, drag=0.02, peak=4.0, solver_dt=0.0
 # results/emformer/pilot_cpu.json (persistence lead-12 ACC in [0.1, 0.5]). Fallbacks taken: 10 -> 8
 # rollouts, 150 -> 120 pretraining steps and dim 64 -> 48 (the cost check projected 121 s on the
 # CI machine with the first preset; the fallbacks leave a margin for a busier machine)
-_CI = dict(n_seeds=3, n_train=32, train_len=17, n_test=8, test_len=25, starts=[0, 6],
-           leads=[1, 4, 12], model_dt=0.1125,
-           pretrain_steps=120, rollouts=8, rollout_len=4, K=4, batch=8, lr_pre=1e-3, lr_ft=2e-4,
-           lr_sweep=[2e-4], pilot=False, arms=["detach", "accumulative", "one-step"],
-           **dict(_MODEL, dim=48), **_DATA)  # the third fallback: dim 64 -> 48 at ci only
-_CPU = dict(_CI, n_seeds=5, n_train=48, train_len=24, pretrain_steps=300, rollouts=25, pilot=True,
-            dim=64)
+_CI = dict(
+    n_seeds=3,
+    n_train=32,
+    train_len=17,
+    n_test=8,
+    test_len=25,
+    starts=[0, 6],
+    leads=[1, 4, 12],
+    model_dt=0.1125,
+    pretrain_steps=120,
+    rollouts=8,
+    rollout_len=4,
+    K=4,
+    batch=8,
+    lr_pre=1e-3,
+    lr_ft=2e-4,
+    lr_sweep=[2e-4],
+    pilot=False,
+    arms=["detach", "accumulative", "one-step"],
+    **dict(_MODEL, dim=48),  # the third fallback: dim 64 -> 48 at ci only
+    **_DATA,
+)
+_CPU = dict(
+    _CI, n_seeds=5, n_train=48, train_len=24, pretrain_steps=300, rollouts=25, pilot=True, dim=64
+)
 _LARGE = dict(lr_sweep=[1e-4, 3e-4, 1e-3], arms=["detach", "accumulative", "one-step", "bptt"])
 CONFIG = sizes(
     ci=_CI,
     cpu=_CPU,
     colab=dict(_CPU, test_len=37, leads=[1, 4, 12, 24], **_LARGE, patch=2, pilot=False),
-    full=dict(_CI, n_seeds=5, n_train=500, train_len=24, n_test=32, test_len=45,
-              leads=[1, 4, 12, 24], pretrain_steps=5000, rollouts=500, batch=16, **_LARGE,
-              dim=384, depth=(2, (2, 12, 2), 2), patch=2, window=[(8, 8), (16, 4), (4, 16)],
-              ny=128, nx=256),
+    full=dict(
+        _CI,
+        n_seeds=5,
+        n_train=500,
+        train_len=24,
+        n_test=32,
+        test_len=45,
+        leads=[1, 4, 12, 24],
+        pretrain_steps=5000,
+        rollouts=500,
+        batch=16,
+        **_LARGE,
+        dim=384,
+        depth=(2, (2, 12, 2), 2),
+        patch=2,
+        window=[(8, 8), (16, 4), (4, 16)],
+        ny=128,
+        nx=256,
+    ),
 )
 
 # %% ../../nbs/05_emformer/07_experiments.ipynb #d437238f
@@ -129,7 +161,36 @@ def evaluate(model, data, cfg, K: int = 1) -> dict:
     f = forecast(model, x0.to(next(model.parameters()).device), cfg.leads, K=K).cpu()
     return {L: scores(f[i], truth[L], data["clim"]) for i, L in enumerate(cfg.leads)}
 
+# %% ../../nbs/05_emformer/07_experiments.ipynb #bff42ff7
+def _baselines(data, cfg) -> dict:
+    "Persistence's and climatology's {lead: (RMSE, ACC)} on the test cases."
+    x0, truth = cases(data, cfg)
+    clim = data["clim"].expand_as(x0).contiguous()  # its ACC is undefined (zero anomaly)
+    return {
+        "persistence": {L: scores(x0, truth[L], data["clim"]) for L in cfg.leads},
+        "climatology": {
+            L: (float(weighted_rmse(clim, truth[L]).mean()), float("nan")) for L in cfg.leads
+        },
+    }
 
+
+def _finetune_arm(model, train, cfg, arm: str, seed: int, lr_ft: float | None = None):
+    "A fine-tuned copy of the model and its loss history; every arm sees the same batches."
+    m = copy.deepcopy(model)
+    h = finetune(
+        m,
+        train,
+        arm,
+        K=cfg.K,
+        rollouts=cfg.rollouts,
+        rollout_len=cfg.rollout_len,
+        batch=cfg.batch,
+        lr=lr_ft or cfg.lr_ft,
+        generator=torch.Generator().manual_seed(30_000 + seed),  # same batches
+    )
+    return m, h
+
+# %% ../../nbs/05_emformer/07_experiments.ipynb #b4dbf9c9
 def run_seed(cfg, seed: int, device: str = "cpu", lr_ft: float | None = None) -> dict:
     "Pretrain, fine-tune every arm from the same checkpoint, evaluate (Chapter 05, *One seed*)."
     t = time.perf_counter()
@@ -151,24 +212,9 @@ def run_seed(cfg, seed: int, device: str = "cpu", lr_ft: float | None = None) ->
         "lambda": {},
     }
     x0, truth = cases(data, cfg)
-    out["persistence"] = {L: scores(x0, truth[L], data["clim"]) for L in cfg.leads}
-    clim = data["clim"].expand_as(x0).contiguous()  # its ACC is undefined (zero anomaly)
-    out["climatology"] = {
-        L: (float(weighted_rmse(clim, truth[L]).mean()), float("nan")) for L in cfg.leads
-    }
+    out.update(_baselines(data, cfg))
     for arm in cfg.arms:
-        m = copy.deepcopy(model)
-        h = finetune(
-            m,
-            train,
-            arm,
-            K=cfg.K,
-            rollouts=cfg.rollouts,
-            rollout_len=cfg.rollout_len,
-            batch=cfg.batch,
-            lr=lr_ft or cfg.lr_ft,
-            generator=torch.Generator().manual_seed(30_000 + seed),
-        )  # same batches
+        m, h = _finetune_arm(model, train, cfg, arm, seed, lr_ft)
         out[arm] = evaluate(m, data, cfg, K=cfg.K if arm == "accumulative" else 1)
         out["lambda"][arm] = [r["lambda"] for r in h]
         if arm == "accumulative":

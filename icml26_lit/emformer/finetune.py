@@ -5,8 +5,6 @@
 # %% ../../nbs/05_emformer/04_finetune.ipynb #35fad0df
 from __future__ import annotations
 
-import math
-
 import torch
 
 from ..core import check_tensor
@@ -108,6 +106,65 @@ def pretrain(
         )
     return hist
 
+# %% ../../nbs/05_emformer/04_finetune.ipynb #ba226c03
+def _check_finetune_args(mode, K, rollouts, rollout_len, batch, train):
+    "Validate `finetune`'s mode and sizes; return `train` checked as (N, T, C, H, W)."
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+    _check_int("K", K)
+    for name, v in (("rollouts", rollouts), ("rollout_len", rollout_len), ("batch", batch)):
+        _check_int(name, v)
+    train = check_tensor(train, "train", ndim=5)
+    if train.shape[1] <= rollout_len:
+        raise ValueError(
+            f"train has {train.shape[1]} states per trajectory; "
+            f"rollout_len {rollout_len} needs more"
+        )
+    return train
+
+
+def _record(loss, parts, lead) -> dict:
+    "One entry of the loss history: the loss, the lead and every part of the composite loss."
+    return dict(
+        loss=float(loss.detach()),
+        lead=lead,
+        **{k: float(v.detach()) for k, v in parts.items()},
+    )
+
+# %% ../../nbs/05_emformer/04_finetune.ipynb #fdca7526
+def _one_step_updates(model, train, batch, n, g, update, w_at, step, hist) -> int:
+    "`n` one-step-ahead updates (the compute-matched arm); returns the next step count."
+    for _ in range(n):
+        seq = _sample(train, batch, 1, g)
+        w = w_at(step)
+        loss, parts = _loss(model, model(seq[0]), seq[1], w)
+        update(loss)
+        hist.append(_record(loss, parts, 1))
+        step += 1
+    return step
+
+
+def _rollout(model, seq, mode, k_ctx, update, w_at, step, hist) -> int:
+    "One rollout along `seq` (J + 1, B, C, H, W) in `mode`; returns the next step count."
+    rollout_len = seq.shape[0] - 1
+    x, kv_hist, total = seq[0], [], 0.0
+    for j in range(rollout_len):
+        w = w_at(step)
+        pred, kv_hist = _step_with_context(model, x, kv_hist, k_ctx)
+        loss, parts = _loss(model, pred, seq[j + 1], w)
+        hist.append(_record(loss, parts, j + 1))
+        if mode == "bptt":
+            total = total + loss / rollout_len
+            x = pred
+        else:
+            update(loss)
+            step += 1
+            x = pred.detach()
+    if mode == "bptt":
+        update(total)
+        step += 1
+    return step
+
 # %% ../../nbs/05_emformer/04_finetune.ipynb #bdac2070
 def finetune(
     model: EMFormer,
@@ -121,61 +178,21 @@ def finetune(
     weight_decay: float = 1e-4,
     generator: torch.Generator | None = None,
     clip: float = 20.0,
-    w_schedule=None,
-) -> list:  # None (learned w) or a callable step -> w
+    w_schedule=None,  # None (learned w) or a callable step -> w
+) -> list:
     "Fine-tune in one of the four modes; returns the loss history (Chapter 05, *The modes*)."
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
-    _check_int("K", K)
-    for name, v in (("rollouts", rollouts), ("rollout_len", rollout_len), ("batch", batch)):
-        _check_int(name, v)
-    train = check_tensor(train, "train", ndim=5)
-    if train.shape[1] <= rollout_len:
-        raise ValueError(
-            f"train has {train.shape[1]} states per trajectory; rollout_len {rollout_len} needs more"
-        )
+    train = _check_finetune_args(mode, K, rollouts, rollout_len, batch, train)
     g = generator if generator is not None else torch.Generator().manual_seed(0)
     n_opt = rollouts if mode == "bptt" else rollouts * rollout_len
     opt, sched = _optimizer(model, lr, weight_decay, n_opt)
+    update = lambda loss: _update(model, opt, sched, loss, clip)
+    w_at = lambda step: None if w_schedule is None else torch.tensor(float(w_schedule(step)))
     hist, k_ctx, step = [], (K if mode == "accumulative" else 1), 0
     model.train()
     for _ in range(rollouts):
         if mode == "one-step":  # compute-matched: the same number of one-step updates
-            for _ in range(rollout_len):
-                seq = _sample(train, batch, 1, g)
-                w = None if w_schedule is None else torch.tensor(float(w_schedule(step)))
-                loss, parts = _loss(model, model(seq[0]), seq[1], w)
-                _update(model, opt, sched, loss, clip)
-                hist.append(
-                    dict(
-                        loss=float(loss.detach()),
-                        lead=1,
-                        **{k: float(v.detach()) for k, v in parts.items()},
-                    )
-                )
-                step += 1
+            step = _one_step_updates(model, train, batch, rollout_len, g, update, w_at, step, hist)
             continue
         seq = _sample(train, batch, rollout_len, g)
-        x, kv_hist, total = seq[0], [], 0.0
-        for j in range(rollout_len):
-            w = None if w_schedule is None else torch.tensor(float(w_schedule(step)))
-            pred, kv_hist = _step_with_context(model, x, kv_hist, k_ctx)
-            loss, parts = _loss(model, pred, seq[j + 1], w)
-            hist.append(
-                dict(
-                    loss=float(loss.detach()),
-                    lead=j + 1,
-                    **{k: float(v.detach()) for k, v in parts.items()},
-                )
-            )
-            if mode == "bptt":
-                total = total + loss / rollout_len
-                x = pred
-            else:
-                _update(model, opt, sched, loss, clip)
-                step += 1
-                x = pred.detach()
-        if mode == "bptt":
-            _update(model, opt, sched, total, clip)
-            step += 1
+        step = _rollout(model, seq, mode, k_ctx, update, w_at, step, hist)
     return hist

@@ -96,6 +96,9 @@ if HAS_TRITON:
             k += tl.load(w1_ptr + c, mask=cm, other=0.0)
         return k
 
+# %% ../../nbs/05_emformer/06_kernels.ipynb #0f5910be
+if HAS_TRITON:
+
     @triton.jit
     def msconv_fwd_kernel(
         x_ptr,
@@ -124,8 +127,9 @@ if HAS_TRITON:
         for tap in range(25):  # a loop, not unrolled: 25 copies of a 64 x 64 tile compile slowly
             dy, dx = tap // 5, tap % 5
             # tap (dy, dx) of K, or of K flipped for the input gradient
-            k = _merged_tap(w1_ptr, w3_ptr, w5_ptr, c, cm, dy + FLIP * (4 - 2 * dy),
-                            dx + FLIP * (4 - 2 * dx))
+            k = _merged_tap(
+                w1_ptr, w3_ptr, w5_ptr, c, cm, dy + FLIP * (4 - 2 * dy), dx + FLIP * (4 - 2 * dx)
+            )
             hh, ww = h + (dy - 2), w + (dx - 2)
             m = pm & (hh >= 0) & (hh < H) & (ww >= 0) & (ww < W)  # zero padding
             xv = tl.load(
@@ -139,6 +143,9 @@ if HAS_TRITON:
             acc.to(y_ptr.dtype.element_ty),
             mask=pm[:, None] & cm[None, :],
         )
+
+# %% ../../nbs/05_emformer/06_kernels.ipynb #d96afe80
+if HAS_TRITON:
 
     @triton.jit
     def msconv_dk_kernel(

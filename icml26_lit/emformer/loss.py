@@ -76,8 +76,8 @@ def composite_loss(
     target: torch.Tensor,  # (B, C, H, W)
     w: torch.Tensor,  # the phase, a scalar tensor (learnable or scheduled)
     log_var: torch.Tensor,  # per-channel log-variances s (C,)
-    lat_deg: torch.Tensor | None = None,
-):  # (H,) latitudes, None: uniform
+    lat_deg: torch.Tensor | None = None,  # (H,) latitudes, None: uniform
+):
     "(loss, parts) of (1 - lambda) L_gen + lambda L_RMSE, lambda = (sin w + 1)/2 (Chapter 05)."
     pred, target = _check_pair(pred, target)
     w = check_tensor(

@@ -58,7 +58,7 @@ class Attention(nn.Module):
 
 
 class MultiConvAttention(nn.Module):
-    "Global attention whose qkv map passes the merged multi-scale conv; optional K/V cache (Chapter 05)."
+    "Global attention, qkv through the merged multi-scale conv; optional K/V cache (Chapter 05)."
 
     def __init__(self, dim, heads, grid, g, backend="auto"):
         super().__init__()
@@ -67,7 +67,7 @@ class MultiConvAttention(nn.Module):
         self.aggreg = MultiScaleConv(3 * dim, generator=g, backend=backend)
 
     def forward(self, x, cache=None):
-        "x (B, N, dim); cache: list of detached (k, v) of earlier rollout steps. Returns out, (k, v)."
+        "x (B, N, dim); cache: detached (k, v) of earlier rollout steps. Returns out, (k, v)."
         q, k, v = self.aggreg(self.to_qkv(x), self.grid).chunk(3, dim=-1)
         q, k, v = (_heads(t, self.heads) for t in (q, k, v))
         if cache:  # accumulative context: attend to the stop-gradient K/V of earlier steps too
@@ -80,7 +80,7 @@ class MultiConvAttention(nn.Module):
 
 # %% ../../nbs/05_emformer/02_emformer.ipynb #b86c432d
 class WindowMultiConvAttention(nn.Module):
-    "Window attention on the valley map, qkv through the merged conv first (Chapter 05, *The pieces*)."
+    "Window attention on the valley map, qkv through the merged conv (Chapter 05, *The pieces*)."
 
     def __init__(self, dim, heads, grid, window, g, backend="auto"):
         super().__init__()
@@ -202,7 +202,7 @@ class Hourglass(nn.Module):
 
 # %% ../../nbs/05_emformer/02_emformer.ipynb #aa90f71f
 class Valley(nn.Module):
-    "Valley layers: even ones window attention, odd ones global, both with the merged conv (Chapter 05)."
+    "Valley layers: window attention (even), global (odd), both with the merged conv (Chapter 05)."
 
     def __init__(self, dim, depth, grid, heads, mlp_ratio, window, g, backend="auto"):
         super().__init__()
@@ -249,8 +249,8 @@ class EMFormer(nn.Module):
         window: tuple = (4, 4),  # valley window (h, w), or a list cycled over layers
         mlp_ratio: int = 4,  # MLP width / dim
         generator: torch.Generator | None = None,  # initial weights
-        backend: str = "auto",
-    ):  # passed to every multiscale conv
+        backend: str = "auto",  # passed to every multiscale conv
+    ):
         super().__init__()
         _check_model_args(in_channels, grid, patch, dim, heads, depth, window)
         g = generator if generator is not None else torch.Generator().manual_seed(0)
@@ -315,8 +315,8 @@ def _forward(
     self,
     x: torch.Tensor,  # states (B, C, H, W)
     cache=None,  # None or, per global valley layer, a list of cached (k, v)
-    return_kv: bool = False,
-):  # also return this step's (k, v) per global layer
+    return_kv: bool = False,  # also return this step's (k, v) per global layer
+):
     "Next state (B, C, H, W) (and this step's valley K/V) (Chapter 05, *The model*)."
     if (
         not isinstance(x, torch.Tensor)

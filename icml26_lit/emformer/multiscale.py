@@ -5,8 +5,6 @@
 # %% ../../nbs/05_emformer/01_multiscale_conv.ipynb #4632e7ae
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import nn
 
@@ -17,14 +15,14 @@ __all__ = ['MultiScaleConv']
 
 # %% ../../nbs/05_emformer/01_multiscale_conv.ipynb #1de2dcad
 class MultiScaleConv(nn.Module):
-    "Depthwise 1x1 + 3x3 + 5x5 convolution of a token map as one merged conv (Chapter 05, *The identity*)."
+    "Depthwise 1x1 + 3x3 + 5x5 conv of a token map as one merged conv (Chapter 05, *The identity*)."
 
     def __init__(
         self,
         channels: int,  # C, the qkv width 3 * dim
         generator: torch.Generator | None = None,  # source of the initial weights
-        backend: str = "auto",
-    ):  # passed to every `multiscale_conv_tokens` call
+        backend: str = "auto",  # passed to every `multiscale_conv_tokens` call
+    ):
         super().__init__()
         if isinstance(channels, bool) or not isinstance(channels, int) or channels < 1:
             raise ValueError(f"channels must be a positive int, got {channels!r}")

@@ -31,7 +31,7 @@ __all__ = ['BetaPlane', 'rossby_wave']
 
 # %% ../../nbs/05_emformer/05_beta_plane.ipynb #28b19c5e
 class BetaPlane:
-    "Barotropic vorticity on a periodic beta-plane, 2/3 dealiasing, RK4 (Chapter 05, *The beta-plane flow*)."
+    "Barotropic vorticity, periodic beta-plane, dealiased, RK4 (Chapter 05, *The beta-plane flow*)."
 
     def __init__(
         self,
@@ -159,7 +159,7 @@ def _random_field(
 
 
 def rossby_wave(solver: BetaPlane, m: int, n: int, amplitude: float, t: float = 0.0):
-    "Vorticity (1, ny, nx) of psi = A cos(k x + l y - omega t), omega = -beta k / |k|^2 (Chapter 05)."
+    "Vorticity (1, ny, nx) of psi = A cos(kx + ly - omega t), omega = -beta k / |k|^2 (Chapter 05)."
     k, l = 2 * math.pi / solver.lx * m, 2 * math.pi / solver.ly * n
     omega = -solver.beta * k / (k * k + l * l)
     psi = amplitude * torch.cos(k * solver.x + l * solver.y - omega * t)

@@ -1,4 +1,4 @@
-"""Chapter 05: the merged multi-scale convolution, its references, the Triton kernel (interpreter)."""
+"""Chapter 05: merged multi-scale convolution, its references, the Triton kernel (interpreter)."""
 
 import pytest
 import torch

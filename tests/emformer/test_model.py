@@ -1,4 +1,4 @@
-"""Chapter 05: the EMFormer model, the composite loss and metrics, fine-tuning and the experiment."""
+"""Chapter 05: the EMFormer model, the composite loss, metrics, fine-tuning and the experiment."""
 
 import math
 
