@@ -38,7 +38,7 @@ from icml26_lit.ecg_r1.train import (
     completion_rewards,
 )
 from ..physio import LABELS
-from . import _solutions  # registers the exercises
+from . import _solutions  # noqa: F401 (registers the exercises)
 
 # %% ../../nbs/16_ecg_r1/00_overview.ipynb #s1600002
 __all__ = [

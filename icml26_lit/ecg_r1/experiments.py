@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import copy
-import math
 import time
 import warnings
 
