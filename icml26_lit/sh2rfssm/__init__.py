@@ -6,18 +6,60 @@
 __all__ = []
 
 # %% ../../nbs/13_sh2rfssm/05_api.ipynb #64b0a822
-from .neuron import (METHODS, SpikeFunction, check_threshold, hrf_continuous_matrix,
-                                        hrf_eigenvalues, hrf_energy, hrf_neuron_sequential,
-                                        hrf_transition, spike, stable_dt_max)
-from .layer import (E_AC_PJ, E_MAC_PJ, HRFLayer, HRFRecurrence, KernelRegressor,
-                                       SH2RFSSM, count_ops, decaying_trace, energy_pj,
-                                       hrf_impulse_response, hrf_linear, initial_neurons,
-                                       parallel_scan_2x2, sequential_scan_2x2)
+from icml26_lit.sh2rfssm.neuron import (
+    METHODS,
+    SpikeFunction,
+    check_threshold,
+    hrf_continuous_matrix,
+    hrf_eigenvalues,
+    hrf_energy,
+    hrf_neuron_sequential,
+    hrf_transition,
+    spike,
+    stable_dt_max,
+)
+from icml26_lit.sh2rfssm.layer import (
+    E_AC_PJ,
+    E_MAC_PJ,
+    HRFLayer,
+    HRFRecurrence,
+    KernelRegressor,
+    SH2RFSSM,
+    count_ops,
+    decaying_trace,
+    energy_pj,
+    hrf_impulse_response,
+    hrf_linear,
+    initial_neurons,
+    parallel_scan_2x2,
+    sequential_scan_2x2,
+)
 
-from . import _solutions  # registers the exercises
+from . import _solutions  # noqa: F401 (registers the exercises)
 
-__all__ = ["METHODS", "SpikeFunction", "check_threshold", "hrf_continuous_matrix", "hrf_eigenvalues",
-           "hrf_energy", "hrf_neuron_sequential", "hrf_transition", "spike", "stable_dt_max",
-           "E_AC_PJ", "E_MAC_PJ", "HRFLayer", "HRFRecurrence", "KernelRegressor", "SH2RFSSM",
-           "count_ops", "decaying_trace", "energy_pj", "hrf_impulse_response", "hrf_linear",
-           "initial_neurons", "parallel_scan_2x2", "sequential_scan_2x2"]
+__all__ = [
+    "METHODS",
+    "SpikeFunction",
+    "check_threshold",
+    "hrf_continuous_matrix",
+    "hrf_eigenvalues",
+    "hrf_energy",
+    "hrf_neuron_sequential",
+    "hrf_transition",
+    "spike",
+    "stable_dt_max",
+    "E_AC_PJ",
+    "E_MAC_PJ",
+    "HRFLayer",
+    "HRFRecurrence",
+    "KernelRegressor",
+    "SH2RFSSM",
+    "count_ops",
+    "decaying_trace",
+    "energy_pj",
+    "hrf_impulse_response",
+    "hrf_linear",
+    "initial_neurons",
+    "parallel_scan_2x2",
+    "sequential_scan_2x2",
+]

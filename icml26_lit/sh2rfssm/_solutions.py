@@ -5,8 +5,6 @@
 # %% ../../nbs/13_sh2rfssm/90_exercises.ipynb #49d92db3
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import torch
 
@@ -21,13 +19,14 @@ __all__ = ['imex_matrix', 'trace_loop']
 def imex_matrix(omega: float, damping: float, dt: float) -> torch.Tensor:
     "The IMEX matrix M of one HRF neuron, float64 (2, 2)."
     s = 1 / (1 + 2 * damping * dt)
-    return torch.tensor([[s, -dt * omega ** 2 * s], [dt * s, 1 - dt * dt * omega ** 2 * s]],
-                        dtype=torch.float64)
+    return torch.tensor(
+        [[s, -dt * omega**2 * s], [dt * s, 1 - dt * dt * omega**2 * s]], dtype=torch.float64
+    )
 
 
 def _imex_no_s_in_v(omega, damping, dt):  # wrong: v updated with the old u
     s = 1 / (1 + 2 * damping * dt)
-    return torch.tensor([[s, -dt * omega ** 2 * s], [dt, 1.0]], dtype=torch.float64)
+    return torch.tensor([[s, -dt * omega**2 * s], [dt, 1.0]], dtype=torch.float64)
 
 
 def _im_instead(omega, damping, dt):  # wrong: the implicit scheme
@@ -42,13 +41,19 @@ def _draw_neuron(rng):
 
 
 register_exercise(
-    "13.1", "Write the IMEX transition matrix M of an HRF neuron from omega, damping and dt.",
-    reference=imex_matrix, cases=[(1.0, 0.0, 0.5), (2.0, 0.3, 0.1), (0.05, 0.0, 1.0)],
-    draw=_draw_neuron, tolerance=dict(rtol=1e-10, atol=1e-12),
-    hints=("S = 1 / (1 + 2 b dt) multiplies the first row.",
-           "v is updated with the new u: v_n = v_{n-1} + dt u_n; substitute u_n.",
-           "Return a float64 tensor of shape (2, 2)."),
-    wrong=(_imex_no_s_in_v, _im_instead))
+    "13.1",
+    "Write the IMEX transition matrix M of an HRF neuron from omega, damping and dt.",
+    reference=imex_matrix,
+    cases=[(1.0, 0.0, 0.5), (2.0, 0.3, 0.1), (0.05, 0.0, 1.0)],
+    draw=_draw_neuron,
+    tolerance=dict(rtol=1e-10, atol=1e-12),
+    hints=(
+        "S = 1 / (1 + 2 b dt) multiplies the first row.",
+        "v is updated with the new u: v_n = v_{n-1} + dt u_n; substitute u_n.",
+        "Return a float64 tensor of shape (2, 2).",
+    ),
+    wrong=(_imex_no_s_in_v, _im_instead),
+)
 
 # %% ../../nbs/13_sh2rfssm/90_exercises.ipynb #c4ad2df4
 def trace_loop(z: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
@@ -79,15 +84,23 @@ def _draw_trace(rng):
 
 
 register_exercise(
-    "13.2", "Re-implement the decaying trace of the kernel-based regressor as a loop over time.",
-    reference=trace_loop, draw=_draw_trace, n_draws=5,
+    "13.2",
+    "Re-implement the decaying trace of the kernel-based regressor as a loop over time.",
+    reference=trace_loop,
+    draw=_draw_trace,
+    n_draws=5,
     cases=[(torch.ones(1, 1, 1, dtype=torch.float64), torch.tensor([2.0], dtype=torch.float64))],
     tolerance=dict(rtol=1e-10, atol=1e-12),
-    hints=("The decay per step is a = exp(-1 / tau), one value per channel.",
-           "The spike of step t enters the trace at step t, not t + 1."),
-    wrong=(_trace_off_by_one, _trace_wrong_decay))
-assert torch.allclose(trace_loop(*_draw_trace(np.random.default_rng(0))),
-                      decaying_trace(*_draw_trace(np.random.default_rng(0)), method="scan"))
+    hints=(
+        "The decay per step is a = exp(-1 / tau), one value per channel.",
+        "The spike of step t enters the trace at step t, not t + 1.",
+    ),
+    wrong=(_trace_off_by_one, _trace_wrong_decay),
+)
+assert torch.allclose(
+    trace_loop(*_draw_trace(np.random.default_rng(0))),
+    decaying_trace(*_draw_trace(np.random.default_rng(0)), method="scan"),
+)
 
 # %% ../../nbs/13_sh2rfssm/90_exercises.ipynb #3a537ddf
 def _twin_macs(hidden: int = 32) -> float:
@@ -97,10 +110,16 @@ def _twin_macs(hidden: int = 32) -> float:
 
 
 register_exercise(
-    "13.3", "In the JapaneseVowels experiment (L = 29, 12 channels, 9 classes, 2 layers), halve the "
-    "width to hidden = 32: how many multiply-accumulates does the non-spiking twin need per sequence?",
-    value=_twin_macs, tolerance=dict(abs=0.5),
-    hints=("Use count_ops on an SH2RFSSM(12, 9, hidden=32, spiking=False) and a (1, 29, 12) input.",
-           "Dense input currents: L C H for layer 1, L H H for layer 2; 6 L H per layer for the "
-           "neuron updates; H K for the readout."),
-    wrong=(_twin_macs(64), 29 * 12 * 32 + 29 * 32 * 32 + 32 * 9))
+    "13.3",
+    "In the JapaneseVowels experiment (L = 29, 12 channels, 9 classes, 2 layers), halve the "
+    "width to hidden = 32: how many multiply-accumulates does the non-spiking twin need per "
+    "sequence?",
+    value=_twin_macs,
+    tolerance=dict(abs=0.5),
+    hints=(
+        "Use count_ops on an SH2RFSSM(12, 9, hidden=32, spiking=False) and a (1, 29, 12) input.",
+        "Dense input currents: L C H for layer 1, L H H for layer 2; 6 L H per layer for the "
+        "neuron updates; H K for the readout.",
+    ),
+    wrong=(_twin_macs(64), 29 * 12 * 32 + 29 * 32 * 32 + 32 * 9),
+)

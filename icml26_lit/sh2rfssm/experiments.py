@@ -14,35 +14,8 @@ import torch
 import torch.nn.functional as nnf
 from torch import nn
 
-from ..core import get_device, repo_root, seed_everything, sizes
+from ..core import seed_everything, sizes
 from .layer import SH2RFSSM, count_ops, decaying_trace, energy_pj
-
-# Learning rates and thresholds of the tone task were picked by `pilot_sweep` on pilot seeds
-# (results/sh2rfssm/pilot_ci.json): the same 2 x 2 grid for SH2RFSSM and the LIF network.
-_TONE_PICKS = dict(tone_lr=0.05, tone_theta=4.0, lif_lr=0.01, lif_threshold=4.0)
-_COMMON = dict(pilot_lrs=(0.01, 0.05), pilot_thresholds=(1.0, 4.0), methods="imex")
-CONFIG = sizes(
-    ci=dict(hidden=64, n_layers=2, bm_epochs=30, bm_lr=0.02, jv_epochs=10, jv_lr=0.03,
-            jv_batch=90, n_seeds=3, tone_seeds=3, tone_length=4096, tone_train=32, tone_test=32,
-            tone_epochs=3, tone_batch=8, tone_burst=1024, tone_hidden=32, run_pilot=False,
-            regression=False, reg_length=4096, reg_train=8, reg_epochs=2, **_TONE_PICKS, **_COMMON),
-    cpu=dict(hidden=64, n_layers=2, bm_epochs=30, bm_lr=0.02, jv_epochs=40, jv_lr=0.02,
-             jv_batch=64, n_seeds=5, tone_seeds=5, tone_length=4096, tone_train=128,
-             tone_test=128, tone_epochs=6, tone_batch=16, tone_burst=1024, tone_hidden=32,
-             run_pilot=True, regression=False, reg_length=4096, reg_train=8, reg_epochs=2,
-             **_TONE_PICKS, **_COMMON),
-    colab=dict(hidden=128, n_layers=2, bm_epochs=200, bm_lr=0.01, jv_epochs=100, jv_lr=0.01,
-               jv_batch=32, n_seeds=5, tone_seeds=3, tone_length=16384, tone_train=512,
-               tone_test=256, tone_epochs=20, tone_batch=32, tone_burst=1024, tone_hidden=128,
-               run_pilot=True, regression=True, reg_length=49920, reg_train=32, reg_epochs=20,
-               **_TONE_PICKS, **_COMMON),
-    full=dict(hidden=256, n_layers=4, bm_epochs=300, bm_lr=0.005, jv_epochs=200, jv_lr=0.005,
-              jv_batch=32, n_seeds=5, tone_seeds=5, tone_length=50000, tone_train=2048,
-              tone_test=512, tone_epochs=50, tone_batch=32, tone_burst=1024, tone_hidden=256,
-              run_pilot=True, regression=True, reg_length=49920, reg_train=256, reg_epochs=50,
-              **_TONE_PICKS, **_COMMON),
-)
-
 
 # %% auto #0
 __all__ = ['CONFIG', 'TONE_FREQS', 'PILOT_SEED', 'load_basic_motions_tensors', 'load_japanese_vowels_raw',
@@ -50,16 +23,130 @@ __all__ = ['CONFIG', 'TONE_FREQS', 'PILOT_SEED', 'load_basic_motions_tensors', '
            'make_sh2rfssm', 'run_sh2rfssm', 'run_lif', 'run_minirocket', 'tone_data', 'run_tone', 'pilot_sweep',
            'make_pulse_rate', 'RateReadout', 'run_regression', 'smoke_step']
 
+# %% ../../nbs/13_sh2rfssm/04_experiments.ipynb #8dabf727
+# Learning rates and thresholds of the tone task were picked by `pilot_sweep` on pilot seeds
+# (results/sh2rfssm/pilot_ci.json): the same 2 x 2 grid for SH2RFSSM and the LIF network.
+_TONE_PICKS = dict(tone_lr=0.05, tone_theta=4.0, lif_lr=0.01, lif_threshold=4.0)
+_COMMON = dict(pilot_lrs=(0.01, 0.05), pilot_thresholds=(1.0, 4.0), methods="imex")
+_CI = dict(
+    hidden=64,
+    n_layers=2,
+    bm_epochs=30,
+    bm_lr=0.02,
+    jv_epochs=10,
+    jv_lr=0.03,
+    jv_batch=90,
+    n_seeds=3,
+    tone_seeds=3,
+    tone_length=4096,
+    tone_train=32,
+    tone_test=32,
+    tone_epochs=3,
+    tone_batch=8,
+    tone_burst=1024,
+    tone_hidden=32,
+    run_pilot=False,
+    regression=False,
+    reg_length=4096,
+    reg_train=8,
+    reg_epochs=2,
+    **_TONE_PICKS,
+    **_COMMON,
+)
+
+_CPU = dict(
+    hidden=64,
+    n_layers=2,
+    bm_epochs=30,
+    bm_lr=0.02,
+    jv_epochs=40,
+    jv_lr=0.02,
+    jv_batch=64,
+    n_seeds=5,
+    tone_seeds=5,
+    tone_length=4096,
+    tone_train=128,
+    tone_test=128,
+    tone_epochs=6,
+    tone_batch=16,
+    tone_burst=1024,
+    tone_hidden=32,
+    run_pilot=True,
+    regression=False,
+    reg_length=4096,
+    reg_train=8,
+    reg_epochs=2,
+    **_TONE_PICKS,
+    **_COMMON,
+)
+
+# %% ../../nbs/13_sh2rfssm/04_experiments.ipynb #e7624318
+_COLAB = dict(
+    hidden=128,
+    n_layers=2,
+    bm_epochs=200,
+    bm_lr=0.01,
+    jv_epochs=100,
+    jv_lr=0.01,
+    jv_batch=32,
+    n_seeds=5,
+    tone_seeds=3,
+    tone_length=16384,
+    tone_train=512,
+    tone_test=256,
+    tone_epochs=20,
+    tone_batch=32,
+    tone_burst=1024,
+    tone_hidden=128,
+    run_pilot=True,
+    regression=True,
+    reg_length=49920,
+    reg_train=32,
+    reg_epochs=20,
+    **_TONE_PICKS,
+    **_COMMON,
+)
+
+_FULL = dict(
+    hidden=256,
+    n_layers=4,
+    bm_epochs=300,
+    bm_lr=0.005,
+    jv_epochs=200,
+    jv_lr=0.005,
+    jv_batch=32,
+    n_seeds=5,
+    tone_seeds=5,
+    tone_length=50000,
+    tone_train=2048,
+    tone_test=512,
+    tone_epochs=50,
+    tone_batch=32,
+    tone_burst=1024,
+    tone_hidden=256,
+    run_pilot=True,
+    regression=True,
+    reg_length=49920,
+    reg_train=256,
+    reg_epochs=50,
+    **_TONE_PICKS,
+    **_COMMON,
+)
+
+CONFIG = sizes(ci=_CI, cpu=_CPU, colab=_COLAB, full=_FULL)
+
 # %% ../../nbs/13_sh2rfssm/04_experiments.ipynb #dc907b57
 def _aeon_data_dir() -> str:
     "The folder of data sets shipped inside the `aeon` wheel."
     import aeon
+
     return os.path.join(os.path.dirname(aeon.__file__), "datasets", "data")
 
 
 def load_basic_motions_tensors():
-    "BasicMotions from the `aeon` wheel as z-scored (N, L, C) tensors and labels (Chapter 13, *Data*)."
+    "BasicMotions from the `aeon` wheel: z-scored (N, L, C) tensors, labels (Chapter 13, *Data*)."
     from aeon.datasets import load_basic_motions
+
     X, y = load_basic_motions(split="train")
     Xt, yt = load_basic_motions(split="test")
     classes = sorted(set(y))
@@ -71,18 +158,24 @@ def load_basic_motions_tensors():
 
 
 def load_japanese_vowels_raw():
-    "JapaneseVowels from the `aeon` wheel: a list of (12, L_i) arrays, labels 0..8 (Chapter 13, *Data*)."
+    "JapaneseVowels from the `aeon` wheel: (12, L_i) arrays and labels 0..8 (Chapter 13, *Data*)."
     from aeon.datasets import load_classification
+
     X, y = load_classification("JapaneseVowels", split="train", extract_path=_aeon_data_dir())
     Xt, yt = load_classification("JapaneseVowels", split="test", extract_path=_aeon_data_dir())
     series = [np.asarray(x, dtype=np.float64) for x in list(X) + list(Xt)]
     labels = np.array([int(v) - 1 for v in list(y) + list(yt)])
     return series, labels, len(X)
 
-
 # %% ../../nbs/13_sh2rfssm/04_experiments.ipynb #ac6a0f45
-def resplit_japanese_vowels(series, labels, n_train: int, seed: int, length: int = 29):
-    "A stratified train/test split of the pooled series for `seed`, z-scored, zero-padded at the front to `length`; `(X, y, Xt, yt)` with X (N, length, 12) (Chapter 13, *Data*)."
+def resplit_japanese_vowels(
+    series,  # the pooled series, each (12, L_i)
+    labels,  # their labels
+    n_train: int,  # series in the training part
+    seed: int,  # seeds the split
+    length: int = 29,  # series are cut or zero-padded at the front to this length
+):
+    "A stratified, z-scored split `(X, y, Xt, yt)`, X (N, length, 12) (Chapter 13, *Data*)."
     if not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     if not 0 < n_train < len(series):
@@ -91,7 +184,7 @@ def resplit_japanese_vowels(series, labels, n_train: int, seed: int, length: int
     train = []
     for c in np.unique(labels):  # the same share of every class in the training part
         idx = rng.permutation(np.flatnonzero(labels == c))
-        train += idx[:round(n_train * len(idx) / len(labels))].tolist()
+        train += idx[: round(n_train * len(idx) / len(labels))].tolist()
     train = np.array(sorted(train))
     test = np.setdiff1d(np.arange(len(series)), train)
     cat = np.concatenate([series[i] for i in train], 1)
@@ -101,11 +194,11 @@ def resplit_japanese_vowels(series, labels, n_train: int, seed: int, length: int
         out = np.zeros((len(ids), length, series[0].shape[0]), dtype=np.float32)
         for k, i in enumerate(ids):
             s = ((series[i] - mu) / sd)[:, -length:].T
-            out[k, length - s.shape[0]:] = s  # front padding: a neuron at rest stays at rest
+            out[k, length - s.shape[0] :] = s  # front padding: a neuron at rest stays at rest
         return torch.from_numpy(out)
+
     tt = lambda ids: torch.from_numpy(labels[ids]).long()
     return pad(train), tt(train), pad(test), tt(test)
-
 
 # %% ../../nbs/13_sh2rfssm/04_experiments.ipynb #2f636408
 TONE_FREQS = (0.05, 0.1, 0.2, 0.4)  # rad per step
@@ -126,25 +219,33 @@ def make_tone_bursts(n: int, length: int, burst: int = 256, noise: float = 1.0, 
     t = torch.arange(burst, dtype=torch.float32)
     for i in range(n):
         w = TONE_FREQS[int(y[i])]
-        x[i, start[i]:start[i] + burst] += 2.0 * torch.sin(w * t + phase[i])
+        x[i, start[i] : start[i] + burst] += 2.0 * torch.sin(w * t + phase[i])
     return x.unsqueeze(-1), y
-
 
 # %% ../../nbs/13_sh2rfssm/04_experiments.ipynb #6419b437
 class LIFScanNet(nn.Module):
-    "Two layers of snntorch-style LIF neurons (no reset), computed as a first-order scan, with a spike-count readout (Chapter 13, *Models and training*)."
+    "Two LIF layers (no reset) as a scan, spike-count readout (Chapter 13, *Models and training*)."
 
-    def __init__(self, in_features: int, hidden: int, n_classes: int, beta: float = 0.95,
-                 threshold: float = 1.0, slope: float = 25.0):
+    def __init__(
+        self,
+        in_features: int,
+        hidden: int,
+        n_classes: int,
+        beta: float = 0.95,
+        threshold: float = 1.0,
+        slope: float = 25.0,
+    ):
         super().__init__()
         from snntorch import surrogate
+
         if not (isinstance(threshold, (int, float)) and math.isfinite(threshold) and threshold > 0):
             raise ValueError(f"threshold must be a positive number, got {threshold!r}")
         self.spike_fn = surrogate.fast_sigmoid(slope=slope)
         self.fc1, self.fc2 = nn.Linear(in_features, hidden), nn.Linear(hidden, hidden)
         logit = math.log(beta / (1 - beta))
-        self.beta_logit = nn.ParameterList([nn.Parameter(torch.full((hidden,), logit))
-                                            for _ in range(2)])
+        self.beta_logit = nn.ParameterList(
+            [nn.Parameter(torch.full((hidden,), logit)) for _ in range(2)]
+        )
         self.head = nn.Linear(hidden, n_classes)
         self.hidden, self.threshold = hidden, float(threshold)
 
@@ -159,27 +260,36 @@ class LIFScanNet(nn.Module):
         y = self.head(s2.mean(1))
         return (y, (s1.sum(1), s2.sum(1))) if return_spikes else y
 
-
+# %% ../../nbs/13_sh2rfssm/04_experiments.ipynb #98ee4fce
 @torch.no_grad()
-def lif_ops(model: LIFScanNet, x: torch.Tensor, y: torch.Tensor | None = None) -> dict:
-    "Per-sample ACs, MACs, spikes and energy of `LIFScanNet` (and accuracy if `y` is given), counted as for `count_ops` (Chapter 13, *Models and training*)."
+def lif_ops(
+    model: LIFScanNet,
+    x: torch.Tensor,  # input sequences (B, L, C)
+    y: torch.Tensor | None = None,  # labels: if given, the accuracy is reported too
+) -> dict:
+    "ACs, MACs, spikes, energy per sample, as in `count_ops` (Chapter 13, *Models and training*)."
     B, L, C = x.shape
     H, K = model.hidden, model.head.out_features
     logits, (s1, s2) = model(x, return_spikes=True)
     n1, n2 = float(s1.sum()) / B, float(s2.sum()) / B
     mac = L * C * H + 2 * L * H + H * K  # dense first layer, one decay multiply per neuron-step
     ac = n1 * H + n2  # second layer accumulates spikes; the readout counts them
-    out = dict(ac=ac, mac=mac, spikes=n1 + n2, spike_rate=(n1 + n2) / (2 * L * H),
-               energy_pj=energy_pj(ac, mac))
+    out = dict(
+        ac=ac,
+        mac=mac,
+        spikes=n1 + n2,
+        spike_rate=(n1 + n2) / (2 * L * H),
+        energy_pj=energy_pj(ac, mac),
+    )
     if y is not None:  # one pass over the test set gives both
         out["acc"] = float((logits.argmax(1) == y).float().mean())
     return out
 
-
 # %% ../../nbs/13_sh2rfssm/04_experiments.ipynb #e48dbc0c
-def train_classifier(model, X, y, epochs: int, lr: float, batch_size: int | None = None,
-                     seed: int = 0, device="cpu"):
-    "Adam + cross-entropy for `epochs` passes; returns the last loss (Chapter 13, *Models and training*)."
+def train_classifier(
+    model, X, y, epochs: int, lr: float, batch_size: int | None = None, seed: int = 0, device="cpu"
+):
+    "Adam + cross-entropy for `epochs` passes; the last loss (Chapter 13, *Models and training*)."
     g = torch.Generator().manual_seed(seed)
     model.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
@@ -189,7 +299,7 @@ def train_classifier(model, X, y, epochs: int, lr: float, batch_size: int | None
     for _ in range(epochs):
         perm = torch.randperm(n, generator=g)
         for i in range(0, n, bs):
-            idx = perm[i:i + bs]
+            idx = perm[i : i + bs]
             opt.zero_grad()
             loss = nnf.cross_entropy(model(X[idx].to(device)), y[idx].to(device))
             loss.backward()
@@ -200,18 +310,41 @@ def train_classifier(model, X, y, epochs: int, lr: float, batch_size: int | None
 @torch.no_grad()
 def accuracy(model, X, y, batch_size: int = 64, device="cpu") -> float:
     "Test accuracy in [0, 1]."
-    pred = torch.cat([model(X[i:i + batch_size].to(device)).argmax(1).cpu()
-                      for i in range(0, X.shape[0], batch_size)])
+    pred = torch.cat(
+        [
+            model(X[i : i + batch_size].to(device)).argmax(1).cpu()
+            for i in range(0, X.shape[0], batch_size)
+        ]
+    )
     return float((pred == y).float().mean())
 
 
-def make_sh2rfssm(cfg, in_features, n_classes, seed, heterogeneous=True, method="imex",
-                  spiking=True, omega_range=(0.1, 3.0), hidden=None, theta=0.1):
+def make_sh2rfssm(
+    cfg,
+    in_features,
+    n_classes,
+    seed,
+    heterogeneous=True,
+    method="imex",
+    spiking=True,
+    omega_range=(0.1, 3.0),
+    hidden=None,
+    theta=0.1,
+):
     "The experiment's SH2RFSSM at the sizes of `cfg`."
-    return SH2RFSSM(in_features, n_classes, hidden=hidden or cfg.hidden, n_layers=cfg.n_layers,
-                    seed=seed, heterogeneous=heterogeneous, method=method, spiking=spiking,
-                    omega_range=omega_range, dt_range=(0.1, 1.0), theta=theta)
-
+    return SH2RFSSM(
+        in_features,
+        n_classes,
+        hidden=hidden or cfg.hidden,
+        n_layers=cfg.n_layers,
+        seed=seed,
+        heterogeneous=heterogeneous,
+        method=method,
+        spiking=spiking,
+        omega_range=omega_range,
+        dt_range=(0.1, 1.0),
+        theta=theta,
+    )
 
 # %% ../../nbs/13_sh2rfssm/04_experiments.ipynb #554d3c41
 def run_sh2rfssm(cfg, data, seed, epochs, lr, batch_size=None, device="cpu", **model_kwargs):
@@ -241,38 +374,51 @@ def run_lif(cfg, data, seed, epochs, lr, batch_size=None, device="cpu", threshol
 def run_minirocket(data, seed) -> dict:
     "aeon's MiniRocket on the same split; returns accuracy and seconds."
     from aeon.classification.convolution_based import MiniRocketClassifier
+
     X, y, Xt, yt = data
     t0 = time.perf_counter()
     clf = MiniRocketClassifier(random_state=seed)
     clf.fit(X.transpose(1, 2).numpy().astype(np.float64), y.numpy())
     pred = clf.predict(Xt.transpose(1, 2).numpy().astype(np.float64))
-    return dict(acc=float((torch.as_tensor(pred) == yt).float().mean()),
-                seconds=time.perf_counter() - t0)
+    return dict(
+        acc=float((torch.as_tensor(pred) == yt).float().mean()), seconds=time.perf_counter() - t0
+    )
 
-
+# %% ../../nbs/13_sh2rfssm/04_experiments.ipynb #b22d4a3f
 def tone_data(cfg, seed: int):
     "Training and test tone bursts of one seed: every seed draws its own data."
-    return (*make_tone_bursts(cfg.tone_train, cfg.tone_length, cfg.tone_burst, seed=1000 + seed),
-            *make_tone_bursts(cfg.tone_test, cfg.tone_length, cfg.tone_burst, seed=2000 + seed))
+    return (
+        *make_tone_bursts(cfg.tone_train, cfg.tone_length, cfg.tone_burst, seed=1000 + seed),
+        *make_tone_bursts(cfg.tone_test, cfg.tone_length, cfg.tone_burst, seed=2000 + seed),
+    )
 
 
 def run_tone(cfg, model: str, seed: int, lr: float, threshold: float, data=None, device="cpu"):
     "One tone-burst run of `model` ('sh2rfssm' or 'lif') at a learning rate and threshold."
     data = data if data is not None else tone_data(cfg, seed)
     if model == "sh2rfssm":
-        return run_sh2rfssm(cfg, data, seed, cfg.tone_epochs, lr, cfg.tone_batch, device,
-                            omega_range=(0.02, 0.8), hidden=cfg.tone_hidden, theta=threshold)
+        return run_sh2rfssm(
+            cfg,
+            data,
+            seed,
+            cfg.tone_epochs,
+            lr,
+            cfg.tone_batch,
+            device,
+            omega_range=(0.02, 0.8),
+            hidden=cfg.tone_hidden,
+            theta=threshold,
+        )
     if model == "lif":
         return run_lif(cfg, data, seed, cfg.tone_epochs, lr, cfg.tone_batch, device, threshold)
     raise ValueError(f"model={model!r} is not valid; use 'sh2rfssm' or 'lif'")
-
 
 # %% ../../nbs/13_sh2rfssm/04_experiments.ipynb #aa738dea
 PILOT_SEED = 900  # pilot data: seeds 1900 and 2900, never used by a claim
 
 
 def pilot_sweep(cfg, device="cpu") -> dict:
-    "The same learning-rate x threshold grid for SH2RFSSM and the LIF network on pilot data; returns every accuracy and each model's pick (Chapter 13, *Tuning both models alike*)."
+    "An lr x threshold grid for both models on pilot data (Chapter 13, *Tuning both models alike*)."
     data = tone_data(cfg, PILOT_SEED)
     runs, picks = [], {}
     for model in ("sh2rfssm", "lif"):
@@ -286,10 +432,9 @@ def pilot_sweep(cfg, device="cpu") -> dict:
         picks[model] = dict(lr=best[1], threshold=best[2], acc=best[0])
     return dict(runs=runs, picks=picks, seed=PILOT_SEED)
 
-
 # %% ../../nbs/13_sh2rfssm/04_experiments.ipynb #b5e30c94
 def make_pulse_rate(n: int, length: int, seed: int = 0):
-    "Pulse trains with a drifting rate; `(x (n, L, 1), rate (n, L, 1))` (Chapter 13, *The dense regression task*)."
+    "Pulses `x` at a drifting `rate`, each (n, L, 1) (Chapter 13, *The dense regression task*)."
     for name, v in (("n", n), ("length", length)):
         if not isinstance(v, int) or v < 1:
             raise ValueError(f"{name} must be a positive integer, got {v!r}")
@@ -303,9 +448,14 @@ def make_pulse_rate(n: int, length: int, seed: int = 0):
 
 
 class RateReadout(nn.Module):
-    "Causal moving-average spike rate over `window` steps, read out linearly (Chapter 13, *The dense regression task*)."
+    "Causal moving-average spike rate, read out linearly (Chapter 13, *The dense regression task*)."
 
-    def __init__(self, hidden: int, out_features: int = 1, window: int = 256):
+    def __init__(
+        self,
+        hidden: int,  # neurons whose spikes are averaged
+        out_features: int = 1,  # targets per step
+        window: int = 256,  # steps of the moving average
+    ):
         super().__init__()
         for name, v in (("hidden", hidden), ("out_features", out_features), ("window", window)):
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
@@ -314,17 +464,24 @@ class RateReadout(nn.Module):
 
     def forward(self, z):
         c = torch.cumsum(z, 1)
-        c = c - nnf.pad(c, (0, 0, self.window, 0))[:, :-self.window]
+        c = c - nnf.pad(c, (0, 0, self.window, 0))[:, : -self.window]
         return self.readout(c / self.window)
 
-
+# %% ../../nbs/13_sh2rfssm/04_experiments.ipynb #eba5c113
 def run_regression(cfg, seed, readout="kernel", device="cpu") -> dict:
     "Train SH2RFSSM with the kernel or rate readout on the pulse-rate task; returns test MSE."
     seed_everything(seed)
     X, y = make_pulse_rate(cfg.reg_train, cfg.reg_length, seed=3000 + seed)
     Xt, yt = make_pulse_rate(max(cfg.reg_train // 4, 2), cfg.reg_length, seed=4000 + seed)
-    model = SH2RFSSM(1, 1, hidden=cfg.hidden, n_layers=cfg.n_layers, task="regression",
-                     seed=seed, omega_range=(0.05, 1.0))
+    model = SH2RFSSM(
+        1,
+        1,
+        hidden=cfg.hidden,
+        n_layers=cfg.n_layers,
+        task="regression",
+        seed=seed,
+        omega_range=(0.05, 1.0),
+    )
     if readout == "rate":
         model.head = RateReadout(cfg.hidden)
     model.to(device)
@@ -332,7 +489,7 @@ def run_regression(cfg, seed, readout="kernel", device="cpu") -> dict:
     for _ in range(cfg.reg_epochs):
         for i in range(0, X.shape[0], 4):
             opt.zero_grad()
-            loss = nnf.mse_loss(model(X[i:i + 4].to(device)), y[i:i + 4].to(device))
+            loss = nnf.mse_loss(model(X[i : i + 4].to(device)), y[i : i + 4].to(device))
             loss.backward()
             opt.step()
     with torch.no_grad():
@@ -347,8 +504,8 @@ def smoke_step(cfg) -> None:
     for method in cfg.methods.split(","):
         train_classifier(make_sh2rfssm(cfg, 1, 4, 0, method=method), X, y, 1, cfg.tone_lr)
     train_classifier(make_sh2rfssm(cfg, 1, 4, 0, spiking=False), X, y, 1, cfg.tone_lr)
-    train_classifier(LIFScanNet(1, cfg.tone_hidden, 4, threshold=cfg.lif_threshold), X, y, 1,
-                     cfg.lif_lr)
+    train_classifier(
+        LIFScanNet(1, cfg.tone_hidden, 4, threshold=cfg.lif_threshold), X, y, 1, cfg.lif_lr
+    )
     if cfg.regression:
         run_regression(type(cfg)({**cfg, "reg_length": L, "reg_train": 4, "reg_epochs": 1}), 0)
-

@@ -5,12 +5,15 @@
 # %% ../../nbs/13_sh2rfssm/03_kernels.ipynb #f7f36608
 from __future__ import annotations
 
-import math
-
 import torch
 
-from ..core import (HAS_TRITON, check_tensor, register_benchmark, register_kernel,
-                             resolve_backend)
+from icml26_lit.core import (
+    HAS_TRITON,
+    check_tensor,
+    register_benchmark,
+    register_kernel,
+    resolve_backend,
+)
 from .layer import parallel_scan_2x2
 from .neuron import spike
 
@@ -22,9 +25,14 @@ if HAS_TRITON:
 __all__ = ['hrf_scan_spike_reference', 'hrf_scan_spike']
 
 # %% ../../nbs/13_sh2rfssm/03_kernels.ipynb #b98ef7af
-def hrf_scan_spike_reference(current: torch.Tensor, M: torch.Tensor, F: torch.Tensor,
-                             theta: torch.Tensor, slope: float = 5.0):
-    "Spikes and states `(z, u, v)`, each (B, L, H), of neurons `(M, F, theta)` by the torch scan (Chapter 13, *A fused Triton kernel*)."
+def hrf_scan_spike_reference(
+    current: torch.Tensor,  # input currents (B, L, H)
+    M: torch.Tensor,  # per-neuron transition matrices (H, 2, 2)
+    F: torch.Tensor,  # per-neuron input vectors (H, 2)
+    theta: torch.Tensor,  # per-neuron thresholds (H,)
+    slope: float = 5.0,  # surrogate slope
+):
+    "`(z, u, v)`, each (B, L, H), by the torch scan (Chapter 13, *A fused Triton kernel*)."
     b = F[:, None, :] * current.transpose(1, 2).unsqueeze(-1)  # (B, H, L, 2)
     h = parallel_scan_2x2(M, b, 256)
     u, v = h[..., 0].transpose(1, 2), h[..., 1].transpose(1, 2)
@@ -32,20 +40,40 @@ def hrf_scan_spike_reference(current: torch.Tensor, M: torch.Tensor, F: torch.Te
 
 # %% ../../nbs/13_sh2rfssm/03_kernels.ipynb #dc5fd0b8
 if HAS_TRITON:
+
     def _affine2_combine_fn(a11, a12, a21, a22, a1, a2, c11, c12, c21, c22, c1, c2):
         # (C, c) after (A, a): (C A, C a + c)
-        return (c11 * a11 + c12 * a21, c11 * a12 + c12 * a22,
-                c21 * a11 + c22 * a21, c21 * a12 + c22 * a22,
-                c11 * a1 + c12 * a2 + c1, c21 * a1 + c22 * a2 + c2)
+        return (
+            c11 * a11 + c12 * a21,
+            c11 * a12 + c12 * a22,
+            c21 * a11 + c22 * a21,
+            c21 * a12 + c22 * a22,
+            c11 * a1 + c12 * a2 + c1,
+            c21 * a1 + c22 * a2 + c2,
+        )
 
     # A compiled-mode JITFunction even under TRITON_INTERPRET=1: the interpreter calls a scan's
     # combine function through `.fn`, and ahead-of-time compilation (compile_check) needs the
     # kernels' helpers to be JITFunctions, not interpreter wrappers.
     _affine2_combine = triton.runtime.jit.JITFunction(_affine2_combine_fn)
 
+# %% ../../nbs/13_sh2rfssm/03_kernels.ipynb #ea97d1db
+if HAS_TRITON:
+
     @triton.jit
-    def _hrf_scan_fwd_kernel(cur_ptr, m_ptr, f_ptr, theta_ptr, z_ptr, u_ptr, v_ptr, L, H,
-                             CHUNK: tl.constexpr, BLOCK_H: tl.constexpr):
+    def _hrf_scan_fwd_kernel(
+        cur_ptr,
+        m_ptr,
+        f_ptr,
+        theta_ptr,
+        z_ptr,
+        u_ptr,
+        v_ptr,
+        L,
+        H,
+        CHUNK: tl.constexpr,
+        BLOCK_H: tl.constexpr,
+    ):
         pid_b = tl.program_id(0)
         offs_h = tl.program_id(1) * BLOCK_H + tl.arange(0, BLOCK_H)
         mask_h = offs_h < H
@@ -68,8 +96,17 @@ if HAS_TRITON:
             x = tl.load(cur_ptr + offs, mask=mask, other=0.0)
             zero = x * 0
             p11, p12, p21, p22, h1, h2 = tl.associative_scan(
-                (zero + m11[None, :], zero + m12[None, :], zero + m21[None, :], zero + m22[None, :],
-                 f1[None, :] * x, f2[None, :] * x), 0, _affine2_combine)
+                (
+                    zero + m11[None, :],
+                    zero + m12[None, :],
+                    zero + m21[None, :],
+                    zero + m22[None, :],
+                    f1[None, :] * x,
+                    f2[None, :] * x,
+                ),
+                0,
+                _affine2_combine,
+            )
             # h_t = P_t h_in + h_local_t
             u = p11 * cu[None, :] + p12 * cv[None, :] + h1
             v = p21 * cu[None, :] + p22 * cv[None, :] + h2
@@ -82,20 +119,32 @@ if HAS_TRITON:
 
 # %% ../../nbs/13_sh2rfssm/03_kernels.ipynb #1c93ab1b
 if HAS_TRITON:
+
     @triton.jit
-    def _hrf_scan_bwd_kernel(gz_ptr, gu_ptr, gv_ptr, u_ptr, m_ptr, theta_ptr, lu_ptr, lv_ptr,
-                             L, H, slope, CHUNK: tl.constexpr, BLOCK_H: tl.constexpr):
+    def _hrf_scan_bwd_kernel(
+        gz_ptr,
+        gu_ptr,
+        gv_ptr,
+        u_ptr,
+        m_ptr,
+        theta_ptr,
+        lu_ptr,
+        lv_ptr,
+        L,
+        H,
+        slope,
+        CHUNK: tl.constexpr,
+        BLOCK_H: tl.constexpr,
+    ):
         pid_b = tl.program_id(0)
         offs_h = tl.program_id(1) * BLOCK_H + tl.arange(0, BLOCK_H)
         mask_h = offs_h < H
-        # the adjoint runs with M transposed
         m11 = tl.load(m_ptr + offs_h * 4 + 0, mask=mask_h, other=0.0)
-        m21 = tl.load(m_ptr + offs_h * 4 + 1, mask=mask_h, other=0.0)
+        m21 = tl.load(m_ptr + offs_h * 4 + 1, mask=mask_h, other=0.0)  # the adjoint runs with M^T
         m12 = tl.load(m_ptr + offs_h * 4 + 2, mask=mask_h, other=0.0)
         m22 = tl.load(m_ptr + offs_h * 4 + 3, mask=mask_h, other=0.0)
         theta = tl.load(theta_ptr + offs_h, mask=mask_h, other=0.0)
-        cu = m11 * 0.0
-        cv = m11 * 0.0
+        cu, cv = m11 * 0.0, m11 * 0.0
         offs_t = tl.arange(0, CHUNK)
         last = (offs_t == CHUNK - 1)[:, None]
         base = pid_b.to(tl.int64) * L * H
@@ -111,8 +160,17 @@ if HAS_TRITON:
             g1 = gu + gz / (d * d)  # fast-sigmoid surrogate of the threshold
             zero = g1 * 0
             p11, p12, p21, p22, l1, l2 = tl.associative_scan(
-                (zero + m11[None, :], zero + m12[None, :], zero + m21[None, :],
-                 zero + m22[None, :], g1, gv), 0, _affine2_combine)
+                (
+                    zero + m11[None, :],
+                    zero + m12[None, :],
+                    zero + m21[None, :],
+                    zero + m22[None, :],
+                    g1,
+                    gv,
+                ),
+                0,
+                _affine2_combine,
+            )
             lu = p11 * cu[None, :] + p12 * cv[None, :] + l1
             lv = p21 * cu[None, :] + p22 * cv[None, :] + l2
             tl.store(lu_ptr + offs, lu, mask=mask)
@@ -120,7 +178,7 @@ if HAS_TRITON:
             cu = tl.sum(tl.where(last, lu, 0.0), axis=0)
             cv = tl.sum(tl.where(last, lv, 0.0), axis=0)
 
-# %% ../../nbs/13_sh2rfssm/03_kernels.ipynb #d3ed7786
+# %% ../../nbs/13_sh2rfssm/03_kernels.ipynb #b5b9236e
 def _pow2(n, cap):
     p = 1
     while p < n and p < cap:
@@ -140,11 +198,12 @@ def _launch_bwd(gz, gu, gv, u, M, theta, slope, chunk, block_h):
     B, L, H = u.shape
     lu, lv = torch.empty_like(u), torch.empty_like(u)
     grid = (B, triton.cdiv(H, block_h))
-    _hrf_scan_bwd_kernel[grid](gz, gu, gv, u, M, theta, lu, lv, L, H, float(slope),
-                               CHUNK=chunk, BLOCK_H=block_h)
+    _hrf_scan_bwd_kernel[grid](
+        gz, gu, gv, u, M, theta, lu, lv, L, H, float(slope), CHUNK=chunk, BLOCK_H=block_h
+    )
     return lu, lv
 
-
+# %% ../../nbs/13_sh2rfssm/03_kernels.ipynb #6bd75445
 class _HRFScanSpike(torch.autograd.Function):
     @staticmethod
     def forward(ctx, current, M, F, theta, slope, chunk, block_h):
@@ -164,23 +223,30 @@ class _HRFScanSpike(torch.autograd.Function):
         u_prev = torch.cat([torch.zeros_like(u[:, :1]), u[:, :-1]], 1)
         v_prev = torch.cat([torch.zeros_like(v[:, :1]), v[:, :-1]], 1)
         # dL/dM = sum_t lambda_t h_{t-1}^T,  dL/dF = sum_t lambda_t x_t
-        g_M = torch.stack([torch.stack([(lu * u_prev).sum((0, 1)), (lu * v_prev).sum((0, 1))], -1),
-                           torch.stack([(lv * u_prev).sum((0, 1)), (lv * v_prev).sum((0, 1))], -1)], -2)
+        g_M = torch.stack(
+            [
+                torch.stack([(lu * u_prev).sum((0, 1)), (lu * v_prev).sum((0, 1))], -1),
+                torch.stack([(lv * u_prev).sum((0, 1)), (lv * v_prev).sum((0, 1))], -1),
+            ],
+            -2,
+        )
         g_F = torch.stack([(lu * current).sum((0, 1)), (lv * current).sum((0, 1))], -1)
         d = 1 + slope * (u - theta).abs()
         g_theta = -(gz / (d * d)).sum((0, 1))
         return g_cur, g_M, g_F, g_theta, None, None, None
 
-
-def hrf_scan_spike(current: torch.Tensor,  # input currents (B, L, H)
-                   M: torch.Tensor,  # per-neuron transition matrices (H, 2, 2)
-                   F: torch.Tensor,  # per-neuron input vectors (H, 2)
-                   theta: torch.Tensor,  # per-neuron thresholds (H,)
-                   slope: float = 5.0,  # surrogate slope
-                   backend: str = "auto",  # 'auto', 'triton' or 'torch'
-                   chunk: int = 64,  # time steps per chunk (a power of two)
-                   block_h: int = 32):  # neurons per program (a power of two)
-    "Spikes and states `(z, u, v)`, each (B, L, H), by the fused scan (Chapter 13, *A fused Triton kernel*)."
+# %% ../../nbs/13_sh2rfssm/03_kernels.ipynb #d3ed7786
+def hrf_scan_spike(
+    current: torch.Tensor,  # input currents (B, L, H)
+    M: torch.Tensor,  # per-neuron transition matrices (H, 2, 2)
+    F: torch.Tensor,  # per-neuron input vectors (H, 2)
+    theta: torch.Tensor,  # per-neuron thresholds (H,)
+    slope: float = 5.0,  # surrogate slope
+    backend: str = "auto",  # 'auto', 'triton' or 'torch'
+    chunk: int = 64,  # time steps per chunk (a power of two)
+    block_h: int = 32,  # neurons per program (a power of two)
+):
+    "`(z, u, v)`, each (B, L, H), by the fused scan (Chapter 13, *A fused Triton kernel*)."
     current = check_tensor(current, "current", ndim=3, dtypes=(torch.float32, torch.float64))
     B, L, H = current.shape
     if L == 0:
@@ -195,21 +261,54 @@ def hrf_scan_spike(current: torch.Tensor,  # input currents (B, L, H)
             raise ValueError(f"{name} must be a power of two, got {v!r}")
     if resolve_backend(backend, current, M, F, theta) == "torch":
         return hrf_scan_spike_reference(current, M, F, theta, slope)
-    return _HRFScanSpike.apply(current, M, F, theta, float(slope), _pow2(L, chunk),
-                               _pow2(H, block_h))
+    return _HRFScanSpike.apply(
+        current, M, F, theta, float(slope), _pow2(L, chunk), _pow2(H, block_h)
+    )
 
 # %% ../../nbs/13_sh2rfssm/03_kernels.ipynb #cde454df
-_FWD_SIG = {"cur_ptr": "*fp32", "m_ptr": "*fp32", "f_ptr": "*fp32", "theta_ptr": "*fp32",
-            "z_ptr": "*fp32", "u_ptr": "*fp32", "v_ptr": "*fp32", "L": "i32", "H": "i32",
-            "CHUNK": "constexpr", "BLOCK_H": "constexpr"}
-_BWD_SIG = {"gz_ptr": "*fp32", "gu_ptr": "*fp32", "gv_ptr": "*fp32", "u_ptr": "*fp32",
-            "m_ptr": "*fp32", "theta_ptr": "*fp32", "lu_ptr": "*fp32", "lv_ptr": "*fp32",
-            "L": "i32", "H": "i32", "slope": "fp32", "CHUNK": "constexpr", "BLOCK_H": "constexpr"}
+_FWD_SIG = {
+    "cur_ptr": "*fp32",
+    "m_ptr": "*fp32",
+    "f_ptr": "*fp32",
+    "theta_ptr": "*fp32",
+    "z_ptr": "*fp32",
+    "u_ptr": "*fp32",
+    "v_ptr": "*fp32",
+    "L": "i32",
+    "H": "i32",
+    "CHUNK": "constexpr",
+    "BLOCK_H": "constexpr",
+}
+_BWD_SIG = {
+    "gz_ptr": "*fp32",
+    "gu_ptr": "*fp32",
+    "gv_ptr": "*fp32",
+    "u_ptr": "*fp32",
+    "m_ptr": "*fp32",
+    "theta_ptr": "*fp32",
+    "lu_ptr": "*fp32",
+    "lv_ptr": "*fp32",
+    "L": "i32",
+    "H": "i32",
+    "slope": "fp32",
+    "CHUNK": "constexpr",
+    "BLOCK_H": "constexpr",
+}
 if HAS_TRITON:
-    register_kernel("13", _hrf_scan_fwd_kernel, _FWD_SIG, {"CHUNK": 64, "BLOCK_H": 32},
-                    name="hrf_scan_fwd_c64_h32")
-    register_kernel("13", _hrf_scan_bwd_kernel, _BWD_SIG, {"CHUNK": 64, "BLOCK_H": 32},
-                    name="hrf_scan_bwd_c64_h32")
+    register_kernel(
+        "13",
+        _hrf_scan_fwd_kernel,
+        _FWD_SIG,
+        {"CHUNK": 64, "BLOCK_H": 32},
+        name="hrf_scan_fwd_c64_h32",
+    )
+    register_kernel(
+        "13",
+        _hrf_scan_bwd_kernel,
+        _BWD_SIG,
+        {"CHUNK": 64, "BLOCK_H": 32},
+        name="hrf_scan_bwd_c64_h32",
+    )
 
 # %% ../../nbs/13_sh2rfssm/03_kernels.ipynb #eed1c9e7
 def _bench_case(B, L, H):
@@ -217,6 +316,7 @@ def _bench_case(B, L, H):
         g = torch.Generator().manual_seed(0)
         omega = torch.exp(torch.rand(H, generator=g) * 4 - 3)
         from icml26_lit.sh2rfssm.neuron import hrf_transition
+
         M, F = (t.to(device) for t in hrf_transition(omega, 0.01, 0.5, "imex"))
         cur = torch.randn(B, L, H, generator=g).to(device).requires_grad_(True)
         theta = torch.full((H,), 0.2, device=device)
@@ -225,14 +325,20 @@ def _bench_case(B, L, H):
             def step():
                 z, u, v = hrf_scan_spike(cur, M, F, theta, backend=backend)
                 (z.sum() + u.sum()).backward()
+
             return step
+
         return {"torch": run("torch"), "triton": run("triton")}
 
     def model():
         n = B * L * H
-        return dict(bytes=(16 + 24 + 20) * n, flops=2 * 12 * n,
-                    note="fp32 forward+backward: read x, write z,u,v; read grads,u, write adjoints; "
-                         "torch parameter-gradient reductions")
+        return dict(
+            bytes=(16 + 24 + 20) * n,
+            flops=2 * 12 * n,
+            note="fp32 forward+backward: read x, write z,u,v; read grads,u, write adjoints; "
+            "torch parameter-gradient reductions",
+        )
+
     return fn, model
 
 

@@ -10,12 +10,18 @@ import math
 import numpy as np
 import torch
 import torch.nn.functional as nnf
+from fastcore.basics import patch
 from scipy.signal import lfilter
 from torch import nn
 
 from ..core import check_tensor
-from .neuron import (METHODS, check_threshold, hrf_transition, spike,
-                                        stable_dt_max)
+from icml26_lit.sh2rfssm.neuron import (
+    METHODS,
+    check_threshold,
+    hrf_transition,
+    spike,
+    stable_dt_max,
+)
 
 # %% auto #0
 __all__ = ['LAYER_MODES', 'E_AC_PJ', 'E_MAC_PJ', 'sequential_scan_2x2', 'parallel_scan_2x2', 'hrf_impulse_response',
@@ -43,12 +49,14 @@ def _check_scan_inputs(A, b):
     except RuntimeError:
         ok = False
     if not ok:
-        raise ValueError(f"A's batch shape {batch_a} does not broadcast to b's batch shape {batch_b}")
+        raise ValueError(
+            f"A's batch shape {batch_a} does not broadcast to b's batch shape {batch_b}"
+        )
     return A, b
 
 
 def sequential_scan_2x2(A: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    "$h_t = A_t h_{t-1} + b_t$, $h_{-1}=0$, by the plain loop; same shape as `b` (Chapter 13, *The sequential recurrence*)."
+    "$h_t = A_t h_{t-1} + b_t$, $h_{-1}=0$, by a loop (Chapter 13, *The sequential recurrence*)."
     A, b = _check_scan_inputs(A, b)
     L = b.shape[-2]
     h = torch.zeros_like(b[..., 0, :])
@@ -65,7 +73,7 @@ def _matvec(A, x):
 
 
 def _hillis_steele(A, b):
-    "Prefix maps `(P, h)` of `(A, b)` along dim -3/-2; `A` with one step is taken as constant in time."
+    "Prefix maps `(P, h)` of `(A, b)` along dim -3/-2; an `A` of one step is constant in time."
     L = b.shape[-2]
     constant = A.shape[-3] == 1
     if constant:
@@ -91,9 +99,13 @@ def _prefix_powers(A, n):
     P, _ = _hillis_steele(A.expand(A.shape[:-3] + (n, 2, 2)).contiguous(), eye_b[..., 0])
     return P
 
-
-def parallel_scan_2x2(A: torch.Tensor, b: torch.Tensor, chunk_size: int | None = None) -> torch.Tensor:
-    "$h_t = A_t h_{t-1} + b_t$, $h_{-1}=0$, in log depth; `A` (..., L, 2, 2) or (..., 2, 2), `b` (..., L, 2) (Chapter 13, *A parallel scan*)."
+# %% ../../nbs/13_sh2rfssm/02_scan_and_network.ipynb #0df9f940
+def parallel_scan_2x2(
+    A: torch.Tensor,  # (..., L, 2, 2), or (..., 2, 2) for one matrix at every step
+    b: torch.Tensor,  # (..., L, 2)
+    chunk_size: int | None = None,  # steps per chunk; None: one scan over all L steps
+) -> torch.Tensor:
+    "$h_t = A_t h_{t-1} + b_t$, $h_{-1}=0$, in log depth (Chapter 13, *A parallel scan*)."
     A, b = _check_scan_inputs(A, b)
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
         raise ValueError(f"chunk_size must be a positive integer or None, got {chunk_size!r}")
@@ -138,7 +150,7 @@ def _check_length(length) -> int:
 
 
 def hrf_impulse_response(M: torch.Tensor, F: torch.Tensor, length: int) -> torch.Tensor:
-    "The states $M^t F$, $t=0..L-1$, in closed form by blocks; shape (H, L, 2) (Chapter 13, *The CPU path*)."
+    "The states $M^t F$, $t=0..L-1$, (H, L, 2), in closed form (Chapter 13, *The CPU path*)."
     length = _check_length(length)
     dtype, M, F = M.dtype, M.double(), F.double()
     B = math.isqrt(length - 1) + 1  # block length, about sqrt(L)
@@ -147,8 +159,11 @@ def hrf_impulse_response(M: torch.Tensor, F: torch.Tensor, length: int) -> torch
     small = parallel_scan_2x2(M, torch.cat([F.unsqueeze(-2), b[..., 1:, :]], -2))  # M^i F
     powers = _prefix_powers(M.unsqueeze(-3), B)  # M^1 .. M^B
     eye = torch.eye(2, dtype=M.dtype, device=M.device).expand(M.shape[:-2] + (1, 2, 2))
-    big = eye if n_blocks == 1 else torch.cat(
-        [eye, _prefix_powers(powers[..., -1:, :, :], n_blocks - 1)], -3)  # M^(Bj)
+    big = (
+        eye
+        if n_blocks == 1
+        else torch.cat([eye, _prefix_powers(powers[..., -1:, :, :], n_blocks - 1)], -3)
+    )  # M^(Bj)
     # M^(Bj + i) F = M^(Bj) (M^i F)
     k = torch.einsum("...jab,...ib->...jia", big, small)
     return k.reshape(M.shape[:-2] + (n_blocks * B, 2))[..., :length, :].to(dtype)
@@ -184,7 +199,7 @@ def _adjoint(M: np.ndarray, gu: np.ndarray, gv: np.ndarray | None):
 
 # %% ../../nbs/13_sh2rfssm/02_scan_and_network.ipynb #299ad0d7
 class HRFRecurrence(torch.autograd.Function):
-    "`(u, v)` (B, L, H) of neurons `(M, F)` by the compiled recurrence, with its adjoint as backward (Chapter 13, *The CPU path*)."
+    "`(u, v)` (B, L, H) by the compiled recurrence and its adjoint (Chapter 13, *The CPU path*)."
 
     @staticmethod
     def forward(ctx, current, M, F, need_v=True):
@@ -194,7 +209,9 @@ class HRFRecurrence(torch.autograd.Function):
         ctx.save_for_backward(current, M, F)
         ctx.np = (x, Mn, Fn, u, v)
         ctx.set_materialize_grads(False)
-        back = lambda a: None if a is None else torch.from_numpy(a).permute(1, 2, 0).to(current.dtype)
+        back = lambda a: (
+            None if a is None else torch.from_numpy(a).permute(1, 2, 0).to(current.dtype)
+        )
         return back(u), back(v)
 
     @staticmethod
@@ -204,20 +221,31 @@ class HRFRecurrence(torch.autograd.Function):
         if gu is None and gv is None:
             return None, None, None, None
         zeros = np.zeros_like(x)
-        lu, lv = _adjoint(Mn, zeros if gu is None else _np64(gu.permute(2, 0, 1)),
-                          None if gv is None else _np64(gv.permute(2, 0, 1)))
+        lu, lv = _adjoint(
+            Mn,
+            zeros if gu is None else _np64(gu.permute(2, 0, 1)),
+            None if gv is None else _np64(gv.permute(2, 0, 1)),
+        )
         g_cur = Fn[:, 0, None, None] * lu + Fn[:, 1, None, None] * lv  # F^T lambda_t
         up, vp = (np.concatenate([np.zeros_like(a[..., :1]), a[..., :-1]], -1) for a in (u, v))
         s = lambda a, b: (a * b).sum((1, 2))
-        g_M = np.stack([np.stack([s(lu, up), s(lu, vp)], -1), np.stack([s(lv, up), s(lv, vp)], -1)], -2)
+        g_M = np.stack(
+            [np.stack([s(lu, up), s(lu, vp)], -1), np.stack([s(lv, up), s(lv, vp)], -1)], -2
+        )
         g_F = np.stack([s(lu, x), s(lv, x)], -1)
         to = lambda a, ref: torch.from_numpy(np.ascontiguousarray(a)).to(ref.dtype)
         return to(g_cur, current).permute(1, 2, 0), to(g_M, M), to(g_F, F), None
 
 # %% ../../nbs/13_sh2rfssm/02_scan_and_network.ipynb #1f68ec56
-def hrf_linear(current: torch.Tensor, M: torch.Tensor, F: torch.Tensor, mode: str = "scan",
-               chunk_size: int | None = 256, need_v: bool = True):
-    "The states `(u, v)` (B, L, H) of neurons `(M, F)` driven by `current` (B, L, H) (Chapter 13, *The HRF layer*)."
+def hrf_linear(
+    current: torch.Tensor,  # input currents (B, L, H)
+    M: torch.Tensor,  # the neurons' matrices (H, 2, 2)
+    F: torch.Tensor,  # their input vectors (H, 2)
+    mode: str = "scan",
+    chunk_size: int | None = 256,
+    need_v: bool = True,
+):
+    "`(u, v)` (B, L, H) of neurons `(M, F)` driven by `current` (Chapter 13, *The HRF layer*)."
     B, L, H = current.shape
     if mode == "scan":
         b = F[:, None, :] * current.transpose(1, 2).unsqueeze(-1)  # (B, H, L, 2)
@@ -236,7 +264,6 @@ def hrf_linear(current: torch.Tensor, M: torch.Tensor, F: torch.Tensor, mode: st
         return uv[0].transpose(1, 2), (uv[1].transpose(1, 2) if need_v else None)
     raise ValueError(f"mode={mode!r} is not valid here; use 'scan', 'fft' or 'iir'")
 
-
 # %% ../../nbs/13_sh2rfssm/02_scan_and_network.ipynb #9328b8bf
 LAYER_MODES = ("auto", "scan", "fft", "iir", "triton")
 
@@ -248,39 +275,63 @@ def _positive_int(v, name: str) -> int:
 
 
 def _check_band(band, name: str):
-    ok = isinstance(band, (tuple, list)) and len(band) == 2 and all(
-        isinstance(b, (int, float)) and not isinstance(b, bool) and math.isfinite(b) for b in band)
+    ok = (
+        isinstance(band, (tuple, list))
+        and len(band) == 2
+        and all(
+            isinstance(b, (int, float)) and not isinstance(b, bool) and math.isfinite(b)
+            for b in band
+        )
+    )
     if not ok or not (0 < band[0] <= band[1]):
         raise ValueError(f"{name} must be positive and increasing, got {band!r}")
     return band
 
 
-def initial_neurons(n: int, heterogeneous: bool, omega_range, dt_range, damping_max: float,
-                    theta: float, g: torch.Generator | None = None):
+def initial_neurons(
+    n: int,
+    heterogeneous: bool,
+    omega_range,
+    dt_range,
+    damping_max: float,
+    theta: float,
+    g: torch.Generator | None = None,
+):
     "Initial `(omega, dt, damping, theta)`, each (n,) (Chapter 13, *The HRF layer*)."
     if heterogeneous:  # our reconstruction: log-uniform bands, uniform damping and thresholds
-        return (_uniform(n, *omega_range, g, log=True), _uniform(n, *dt_range, g, log=True),
-                _uniform(n, 0.0, damping_max, g), _uniform(n, 0.5 * theta, 1.5 * theta, g))
+        return (
+            _uniform(n, *omega_range, g, log=True),
+            _uniform(n, *dt_range, g, log=True),
+            _uniform(n, 0.0, damping_max, g),
+            _uniform(n, 0.5 * theta, 1.5 * theta, g),
+        )
     mid = lambda r: torch.full((1,), math.sqrt(r[0] * r[1]))  # the band's geometric middle
-    return (mid(omega_range), mid(dt_range), torch.full((1,), damping_max / 2),
-            torch.full((1,), float(theta)))
+    return (
+        mid(omega_range),
+        mid(dt_range),
+        torch.full((1,), damping_max / 2),
+        torch.full((1,), float(theta)),
+    )
 
 # %% ../../nbs/13_sh2rfssm/02_scan_and_network.ipynb #ee81cf93
 class HRFLayer(nn.Module):
-    "A diagonal bank of HRF neurons driven by (spike) inputs; (B, L, C) -> spikes (B, L, H) (Chapter 13, *The HRF layer*)."
+    "A diagonal bank of HRF neurons: (B, L, C) -> spikes (B, L, H) (Chapter 13, *The HRF layer*)."
 
-    def __init__(self, in_features: int,  # C, inputs per step
-                 hidden: int,  # H, neurons
-                 method: str = "imex",  # 'imex' (conservative) or 'im' (dissipative)
-                 heterogeneous: bool = True,  # per-neuron parameters, else one shared value each
-                 omega_range: tuple = (0.05, 3.0),  # band of initial frequencies (rad per unit time)
-                 dt_range: tuple = (0.1, 1.0),  # band of initial steps
-                 damping_max: float = 0.1,  # initial damping drawn from [0, damping_max]
-                 theta: float = 0.1,  # initial threshold (>= 0)
-                 spiking: bool = True,  # False: the non-spiking variant, GELU(u - theta)
-                 slope: float = 5.0,  # surrogate-gradient slope
-                 mode: str = "auto",  # 'auto', 'scan', 'fft', 'iir' or 'triton'
-                 generator: torch.Generator | None = None):
+    def __init__(
+        self,
+        in_features: int,  # C, inputs per step
+        hidden: int,  # H, neurons
+        method: str = "imex",  # 'imex' (conservative) or 'im' (dissipative)
+        heterogeneous: bool = True,  # per-neuron parameters, else one shared value each
+        omega_range: tuple = (0.05, 3.0),  # band of initial frequencies (rad per unit time)
+        dt_range: tuple = (0.1, 1.0),  # band of initial steps
+        damping_max: float = 0.1,  # initial damping drawn from [0, damping_max]
+        theta: float = 0.1,  # initial threshold (>= 0)
+        spiking: bool = True,  # False: the non-spiking variant, GELU(u - theta)
+        slope: float = 5.0,  # surrogate-gradient slope
+        mode: str = "auto",  # 'auto', 'scan', 'fft', 'iir' or 'triton'
+        generator: torch.Generator | None = None,
+    ):
         super().__init__()
         if method not in METHODS:
             raise ValueError(f"method={method!r} is not valid; use 'imex' or 'im'")
@@ -290,14 +341,24 @@ class HRFLayer(nn.Module):
         self.hidden = _positive_int(hidden, "hidden")
         _check_band(omega_range, "omega_range")
         _check_band(dt_range, "dt_range")
-        if not (isinstance(damping_max, (int, float)) and math.isfinite(damping_max)
-                and damping_max >= 0):
+        if not (
+            isinstance(damping_max, (int, float))
+            and math.isfinite(damping_max)
+            and damping_max >= 0
+        ):
             raise ValueError(f"damping_max must be non-negative, got {damping_max}")
         theta = check_threshold(theta)
-        self.method, self.heterogeneous, self.spiking, self.slope, self.mode = (
-            method, heterogeneous, spiking, slope, mode)
-        omega, dt, damping, th = initial_neurons(hidden if heterogeneous else 1, heterogeneous,
-                                                 omega_range, dt_range, damping_max, theta, generator)
+        self.method, self.heterogeneous, self.spiking = method, heterogeneous, spiking
+        self.slope, self.mode = slope, mode
+        omega, dt, damping, th = initial_neurons(
+            hidden if heterogeneous else 1,
+            heterogeneous,
+            omega_range,
+            dt_range,
+            damping_max,
+            theta,
+            generator,
+        )
         self.log_omega = nn.Parameter(omega.log())
         self.log_dt = nn.Parameter(dt.log())
         self.raw_damping = nn.Parameter(_inv_softplus(damping))
@@ -307,30 +368,39 @@ class HRFLayer(nn.Module):
             w = torch.randn(hidden, in_features, generator=generator) / math.sqrt(in_features)
             self.proj.weight.copy_(w)
 
-    def neuron_parameters(self):
-        "`(omega, damping, dt, theta)`, each of shape (H,), as used in the forward pass."
-        H = self.hidden
-        omega = self.log_omega.exp().expand(H)
-        damping = nnf.softplus(self.raw_damping).expand(H)
-        dt = self.log_dt.exp().expand(H)
-        if self.method == "imex":  # stay inside the stable range dt^2 w^2 <= 4 (1 + b dt)
-            dt = torch.minimum(dt, 0.99 * stable_dt_max(omega, damping, "imex"))
-        return omega, damping, dt, self.theta.expand(H)
-
-    def transition(self):
-        "The neurons' `(M, F)`, shapes (H, 2, 2) and (H, 2)."
-        omega, damping, dt, _ = self.neuron_parameters()
-        return hrf_transition(omega, damping, dt, self.method, check_stable=False)
-
     def forward(self, x: torch.Tensor, return_state: bool = False):
         "Spikes (B, L, H) for inputs `x` (B, L, C); with `return_state`, also `(u, v)`."
         return hrf_layer_forward(self, x, return_state)
 
+# %% ../../nbs/13_sh2rfssm/02_scan_and_network.ipynb #ef4ebf11
+@patch
+def neuron_parameters(self: HRFLayer):
+    "`(omega, damping, dt, theta)`, each of shape (H,), as used in the forward pass."
+    H = self.hidden
+    omega = self.log_omega.exp().expand(H)
+    damping = nnf.softplus(self.raw_damping).expand(H)
+    dt = self.log_dt.exp().expand(H)
+    if self.method == "imex":  # stay inside the stable range dt^2 w^2 <= 4 (1 + b dt)
+        dt = torch.minimum(dt, 0.99 * stable_dt_max(omega, damping, "imex"))
+    return omega, damping, dt, self.theta.expand(H)
+
+
+@patch
+def transition(self: HRFLayer):
+    "The neurons' `(M, F)`, shapes (H, 2, 2) and (H, 2)."
+    omega, damping, dt, _ = self.neuron_parameters()
+    return hrf_transition(omega, damping, dt, self.method, check_stable=False)
+
 # %% ../../nbs/13_sh2rfssm/02_scan_and_network.ipynb #dda12308
-def hrf_layer_forward(self: HRFLayer, x: torch.Tensor, return_state: bool = False):
-    "`HRFLayer.forward`: spikes (B, L, H) for `x` (B, L, C), and `(u, v)` with `return_state` (Chapter 13, *The HRF layer*)."
-    x = check_tensor(x, "x", ndim=3, shape=(None, None, self.in_features),
-                     dtypes=(torch.float32, torch.float64))
+def hrf_layer_forward(
+    self: HRFLayer,
+    x: torch.Tensor,  # inputs (B, L, C)
+    return_state: bool = False,  # also return the states `(u, v)`, each (B, L, H)
+):
+    "`HRFLayer.forward`: spikes, and `(u, v)` with `return_state` (Chapter 13, *The HRF layer*)."
+    x = check_tensor(
+        x, "x", ndim=3, shape=(None, None, self.in_features), dtypes=(torch.float32, torch.float64)
+    )
     if x.shape[1] == 0:
         raise ValueError("x must have length L >= 1 along dim 1, got a sequence of length 0")
     current = self.proj(x)
@@ -341,6 +411,7 @@ def hrf_layer_forward(self: HRFLayer, x: torch.Tensor, return_state: bool = Fals
         mode = "triton" if x.is_cuda else "iir"
     if mode == "triton":
         from icml26_lit.sh2rfssm.kernels import hrf_scan_spike  # kernels import this module
+
         z, u, v = hrf_scan_spike(current, M, F, theta, slope=self.slope)
         if not self.spiking:
             z = nnf.gelu(u - theta)
@@ -350,11 +421,18 @@ def hrf_layer_forward(self: HRFLayer, x: torch.Tensor, return_state: bool = Fals
     return (z, u, v) if return_state else z
 
 # %% ../../nbs/13_sh2rfssm/02_scan_and_network.ipynb #4931ba9c
-def decaying_trace(z: torch.Tensor, tau: torch.Tensor, method: str = "fft") -> torch.Tensor:
-    "$r_t = \\sum_{k\\ge0} e^{-k/\\tau} z_{t-k}$ per channel; `z` (B, L, H), `tau` (H,) (Chapter 13, *The kernel-based spiking regressor*)."
+def decaying_trace(
+    z: torch.Tensor,  # spikes (B, L, H)
+    tau: torch.Tensor,  # time constants (H,), one per channel
+    method: str = "fft",
+) -> torch.Tensor:
+    "$r_t = \\sum_k e^{-k/\\tau} z_{t-k}$ (Chapter 13, *The kernel-based spiking regressor*)."
     z = check_tensor(z, "z", ndim=3, dtypes=(torch.float32, torch.float64))
-    tau = check_tensor(torch.as_tensor(tau, dtype=z.dtype) if not torch.is_tensor(tau) else tau,
-                       "tau", dtypes=(torch.float32, torch.float64))
+    tau = check_tensor(
+        torch.as_tensor(tau, dtype=z.dtype) if not torch.is_tensor(tau) else tau,
+        "tau",
+        dtypes=(torch.float32, torch.float64),
+    )
     if bool((tau <= 0).any()):
         raise ValueError("tau must be positive (a time constant in steps)")
     B, L, H = z.shape
@@ -376,13 +454,16 @@ def decaying_trace(z: torch.Tensor, tau: torch.Tensor, method: str = "fft") -> t
 
 
 class KernelRegressor(nn.Module):
-    "Dense targets from spikes through learned decaying kernels; (B, L, H) -> (B, L, out) (Chapter 13, *The kernel-based spiking regressor*)."
+    "Dense targets from decaying spike traces (Chapter 13, *The kernel-based spiking regressor*)."
 
-    def __init__(self, hidden: int,  # H, spiking channels in
-                 out_features: int = 1,  # targets per step
-                 tau_range: tuple = (2.0, 200.0),  # initial time constants (steps), log-uniform
-                 method: str = "fft",  # 'fft' or 'scan'
-                 generator: torch.Generator | None = None):
+    def __init__(
+        self,
+        hidden: int,  # H, spiking channels in
+        out_features: int = 1,  # targets per step
+        tau_range: tuple = (2.0, 200.0),  # initial time constants (steps), log-uniform
+        method: str = "fft",  # 'fft' or 'scan'
+        generator: torch.Generator | None = None,
+    ):
         super().__init__()
         _positive_int(hidden, "hidden")
         _positive_int(out_features, "out_features")
@@ -397,15 +478,18 @@ class KernelRegressor(nn.Module):
 
 # %% ../../nbs/13_sh2rfssm/02_scan_and_network.ipynb #e6f71669
 class SH2RFSSM(nn.Module):
-    "Stacked HRF layers with a spike-count classifier or a kernel regressor head (Chapter 13, *The network*)."
+    "Stacked HRF layers, spike-count classifier or kernel regressor (Chapter 13, *The network*)."
 
-    def __init__(self, in_features: int,  # channels of the input sequence
-                 out_features: int,  # classes (classification) or targets per step (regression)
-                 hidden: int = 64,  # neurons per layer
-                 n_layers: int = 2,  # stacked HRF layers
-                 task: str = "classification",  # 'classification' or 'regression'
-                 seed: int = 0,  # seeds the parameter initialisation
-                 **layer_kwargs):  # passed to every `HRFLayer` (method, heterogeneous, ...)
+    def __init__(
+        self,
+        in_features: int,  # channels of the input sequence
+        out_features: int,  # classes (classification) or targets per step (regression)
+        hidden: int = 64,  # neurons per layer
+        n_layers: int = 2,  # stacked HRF layers
+        task: str = "classification",  # 'classification' or 'regression'
+        seed: int = 0,  # seeds the parameter initialisation
+        **layer_kwargs,  # passed to every `HRFLayer` (method, heterogeneous, ...)
+    ):
         super().__init__()
         if task not in ("classification", "regression"):
             raise ValueError(f"task={task!r} is not valid; use 'classification' or 'regression'")
@@ -416,7 +500,8 @@ class SH2RFSSM(nn.Module):
         g = torch.Generator().manual_seed(seed)
         self.layers = nn.ModuleList(
             HRFLayer(in_features if i == 0 else hidden, hidden, generator=g, **layer_kwargs)
-            for i in range(n_layers))
+            for i in range(n_layers)
+        )
         self.task = task
         if task == "classification":
             self.head = nn.Linear(hidden, out_features)
@@ -437,15 +522,18 @@ E_AC_PJ, E_MAC_PJ = 0.9, 4.6
 
 
 def energy_pj(ac: float, mac: float, e_ac: float = E_AC_PJ, e_mac: float = E_MAC_PJ) -> float:
-    "Estimated energy in pJ of `ac` accumulates and `mac` multiply-accumulates (Chapter 13, *Counting operations*)."
+    "Estimated energy in pJ of `ac` ACs and `mac` MACs (Chapter 13, *Counting operations*)."
     if ac < 0 or mac < 0:
         raise ValueError("ac and mac must be non-negative counts")
     return e_ac * ac + e_mac * mac
 
 
 @torch.no_grad()
-def count_ops(model: SH2RFSSM, x: torch.Tensor) -> dict:
-    "Per-sample ACs, MACs, spikes, spike rate and energy (pJ) of `model` on `x` (B, L, C) (Chapter 13, *Counting operations*)."
+def count_ops(
+    model: SH2RFSSM,
+    x: torch.Tensor,  # input sequences (B, L, C)
+) -> dict:
+    "ACs, MACs, spikes, spike rate and energy (pJ) per sample (Chapter 13, *Counting operations*)."
     if not isinstance(model, SH2RFSSM):
         raise TypeError(f"model must be an SH2RFSSM, got {type(model).__name__}")
     x = check_tensor(x, "x", ndim=3, dtypes=(torch.float32, torch.float64))
@@ -475,5 +563,10 @@ def count_ops(model: SH2RFSSM, x: torch.Tensor) -> dict:
         mac += L * H + L * H * K
         ac += n_last if inp_binary else 0.0
         mac += 0.0 if inp_binary else L * H
-    return dict(ac=ac, mac=mac, spikes=spikes, spike_rate=spikes / n_neuron_steps,
-                energy_pj=energy_pj(ac, mac))
+    return dict(
+        ac=ac,
+        mac=mac,
+        spikes=spikes,
+        spike_rate=spikes / n_neuron_steps,
+        energy_pj=energy_pj(ac, mac),
+    )

@@ -12,36 +12,23 @@ import torch
 from ..core import check_tensor
 
 # %% auto #0
-__all__ = ['METHODS', 'check_threshold', 'hrf_continuous_matrix', 'stable_dt_max', 'hrf_transition', 'hrf_eigenvalues',
-           'hrf_energy', 'SpikeFunction', 'spike', 'hrf_neuron_sequential']
+__all__ = ['METHODS', 'hrf_continuous_matrix', 'stable_dt_max', 'hrf_transition', 'hrf_eigenvalues', 'hrf_energy',
+           'SpikeFunction', 'spike', 'check_threshold', 'hrf_neuron_sequential']
 
 # %% ../../nbs/13_sh2rfssm/01_hrf_neuron.ipynb #dd34ec2f
 def _real(p, name: str):
     "`p` if it is a real number or a sequence of them, else a TypeError naming `name`."
     if isinstance(p, (str, bytes, complex)) or (
-            isinstance(p, (list, tuple)) and any(isinstance(q, (str, bytes, complex)) for q in p)):
-        raise TypeError(f"{name} must be a real number or a floating-point tensor, "
-                        f"got {type(p).__name__} {p!r}")
+        isinstance(p, (list, tuple)) and any(isinstance(q, (str, bytes, complex)) for q in p)
+    ):
+        raise TypeError(
+            f"{name} must be a real number or a floating-point tensor, got {type(p).__name__} {p!r}"
+        )
     if torch.is_tensor(p) and not (p.is_floating_point() or p.dtype in (torch.int32, torch.int64)):
-        raise TypeError(f"{name} must be a real number or a floating-point tensor, got dtype {p.dtype}")
+        raise TypeError(
+            f"{name} must be a real number or a floating-point tensor, got dtype {p.dtype}"
+        )
     return p
-
-
-def check_threshold(theta, name: str = "theta") -> float:
-    "A threshold given by the user: a finite number >= 0, else a clear error (Chapter 13, *Spikes after the recurrence*)."
-    theta = _real(theta, name)
-    if torch.is_tensor(theta):
-        if theta.numel() != 1:
-            raise ValueError(f"{name} must be a single number here, got shape {tuple(theta.shape)}")
-        theta = float(theta)
-    if not isinstance(theta, (int, float)) or isinstance(theta, bool):
-        raise TypeError(f"{name} must be a real number, got {type(theta).__name__}")
-    if not math.isfinite(theta):
-        raise ValueError(f"{name} must be finite, got {theta!r}")
-    if theta < 0:
-        raise ValueError(f"{name} must be non-negative (a spike needs a velocity above it), "
-                         f"got {theta!r}")
-    return float(theta)
 
 
 def _check_params(omega, damping, dt):
@@ -67,10 +54,10 @@ def _check_params(omega, damping, dt):
 
 
 def hrf_continuous_matrix(omega, damping) -> torch.Tensor:
-    "The continuous-time matrix $A_c$ of $h=(u,v)$, shape (..., 2, 2) (Chapter 13, *The neuron's equation*)."
+    "The matrix $A_c$ of $h=(u,v)$, shape (..., 2, 2) (Chapter 13, *The neuron's equation*)."
     omega, damping, _ = _check_params(omega, damping, 1.0)
     omega, damping = torch.broadcast_tensors(omega, damping)
-    row0 = torch.stack([-2 * damping, -omega ** 2], -1)
+    row0 = torch.stack([-2 * damping, -(omega**2)], -1)
     row1 = torch.stack([torch.ones_like(omega), torch.zeros_like(omega)], -1)
     return torch.stack([row0, row1], -2)
 
@@ -84,14 +71,15 @@ def stable_dt_max(omega, damping, method: str = "imex") -> torch.Tensor:
         raise ValueError(f"method={method!r} is not valid; use 'imex' or 'im'")
     omega, damping, _ = _check_params(omega, damping, 1.0)
     if method == "im":
-        return torch.full(torch.broadcast_shapes(omega.shape, damping.shape), math.inf,
-                          dtype=omega.dtype)
+        return torch.full(
+            torch.broadcast_shapes(omega.shape, damping.shape), math.inf, dtype=omega.dtype
+        )
     # dt^2 w^2 <= 4 (1 + b dt)  <=>  dt <= 2 (b + sqrt(b^2 + w^2)) / w^2
-    return 2 * (damping + torch.sqrt(damping ** 2 + omega ** 2)) / omega ** 2
+    return 2 * (damping + torch.sqrt(damping**2 + omega**2)) / omega**2
 
 
 def hrf_transition(omega, damping, dt, method: str = "imex", check_stable: bool = True):
-    "The discrete matrices `(M, F)` of $h_n = M h_{n-1} + F x_n$, shapes (..., 2, 2) and (..., 2) (Chapter 13, *Two discretisations*)."
+    "`M` (..., 2, 2), `F` (..., 2) of $h_n=M h_{n-1}+F x_n$ (Chapter 13, *Two discretisations*)."
     if method not in METHODS:
         raise ValueError(f"method={method!r} is not valid; use 'imex' or 'im'")
     omega, damping, dt = _check_params(omega, damping, dt)
@@ -99,9 +87,11 @@ def hrf_transition(omega, damping, dt, method: str = "imex", check_stable: bool 
     if method == "imex" and check_stable:
         bad = dt > stable_dt_max(omega, damping, "imex") * (1 + 1e-6)
         if bool(bad.any()):
-            raise ValueError("dt is outside the stable range of the IMEX discretisation: "
-                             "need dt**2 * omega**2 <= 4 * (1 + damping * dt)")
-    w2dt = dt * omega ** 2
+            raise ValueError(
+                "dt is outside the stable range of the IMEX discretisation: "
+                "need dt**2 * omega**2 <= 4 * (1 + damping * dt)"
+            )
+    w2dt = dt * omega**2
     denom = 1 + 2 * damping * dt + (dt * w2dt if method == "im" else 0.0)
     s = 1 / denom
     row0 = torch.stack([s, -w2dt * s], -1)
@@ -122,14 +112,14 @@ def hrf_energy(u: torch.Tensor, v: torch.Tensor, omega, dt, method: str = "imex"
     if method not in METHODS:
         raise ValueError(f"method={method!r} is not valid; use 'imex' or 'im'")
     omega = torch.as_tensor(omega, dtype=u.dtype)
-    e = u ** 2 + omega ** 2 * v ** 2
+    e = u**2 + omega**2 * v**2
     if method == "imex":
-        e = e - dt * omega ** 2 * u * v  # the modified energy symplectic Euler conserves
+        e = e - dt * omega**2 * u * v  # the modified energy symplectic Euler conserves
     return e
 
 # %% ../../nbs/13_sh2rfssm/01_hrf_neuron.ipynb #ca63ab18
 class SpikeFunction(torch.autograd.Function):
-    "Heaviside forward, fast-sigmoid surrogate backward (Chapter 13, *Spikes after the recurrence*)."
+    "Heaviside forward, fast-sigmoid backward (Chapter 13, *Spikes after the recurrence*)."
 
     @staticmethod
     def forward(ctx, x, slope: float):
@@ -144,7 +134,7 @@ class SpikeFunction(torch.autograd.Function):
 
 
 def spike(u: torch.Tensor, theta, slope: float = 5.0) -> torch.Tensor:
-    "Spikes $z=\\Theta(u-\\theta)$ with a surrogate gradient of slope `slope` (Chapter 13, *Spikes after the recurrence*)."
+    "Spikes $z=\\Theta(u-\\theta)$, surrogate gradient (Chapter 13, *Spikes after the recurrence*)."
     if not isinstance(slope, (int, float)) or isinstance(slope, bool) or not slope > 0:
         raise ValueError(f"slope must be positive, got {slope!r}")
     theta = _real(theta, "theta")
@@ -156,10 +146,29 @@ def spike(u: torch.Tensor, theta, slope: float = 5.0) -> torch.Tensor:
     # user sets one (`check_threshold`)
     return SpikeFunction.apply(u - theta, float(slope))
 
+# %% ../../nbs/13_sh2rfssm/01_hrf_neuron.ipynb #9940c7b6
+def check_threshold(theta, name: str = "theta") -> float:
+    "`theta` if finite and >= 0, else a clear error (Chapter 13, *Spikes after the recurrence*)."
+    theta = _real(theta, name)
+    if torch.is_tensor(theta):
+        if theta.numel() != 1:
+            raise ValueError(f"{name} must be a single number here, got shape {tuple(theta.shape)}")
+        theta = float(theta)
+    if not isinstance(theta, (int, float)) or isinstance(theta, bool):
+        raise TypeError(f"{name} must be a real number, got {type(theta).__name__}")
+    if not math.isfinite(theta):
+        raise ValueError(f"{name} must be finite, got {theta!r}")
+    if theta < 0:
+        raise ValueError(
+            f"{name} must be non-negative (a spike needs a velocity above it), got {theta!r}"
+        )
+    return float(theta)
+
 # %% ../../nbs/13_sh2rfssm/01_hrf_neuron.ipynb #633a79fb
-def hrf_neuron_sequential(x: torch.Tensor, omega: float, damping: float, dt: float,
-                          theta: float, method: str = "imex"):
-    "Run one neuron on input `x` of shape (L,) by the plain loop; returns `(u, v, z)` (Chapter 13, *One neuron in time*)."
+def hrf_neuron_sequential(
+    x: torch.Tensor, omega: float, damping: float, dt: float, theta: float, method: str = "imex"
+):
+    "`(u, v, z)` of one neuron for input `x` (L,), by a loop (Chapter 13, *One neuron in time*)."
     x = check_tensor(x, "x", ndim=1, dtypes=(torch.float32, torch.float64))
     if x.shape[0] == 0:
         raise ValueError("x must have length at least 1, got a sequence of length 0")

@@ -1,20 +1,28 @@
 """Chapter 13: data of the experiments (no download), the baseline's op count, one smoke step."""
+
 import socket
 
-import numpy as np
 import pytest
 import torch
 
-from icml26_lit.sh2rfssm.experiments import (CONFIG, LIFScanNet, RateReadout, lif_ops,
-                                             load_basic_motions_tensors,
-                                             load_japanese_vowels_raw, make_pulse_rate,
-                                             make_tone_bursts, resplit_japanese_vowels,
-                                             tone_data)
+from icml26_lit.sh2rfssm.experiments import (
+    CONFIG,
+    LIFScanNet,
+    RateReadout,
+    lif_ops,
+    load_basic_motions_tensors,
+    load_japanese_vowels_raw,
+    make_pulse_rate,
+    make_tone_bursts,
+    resplit_japanese_vowels,
+    tone_data,
+)
 
 
 def test_basic_motions_loads_without_network(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a network connection was attempted")
+
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
     X, y, Xt, yt, classes = load_basic_motions_tensors()
@@ -26,6 +34,7 @@ def test_basic_motions_loads_without_network(monkeypatch):
 def test_japanese_vowels_loads_without_network_and_resplits(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a network connection was attempted")
+
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
     series, labels, n_train = load_japanese_vowels_raw()
@@ -62,6 +71,7 @@ def test_tone_bursts_contain_their_tone():
     x, y = make_tone_bursts(12, 1024, burst=256, noise=0.0, seed=3)
     assert x.shape == (12, 1024, 1)
     from icml26_lit.sh2rfssm.experiments import TONE_FREQS
+
     for i in range(12):
         spec = torch.fft.rfft(x[i, :, 0]).abs()
         peak = float(spec.argmax()) * 2 * torch.pi / 1024
@@ -82,7 +92,7 @@ def test_pulse_rate_and_rate_readout():
     z = torch.zeros(1, 10, 3)
     z[0, 2] = 1
     out = ro(z)[0, :, 0]
-    torch.testing.assert_close(out, torch.tensor([0, 0, .75, .75, .75, .75, 0, 0, 0, 0]))
+    torch.testing.assert_close(out, torch.tensor([0, 0, 0.75, 0.75, 0.75, 0.75, 0, 0, 0, 0]))
 
 
 def test_lif_ops_counts():
@@ -101,6 +111,7 @@ def test_lif_ops_counts():
 
 def test_lif_layer_equals_snntorch_leaky_without_reset(fresh_seed):
     import snntorch as snn
+
     g = torch.Generator().manual_seed(fresh_seed)
     m = LIFScanNet(1, 4, 2).double()
     with torch.no_grad():
@@ -127,7 +138,9 @@ def test_configs_share_keys():
     ci = CONFIG.get("ci")
     # the ci picks come from the same grid both models were tuned on
     assert ci["tone_lr"] in ci["pilot_lrs"] and ci["lif_lr"] in ci["pilot_lrs"]
-    assert ci["tone_theta"] in ci["pilot_thresholds"] and ci["lif_threshold"] in ci["pilot_thresholds"]
+    assert (
+        ci["tone_theta"] in ci["pilot_thresholds"] and ci["lif_threshold"] in ci["pilot_thresholds"]
+    )
 
 
 def test_lif_threshold_validated():

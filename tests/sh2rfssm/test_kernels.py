@@ -1,4 +1,5 @@
 """Chapter 13: the fused Triton scan kernel against the torch reference, under the interpreter."""
+
 import pytest
 import torch
 
@@ -15,16 +16,23 @@ def _inputs(size, dtype, g):
     damping = torch.rand(H, generator=g, dtype=torch.float64) * 0.1
     method = "imex" if int(torch.randint(0, 2, (1,), generator=g)) else "im"
     M, F = hrf_transition(omega, damping, 0.5, method)
-    return (torch.randn(B, L, H, generator=g, dtype=dtype), M.to(dtype), F.to(dtype),
-            0.2 * torch.rand(H, generator=g, dtype=dtype))
+    return (
+        torch.randn(B, L, H, generator=g, dtype=dtype),
+        M.to(dtype),
+        F.to(dtype),
+        0.2 * torch.rand(H, generator=g, dtype=dtype),
+    )
 
 
 def test_forward_matches_reference():
     # awkward sizes: one step, one neuron, lengths not a multiple of the chunk, several chunks
-    check_kernel(lambda *a: hrf_scan_spike(*a, backend="triton", chunk=16, block_h=8)[1:],
-                 lambda *a: hrf_scan_spike_reference(*a)[1:], _inputs,
-                 sizes=[(1, 1, 1), (2, 37, 5), (1, 16, 9), (1, 50, 3)],
-                 dtypes=(torch.float32, torch.float64))
+    check_kernel(
+        lambda *a: hrf_scan_spike(*a, backend="triton", chunk=16, block_h=8)[1:],
+        lambda *a: hrf_scan_spike_reference(*a)[1:],
+        _inputs,
+        sizes=[(1, 1, 1), (2, 37, 5), (1, 16, 9), (1, 50, 3)],
+        dtypes=(torch.float32, torch.float64),
+    )
 
 
 def test_spikes_agree_away_from_threshold(fresh_seed):
@@ -58,7 +66,9 @@ def test_gradcheck_states_fp64(fresh_seed):
     # the states are exactly differentiable (the spikes only through the surrogate)
     assert torch.autograd.gradcheck(
         lambda c, m, f: hrf_scan_spike(c, m, f, theta, backend="triton", chunk=4, block_h=2)[1:],
-        args, fast_mode=True), f"seed={fresh_seed}"
+        args,
+        fast_mode=True,
+    ), f"seed={fresh_seed}"
 
 
 def test_wrapper_errors():
@@ -77,6 +87,7 @@ def test_wrapper_errors():
 
 def test_layer_triton_mode_matches_fft():
     from icml26_lit.sh2rfssm import HRFLayer
+
     layer = HRFLayer(2, 5, mode="triton", generator=torch.Generator().manual_seed(3))
     x = torch.randn(2, 19, 2)
     z, u, v = layer(x, return_state=True)

@@ -1,4 +1,5 @@
 """Chapter 13: the HRF neuron, its discretisations, the parallel scan and the layer."""
+
 import math
 
 import numpy as np
@@ -6,9 +7,21 @@ import pytest
 import scipy.signal
 import torch
 
-from icml26_lit.sh2rfssm import (HRFLayer, SH2RFSSM, count_ops, decaying_trace, energy_pj,
-                                 hrf_eigenvalues, hrf_energy, hrf_linear, hrf_transition,
-                                 parallel_scan_2x2, sequential_scan_2x2, spike, stable_dt_max)
+from icml26_lit.sh2rfssm import (
+    SH2RFSSM,
+    HRFLayer,
+    count_ops,
+    decaying_trace,
+    energy_pj,
+    hrf_eigenvalues,
+    hrf_energy,
+    hrf_linear,
+    hrf_transition,
+    parallel_scan_2x2,
+    sequential_scan_2x2,
+    spike,
+    stable_dt_max,
+)
 
 D = torch.float64
 
@@ -30,12 +43,13 @@ def test_transition_matches_hand_step_and_det(fresh_seed):
     dt = torch.rand(7, generator=g, dtype=D) * 0.5 + 0.05
     for method in ("imex", "im"):
         M, F = hrf_transition(w, b, dt, method)
-        S = 1 / (1 + 2 * b * dt + (dt ** 2 * w ** 2 if method == "im" else 0))
+        S = 1 / (1 + 2 * b * dt + (dt**2 * w**2 if method == "im" else 0))
         torch.testing.assert_close(torch.linalg.det(M), S)
         h, x = torch.randn(7, 2, generator=g, dtype=D), torch.randn(7, generator=g, dtype=D)
-        u1 = S * (h[:, 0] - dt * w ** 2 * h[:, 1] + dt * x)
-        torch.testing.assert_close((M @ h[..., None])[..., 0] + F * x[:, None],
-                                   torch.stack([u1, h[:, 1] + dt * u1], -1))
+        u1 = S * (h[:, 0] - dt * w**2 * h[:, 1] + dt * x)
+        torch.testing.assert_close(
+            (M @ h[..., None])[..., 0] + F * x[:, None], torch.stack([u1, h[:, 1] + dt * u1], -1)
+        )
 
 
 def test_eigenvalues_imex_on_circle_im_inside():
@@ -43,7 +57,7 @@ def test_eigenvalues_imex_on_circle_im_inside():
     lam = hrf_eigenvalues(w, 0.0, 0.5, "imex")  # dt * w <= 1.95 < 2
     torch.testing.assert_close(lam.abs(), torch.ones_like(lam.abs()))
     lam = hrf_eigenvalues(w, 0.0, 0.5, "im")
-    torch.testing.assert_close(lam.abs()[:, 0], (1 + 0.25 * w ** 2).rsqrt())
+    torch.testing.assert_close(lam.abs()[:, 0], (1 + 0.25 * w**2).rsqrt())
     # damping pulls IMEX inside the circle: |lambda|^2 = det M = 1 / (1 + 2 b dt)
     lam = hrf_eigenvalues(torch.tensor([1.0], dtype=D), 0.3, 0.5, "imex")
     torch.testing.assert_close(lam.abs() ** 2, torch.full((1, 2), 1 / 1.3, dtype=D))
@@ -83,7 +97,9 @@ def test_imex_conserves_modified_energy_im_contracts(w, dt):
         if method == "imex":
             torch.testing.assert_close(e, e[:1].expand_as(e), rtol=1e-11, atol=0)
         else:
-            torch.testing.assert_close(e[1:] / e[:-1], torch.full_like(e[1:], 1 / (1 + dt ** 2 * w ** 2)))
+            torch.testing.assert_close(
+                e[1:] / e[:-1], torch.full_like(e[1:], 1 / (1 + dt**2 * w**2))
+            )
 
 
 @pytest.mark.parametrize("L,chunk", [(1, None), (2, None), (33, None), (33, 4), (100, 7), (64, 64)])
@@ -129,7 +145,9 @@ def test_scan_fp32_at_50k_against_fp64_oracle_and_spike_counts(fresh_seed):
     for method, b in (("imex", 0.0), ("im", 0.01), ("imex", 0.05), ("im", 0.05)):
         w = torch.exp(torch.rand(4, generator=g, dtype=D) * 3 - 3)  # 0.05 .. 1
         M, F = hrf_transition(w, b, 0.5, method)
-        h32 = parallel_scan_2x2(M.float(), (F[:, None, :] * x[None, :, None]).float(), chunk_size=1024)
+        h32 = parallel_scan_2x2(
+            M.float(), (F[:, None, :] * x[None, :, None]).float(), chunk_size=1024
+        )
         for i in range(4):
             u64, v64 = _lfilter_states(M[i], F[i], x.numpy())
             ref = np.stack([u64, v64], -1)
@@ -141,8 +159,10 @@ def test_scan_fp32_at_50k_against_fp64_oracle_and_spike_counts(fresh_seed):
                 near += int(close.sum())
                 n_spikes += int(z64.sum())
                 mismatch += int(((z32 != z64) & ~close).sum())
-    print(f"seed={fresh_seed} max relative error {worst:.2e}; {n_spikes} fp64 spikes; "
-          f"steps within 1e-4 of threshold: {near}")
+    print(
+        f"seed={fresh_seed} max relative error {worst:.2e}; {n_spikes} fp64 spikes; "
+        f"steps within 1e-4 of threshold: {near}"
+    )
     assert worst < 2e-3
     assert n_spikes > 100 and mismatch == 0
 
@@ -166,13 +186,17 @@ def test_layer_gradcheck_states_and_modes(fresh_seed):
     Md, Fd = M.detach().requires_grad_(True), F.detach().requires_grad_(True)
     for mode in ("scan", "fft"):
         assert torch.autograd.gradcheck(lambda c, m, f: hrf_linear(c, m, f, mode), (cur, Md, Fd))
-    torch.testing.assert_close(hrf_linear(cur, Md, Fd, "fft")[0], hrf_linear(cur, Md, Fd, "scan")[0])
+    torch.testing.assert_close(
+        hrf_linear(cur, Md, Fd, "fft")[0], hrf_linear(cur, Md, Fd, "scan")[0]
+    )
     # gradients flow to every neuron parameter through the surrogate
     z = layer(x)
     (z * torch.randn_like(z)).sum().backward()
     for name in ("log_omega", "log_dt", "raw_damping", "theta"):
         grad = getattr(layer, name).grad
-        assert grad is not None and bool(torch.isfinite(grad).all()) and float(grad.abs().sum()) > 0, name
+        assert (
+            grad is not None and bool(torch.isfinite(grad).all()) and float(grad.abs().sum()) > 0
+        ), name
 
 
 def test_layer_bad_input():
@@ -247,6 +271,7 @@ def test_regression_head_shapes_and_task_errors():
 
 # --- operation counts derived independently, with forward hooks on a tiny network ---------
 
+
 def _hook_counts(net, x):
     "ACs and MACs per sample counted from what each module really receives (forward hooks)."
     counts = dict(ac=0.0, mac=0.0)
@@ -304,8 +329,10 @@ def test_spiking_cheaper_than_its_untrained_twin_by_hooks():
 
 # --- the CPU path: closed-form impulse response and the compiled recurrence ---------------
 
+
 def test_impulse_response_closed_form_against_lfilter(fresh_seed):
     from icml26_lit.sh2rfssm import hrf_impulse_response
+
     g = torch.Generator().manual_seed(fresh_seed)
     w = torch.exp(torch.rand(3, generator=g, dtype=D) * 3 - 3)
     for method, b in (("imex", 0.0), ("im", 0.05)):
@@ -315,8 +342,9 @@ def test_impulse_response_closed_form_against_lfilter(fresh_seed):
         for i in range(3):
             u, v = _lfilter_states(M[i], F[i], np.eye(1, L)[0])
             # float64 both ways; about L products of norm <= 1 matrices: 1e-10 is ~1e6 ulps
-            np.testing.assert_allclose(k[i].numpy(), np.stack([u, v], -1), rtol=0, atol=1e-10,
-                                       err_msg=f"seed={fresh_seed}")
+            np.testing.assert_allclose(
+                k[i].numpy(), np.stack([u, v], -1), rtol=0, atol=1e-10, err_msg=f"seed={fresh_seed}"
+            )
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -335,8 +363,11 @@ def test_iir_mode_equals_scan_and_gradients(dtype, fresh_seed):
     torch.testing.assert_close(v_i, v_s, msg=f"seed={fresh_seed}", **tol)
     assert u_i.dtype == dtype
     if dtype == torch.float64:
-        args = (cur[:, :9].clone().requires_grad_(True), M.clone().requires_grad_(True),
-                F.clone().requires_grad_(True))
+        args = (
+            cur[:, :9].clone().requires_grad_(True),
+            M.clone().requires_grad_(True),
+            F.clone().requires_grad_(True),
+        )
         assert torch.autograd.gradcheck(lambda c, m, f: hrf_linear(c, m, f, "iir"), args)
         # only u used downstream: the v gradient is absent, the adjoint still exact
         assert torch.autograd.gradcheck(lambda c, m, f: hrf_linear(c, m, f, "iir")[0], args)
@@ -354,9 +385,11 @@ def test_auto_mode_on_cpu_is_the_compiled_recurrence():
 
 # --- inputs ---------------------------------------------------------------------------------
 
+
 def test_clear_errors_for_bad_inputs():
     from icml26_lit.sh2rfssm import KernelRegressor
     from icml26_lit.sh2rfssm.neuron import check_threshold, hrf_neuron_sequential
+
     with pytest.raises(ValueError, match="theta must be finite"):
         HRFLayer(2, 4, theta=float("nan"))
     with pytest.raises(ValueError, match="theta must be non-negative"):
@@ -393,6 +426,7 @@ def test_clear_errors_for_bad_inputs():
 
 def test_package_all():
     import icml26_lit.sh2rfssm as pkg
+
     assert len(pkg.__all__) > 10
     for name in pkg.__all__:
         assert hasattr(pkg, name), name
