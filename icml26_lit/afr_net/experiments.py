@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import torch
 import torch.nn.functional as F
+from fastcore.basics import patch
 
 from .data import Cohort, prepare_graphs, preprocess_sc, simulate_cohort
 from .flow import mask_from_energy, routing_matrix
@@ -22,8 +23,8 @@ from ..core import sizes
 
 # %% auto #0
 __all__ = ['CONFIG', 'split_indices', 'make_data', 'auc', 'predict', 'train_afrnet', 'connectome_features', 'logistic_baseline',
-           'group_edges', 'pathway_auroc', 'class_difference', 'routed_mask', 'rankings', 'run_pilot', 'run_seed',
-           'smoke_step']
+           'dense_to_edges', 'DualStreamGNN', 'train_gnn', 'group_edges', 'pathway_auroc', 'class_difference',
+           'routed_mask', 'rankings', 'run_pilot', 'run_seed', 'smoke_step']
 
 # %% ../../nbs/17_afr_net/06_experiments.ipynb #9eebeb1d
 # lr and effect picked by the cpu preset's pilot: results/afr_net/pilot_cpu.json
@@ -56,17 +57,27 @@ _CI = dict(
     run_pilot=False,
     ablations=False,
     halve_sc=False,
+    gnn_baselines=False,  # the dual-stream GCN and GAT (colab, full)
+    gnn_hidden=128,  # their widths: the official baselines' default
     **_COMMON,
 )
 # the larger presets change only what they name
 _COLAB = dict(
-    _CI, n_subjects=2000, d=64, layers=[2, 2], batch=64, epochs=50, run_pilot=True, ablations=True
+    _CI,
+    n_subjects=2000,
+    d=64,
+    layers=[2, 2],
+    batch=64,
+    epochs=50,
+    run_pilot=True,
+    ablations=True,
+    gnn_baselines=True,
 )
 CONFIG = sizes(
     ci=_CI,
     cpu=dict(_CI, n_subjects=320, epochs=12, n_seeds=10, run_pilot=True),
-    colab=_COLAB,
-    full=dict(_COLAB, halve_sc=True),
+    colab=_COLAB,  # N = 94: 2,000 subjects at N = 360 need ~15 GB of host memory
+    full=dict(_COLAB, halve_sc=True, template="edr360"),  # the 360-region connectome
 )
 
 # %% ../../nbs/17_afr_net/06_experiments.ipynb #5b58c004
@@ -101,17 +112,20 @@ def _subset(graphs: dict, idx) -> dict:
     return {k: v[idx] for k, v in graphs.items()}
 
 
-def predict(model: AFRNet, graphs: dict, idx, batch: int = 32):
-    "Class-1 probabilities (n,) and edge masks (n, E) of the subjects `idx`, eval mode."
+def predict(model: torch.nn.Module, graphs: dict, idx, batch: int = 32):
+    "Class-1 probabilities (n,) and AFR-Net's edge masks (n, E) (None for a GNN), eval mode."
     model.eval()
     probs, masks = [], []
     with torch.no_grad():
         for i in range(0, len(idx), batch):
-            logits, m = model(_subset(graphs, idx[i : i + batch]), return_mask=True)
+            if isinstance(model, AFRNet):
+                logits, m = model(_subset(graphs, idx[i : i + batch]), return_mask=True)
+                masks.append(m.float())
+            else:
+                logits = model(_subset(graphs, idx[i : i + batch]))
             probs.append(torch.softmax(logits, -1)[:, 1])
-            masks.append(m.float())
     model.train()
-    return torch.cat(probs), torch.cat(masks)
+    return torch.cat(probs), (torch.cat(masks) if masks else None)
 
 # %% ../../nbs/17_afr_net/06_experiments.ipynb #6d4cfcc2
 def _new_model(graphs, cfg, seed, backend, mask_mode, lam):
@@ -233,6 +247,126 @@ def logistic_baseline(data: dict, Cs, seed: int) -> dict:
         C=float(clf[-1].C_[0]),
     )
 
+# %% ../../nbs/17_afr_net/06_experiments.ipynb #f92f3f01
+def dense_to_edges(
+    adj: torch.Tensor,  # (B, N, N) symmetric weighted adjacency
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    "Edges (2, 2E) both ways, weights (2E,) and batch (B N,) of the union of B graphs (Chapter 17)."
+    if not isinstance(adj, torch.Tensor) or adj.dim() != 3 or adj.shape[1] != adj.shape[2]:
+        raise ValueError(f"adj must be a (B, N, N) tensor, got {getattr(adj, 'shape', adj)}")
+    if not bool(torch.isfinite(adj).all()):
+        raise ValueError("adj contains NaN or infinite entries")
+    B, N, _ = adj.shape
+    b, u, v = torch.triu(adj != 0, diagonal=1).nonzero(as_tuple=True)  # upper triangle, u < v
+    src, dst = b * N + u, b * N + v
+    w = adj[b, u, v]
+    edge_index = torch.stack([torch.cat([src, dst]), torch.cat([dst, src])])
+    return edge_index, torch.cat([w, w]), torch.arange(B).repeat_interleave(N)
+
+# %% ../../nbs/17_afr_net/06_experiments.ipynb #c0186c0e
+class DualStreamGNN(torch.nn.Module):
+    "Dual-stream GCN or GAT: one stream on SC, one on FC, means concatenated, a head (Chapter 17)."
+
+    def __init__(
+        self,
+        n_nodes: int,  # N, also the node-feature width (matrix rows)
+        kind: str = "gcn",  # 'gcn' (GCNConv, weighted) or 'gat' (GATConv, unweighted)
+        hidden: int = 128,  # first layer's width (per head for the GAT)
+        embed: int = 128,  # second layer's width: a stream's embedding
+        heads: int = 4,  # the GAT's first-layer heads
+        dropout: float = 0.3,  # between the layers, in the head and on GAT attention
+        n_classes: int = 2,
+    ):
+        super().__init__()
+        from torch_geometric.nn import GATConv, GCNConv
+
+        if kind not in ("gcn", "gat"):
+            raise ValueError(f"kind must be 'gcn' or 'gat', got {kind!r}")
+        if not 0 <= dropout < 1:
+            raise ValueError(f"dropout must lie in [0, 1), got {dropout}")
+        self.n_nodes, self.kind, self.dropout = n_nodes, kind, dropout
+
+        def stream():
+            if kind == "gcn":
+                return torch.nn.ModuleList([GCNConv(n_nodes, hidden), GCNConv(hidden, embed)])
+            return torch.nn.ModuleList(
+                [
+                    GATConv(n_nodes, hidden, heads=heads, dropout=dropout),
+                    GATConv(hidden * heads, embed, heads=1, dropout=dropout),
+                ]
+            )
+
+        self.fc_stream, self.sc_stream = stream(), stream()
+        width = hidden * (heads if kind == "gat" else 2)  # the official head's hidden width
+        self.head = torch.nn.Sequential(
+            torch.nn.Linear(2 * embed, width),
+            torch.nn.ReLU(),
+            torch.nn.Dropout(dropout),
+            torch.nn.Linear(width, n_classes),
+        )
+
+    def _stream(self, convs, adj: torch.Tensor) -> torch.Tensor:
+        "Two graph convolutions on (B, N, N) `adj`, its rows the node features; node mean (B, D)."
+        B, N, _ = adj.shape
+        edge_index, w, _ = dense_to_edges(adj)
+        act = F.relu if self.kind == "gcn" else F.elu
+        h = adj.reshape(B * N, N)
+        for k, conv in enumerate(convs):
+            # GCN: |w| as weight (a negative degree has no square root); GAT: no weights
+            h = act(conv(h, edge_index, w.abs()) if self.kind == "gcn" else conv(h, edge_index))
+            h = F.dropout(h, self.dropout, self.training) if k == 0 else h
+        return h.view(B, N, -1).mean(1)
+
+# %% ../../nbs/17_afr_net/06_experiments.ipynb #a4d3fe9f
+@patch
+def forward(self: DualStreamGNN, graphs: dict) -> torch.Tensor:
+    "Logits (B, n_classes) from graphs['sc'] and graphs['fc'], (B, N, N) each (Chapter 17)."
+    for key in ("sc", "fc"):
+        a = graphs[key]
+        if a.dim() != 3 or tuple(a.shape[1:]) != (self.n_nodes, self.n_nodes):
+            raise ValueError(
+                f"graphs[{key!r}] must be (B, {self.n_nodes}, {self.n_nodes}), got {tuple(a.shape)}"
+            )
+    dtype = self.head[0].weight.dtype
+    fc, sc = graphs["fc"].to(dtype), graphs["sc"].to(dtype)
+    z = torch.cat([self._stream(self.fc_stream, fc), self._stream(self.sc_stream, sc)], -1)
+    return self.head(z)
+
+# %% ../../nbs/17_afr_net/06_experiments.ipynb #caf2ab59
+def train_gnn(
+    data: dict,  # from make_data
+    cfg,  # a preset: epochs, batch, weight_decay, clip, dropout, heads, gnn_hidden
+    seed: int,  # initialisation, dropout and batch order
+    lr: float,
+    kind: str = "gcn",  # 'gcn' or 'gat'
+    steps: int | None = None,  # stop after this many steps (timing, smoke)
+) -> dict:
+    "Train a dual-stream GCN or GAT with AFR-Net's recipe, best validation-AUC epoch (Chapter 17)."
+    if not (np.isfinite(lr) and lr > 0):
+        raise ValueError(f"lr must be finite and > 0, got {lr}")
+    graphs, y, te = data["graphs"], data["y"], data["split"][2]
+    t0 = time.perf_counter()
+    with torch.random.fork_rng(devices=[]):  # weights and dropout from `seed`; global RNG kept
+        torch.manual_seed(seed)
+        w = cfg.gnn_hidden
+        model = DualStreamGNN(graphs["x"].shape[-1], kind, w, w, cfg.heads, cfg.dropout)
+        best, _, done = _fit(model, data, cfg, seed, lr, steps, None)
+    seconds = time.perf_counter() - t0
+    if steps is not None:
+        return dict(model=model, seconds=seconds, steps=done)
+    model.load_state_dict(best[1])
+    p_te, _ = predict(model, graphs, te)
+    pred = (p_te > 0.5).long()
+    return dict(
+        model=model,
+        seconds=seconds,
+        val_auc=best[0],
+        best_epoch=best[2],
+        test_auc=auc(y[te], p_te),
+        test_acc=float((pred == y[te]).float().mean()),
+        test_f1=_f1(y[te], pred),
+    )
+
 # %% ../../nbs/17_afr_net/06_experiments.ipynb #8fbd5fac
 def group_edges(cohort: Cohort) -> tuple[np.ndarray, np.ndarray]:
     "Edges (2, G) of the group SC graph and a bool (G,) marking the planted ones."
@@ -298,9 +432,15 @@ def rankings(data: dict, afr_masks: torch.Tensor | None = None, cfg=None) -> dic
     return out
 
 # %% ../../nbs/17_afr_net/06_experiments.ipynb #c89d99df
+def _pick_lr(val: dict) -> float:
+    "The rate of the best validation AUC; ties: the smaller rate."
+    return max(val, key=lambda k: (val[k], -k))
+
+
 def run_pilot(cfg) -> dict:
-    "Calibrate `effect` by the LR's pilot AUC, then pick AFR-Net's lr by validation AUC."
+    "Calibrate `effect` by the LR's pilot AUC, then pick each network's lr by validation AUC."
     ci = CONFIG.get("ci")
+    ci.update(template=cfg.template)  # ci sizes on the run's connectome
     lo, hi = ci.auc_band
     lr_auc = {}
     for effect in ci.effect_grid:
@@ -313,17 +453,24 @@ def run_pilot(cfg) -> dict:
     effect = min(in_band or lr_auc, key=lambda e: abs(lr_auc[e] - (lo + hi) / 2))
     data = make_data(ci, ci.pilot_seed, effect)
     val = {lr: train_afrnet(data, ci, ci.pilot_seed, lr)["val_auc"] for lr in ci.lr_grid}
-    lr = max(val, key=lambda k: (val[k], -k))  # ties: the smaller rate
+    gnn_val = {  # the GCN and GAT: the same four rates, picked the same way
+        kind: {lr: train_gnn(data, ci, ci.pilot_seed, lr, kind)["val_auc"] for lr in ci.lr_grid}
+        for kind in (("gcn", "gat") if cfg.gnn_baselines else ())
+    }
     return dict(
         effect=effect,
-        lr=lr,
+        lr=_pick_lr(val),
         lr_auc_by_effect={str(k): v for k, v in lr_auc.items()},
         val_auc_by_lr={str(k): v for k, v in val.items()},
+        gnn_lr={kind: _pick_lr(v) for kind, v in gnn_val.items()},
+        gnn_val_auc_by_lr={kind: {str(k): a for k, a in v.items()} for kind, v in gnn_val.items()},
     )
 
-
-def run_seed(cfg, seed: int, lr: float, effect: float, track=None) -> dict:
-    "AFR-Net, the LR baseline and every pathway ranking on one redrawn cohort (Chapter 17)."
+# %% ../../nbs/17_afr_net/06_experiments.ipynb #502b030e
+def run_seed(
+    cfg, seed: int, lr: float, effect: float, track=None, gnn_lr: dict | None = None
+) -> dict:
+    "AFR-Net, the baselines and every pathway ranking on one redrawn cohort (Chapter 17)."
     data = make_data(cfg, seed, effect)
     afr = train_afrnet(data, cfg, seed, lr, track=track)
     out = dict(
@@ -339,6 +486,9 @@ def run_seed(cfg, seed: int, lr: float, effect: float, track=None) -> dict:
     if cfg.ablations:
         for mode in ("ones", "sc"):
             out[f"afr_{mode}"] = train_afrnet(data, cfg, seed, lr, mask_mode=mode)["test_auc"]
+    for kind in ("gcn", "gat") if cfg.gnn_baselines else ():
+        r = train_gnn(data, cfg, seed, (gnn_lr or {}).get(kind, lr), kind)
+        out[kind] = {k: r[k] for k in ("test_auc", "test_acc", "test_f1", "val_auc", "seconds")}
     return out
 
 
@@ -349,3 +499,5 @@ def smoke_step(cfg) -> None:
     assert np.isfinite(r["seconds"])
     assert 0 <= logistic_baseline(data, cfg.Cs, 0)["test_auc"] <= 1
     assert set(rankings(data, cfg=cfg)) == {"dfc", "ds", "routed"}
+    for kind in ("gcn", "gat") if cfg.gnn_baselines else ():
+        assert np.isfinite(train_gnn(data, cfg, 0, cfg.lr, kind, steps=2)["seconds"])
