@@ -56,9 +56,17 @@ def chapter_dirs(chapters: list[str] | None) -> list[Path]:
     return dirs
 
 
+def in_book(folder: str) -> bool:
+    "Is the chapter folder in the book (its entry in book/chapters.json names it)?"
+    chapters = json.loads((ROOT / "book" / "chapters.json").read_text())
+    return folder.startswith("00") or folder in {c["folder"] for c in chapters if c["folder"]}
+
+
 def notebooks(chapters: list[str] | None) -> list[Path]:
-    "Every notebook to execute, the front page last."
-    nbs = [nb for d in chapter_dirs(chapters) for nb in sorted(d.glob("*.ipynb"))]
+    "Every notebook to execute, the front page last: the book's chapters, or those named."
+    # a chapter not yet in the book (folder null in chapters.json) runs only when named
+    dirs = [d for d in chapter_dirs(chapters) if chapters or in_book(d.name)]
+    nbs = [nb for d in dirs for nb in sorted(d.glob("*.ipynb"))]
     top = sorted(NBS.glob("*.ipynb"), key=lambda p: (p.name in LAST, p.name)) if not NO_CORE else []
     return nbs + top
 

@@ -32,6 +32,21 @@ def test_notebooks_front_page_last_and_core_always(capsys):
     assert e.value.code == 2 and "unknown chapters ['77']" in capsys.readouterr().out
 
 
+def test_a_chapter_outside_the_book_runs_only_when_named(tmp_path, monkeypatch):
+    nbs = tmp_path / "nbs"
+    for folder in ("00_core", "05_in", "06_out"):
+        (nbs / folder).mkdir(parents=True)
+        (nbs / folder / "01_a.ipynb").write_text("{}")
+    (tmp_path / "book").mkdir()
+    chapters = [dict(number="05", folder="05_in"), dict(number="06", folder=None)]
+    (tmp_path / "book" / "chapters.json").write_text(json.dumps(chapters))
+    monkeypatch.setattr(layout, "ROOT", tmp_path)
+    monkeypatch.setattr(layout, "NBS", nbs)
+    every = {p.parent.name for p in layout.notebooks(None)}
+    assert every == {"00_core", "05_in"}
+    assert {p.parent.name for p in layout.notebooks(["06"])} == {"00_core", "06_out"}
+
+
 def _nb(cells):
     return {
         "cells": cells,
