@@ -357,10 +357,16 @@ def test_iir_mode_equals_scan_and_gradients(dtype, fresh_seed):
     M, F = M.detach(), F.detach()
     u_s, v_s = hrf_linear(cur, M, F, "scan")
     u_i, v_i = hrf_linear(cur, M, F, "iir")
-    # fp32: one rounding of the float64 filter output vs the fp32 scan's ~log2(L) roundings
-    tol = dict(atol=1e-5, rtol=1e-4) if dtype == torch.float32 else dict(atol=1e-11, rtol=1e-9)
-    torch.testing.assert_close(u_i, u_s, msg=f"seed={fresh_seed}", **tol)
-    torch.testing.assert_close(v_i, v_s, msg=f"seed={fresh_seed}", **tol)
+    # fp32: the float64 filter output is rounded once, but the fp32 scan's error is a sum over up to
+    # L = 57 steps of products of near-unit transitions, so it scales with the largest state, not
+    # with each element: L * eps32 * max|state| ~ 7e-6 * max|state|, times the transitions' growth
+    # (300 seeds: worst 4.4e-5 * max|state|). atol 2e-4 * max|state| is ~30 L eps32 of the largest.
+    for a, b in ((u_i, u_s), (v_i, v_s)):
+        if dtype == torch.float32:
+            tol = dict(atol=2e-4 * float(b.abs().max()), rtol=1e-4)
+        else:
+            tol = dict(atol=1e-11, rtol=1e-9)
+        torch.testing.assert_close(a, b, msg=f"seed={fresh_seed}", **tol)
     assert u_i.dtype == dtype
     if dtype == torch.float64:
         args = (
