@@ -53,45 +53,53 @@ if HAS_TRITON:
             ang += xk[:, None] * bk[None, :]
         return ang * 6.283185307179586
 
-# %% ../../nbs/10_tfmpe/06_kernels.ipynb #a10056f8
+    @triton.jit
+    def _acc_tile(ref_ptr, R: tl.constexpr, C: tl.constexpr):
+        # a zero (R, C) accumulator: float64 when the inputs are float64, float32 otherwise
+        acc = tl.zeros((R, C), dtype=tl.float32)
+        if ref_ptr.dtype.element_ty == tl.float64:
+            acc = acc.to(tl.float64)
+        return acc
+
+    @triton.jit
+    def _load_tile(ptr, rows, rmask, idx, imask, width):
+        # the (rows, idx) tile of a row-major (n, width) matrix, zero outside the masks
+        mask = rmask[:, None] & imask[None, :]
+        return tl.load(ptr + rows[:, None] * width + idx[None, :], mask=mask, other=0.0)
+
+# %% ../../nbs/10_tfmpe/06_kernels.ipynb #7fb27b941602401d91542211134fc71a
+if HAS_TRITON:
+
+    @triton.jit
+    def _fourier_part(acc, x_ptr, b_ptr, w_ptr, rows, rmask, cols, cmask, K, off, H,
+                      NDIM: tl.constexpr, BLOCK_H: tl.constexpr):  # fmt: skip
+        # [cos, sin](2 pi x B) (BLOCK_N, 2H) times the W columns off .. off + 2H, added to acc
+        hs = tl.arange(0, BLOCK_H)
+        hmask = hs < H
+        ang = _fourier_angles(x_ptr, b_ptr, rows, rmask, hs, hmask, H, NDIM)
+        wmask = hmask[:, None] & cmask[None, :]
+        wc = tl.load(w_ptr + cols[None, :] * K + off + hs[:, None], mask=wmask, other=0.0)
+        ws = tl.load(w_ptr + cols[None, :] * K + off + H + hs[:, None], mask=wmask, other=0.0)
+        acc += tl.dot(tl.cos(ang), wc, input_precision="ieee")
+        acc += tl.dot(tl.sin(ang), ws, input_precision="ieee")
+        return acc
+
+# %% ../../nbs/10_tfmpe/06_kernels.ipynb #8dd0d8092fe74a7c96281538738b07e2
 if HAS_TRITON:
 
     @triton.jit
     def _token_embedding_kernel(
-        v_ptr,
-        lab_ptr,
-        pos_ptr,
-        t_ptr,
-        f_ptr,
-        e_ptr,
-        bp_ptr,
-        bf_ptr,
-        w_ptr,
-        bias_ptr,
-        out_ptr,
-        n,
-        D,
-        K,
-        L,
-        Hp,
-        Hf,
-        V: tl.constexpr,
-        P: tl.constexpr,
-        F: tl.constexpr,
-        HAS_F: tl.constexpr,
-        BLOCK_N: tl.constexpr,
-        BLOCK_D: tl.constexpr,
-        BLOCK_L: tl.constexpr,
-        BLOCK_HP: tl.constexpr,
-        BLOCK_HF: tl.constexpr,
-    ):
+        v_ptr, lab_ptr, pos_ptr, t_ptr, f_ptr, e_ptr, bp_ptr, bf_ptr, w_ptr, bias_ptr, out_ptr,
+        n, D, K, L, Hp, Hf,
+        V: tl.constexpr, P: tl.constexpr, F: tl.constexpr, HAS_F: tl.constexpr,
+        BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_L: tl.constexpr,
+        BLOCK_HP: tl.constexpr, BLOCK_HF: tl.constexpr,
+    ):  # fmt: skip
         pid_n, pid_d = tl.program_id(0), tl.program_id(1)
         rows = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
         cols = pid_d * BLOCK_D + tl.arange(0, BLOCK_D)
         rmask, cmask = rows < n, cols < D
-        acc = tl.zeros((BLOCK_N, BLOCK_D), dtype=tl.float32)
-        if v_ptr.dtype.element_ty == tl.float64:
-            acc = acc.to(tl.float64)
+        acc = _acc_tile(v_ptr, BLOCK_N, BLOCK_D)
         # value: rank-one updates v_k W[:, k]
         for k in tl.static_range(V):
             vk = tl.load(v_ptr + rows * V + k, mask=rmask, other=0.0)
@@ -102,9 +110,7 @@ if HAS_TRITON:
         lab = tl.load(lab_ptr + rows, mask=rmask, other=0)
         ls = tl.arange(0, BLOCK_L)
         lmask = ls < L
-        e = tl.load(
-            e_ptr + lab[:, None] * L + ls[None, :], mask=rmask[:, None] & lmask[None, :], other=0.0
-        )
+        e = _load_tile(e_ptr, lab, rmask, ls, lmask, L)
         wl = tl.load(
             w_ptr + cols[None, :] * K + off + ls[:, None],
             mask=lmask[:, None] & cmask[None, :],
@@ -113,14 +119,9 @@ if HAS_TRITON:
         acc += tl.dot(e, wl, input_precision="ieee")
         off += L
         # position: angle = 2 pi p B_p, then [cos, sin] times their W columns
-        hs = tl.arange(0, BLOCK_HP)
-        hmask = hs < Hp
-        ang = _fourier_angles(pos_ptr, bp_ptr, rows, rmask, hs, hmask, Hp, P)
-        wmask = hmask[:, None] & cmask[None, :]
-        wc = tl.load(w_ptr + cols[None, :] * K + off + hs[:, None], mask=wmask, other=0.0)
-        ws = tl.load(w_ptr + cols[None, :] * K + off + Hp + hs[:, None], mask=wmask, other=0.0)
-        acc += tl.dot(tl.cos(ang), wc, input_precision="ieee")
-        acc += tl.dot(tl.sin(ang), ws, input_precision="ieee")
+        acc = _fourier_part(
+            acc, pos_ptr, bp_ptr, w_ptr, rows, rmask, cols, cmask, K, off, Hp, P, BLOCK_HP
+        )
         off += 2 * Hp
         # flow time: one rank-one update
         tv = tl.load(t_ptr + rows, mask=rmask, other=0.0)
@@ -128,14 +129,9 @@ if HAS_TRITON:
         acc += tv[:, None] * wt[None, :]
         off += 1
         if HAS_F:  # functional input: Fourier features as for the position
-            gs = tl.arange(0, BLOCK_HF)
-            gmask = gs < Hf
-            angf = _fourier_angles(f_ptr, bf_ptr, rows, rmask, gs, gmask, Hf, F)
-            fmask = gmask[:, None] & cmask[None, :]
-            wfc = tl.load(w_ptr + cols[None, :] * K + off + gs[:, None], mask=fmask, other=0.0)
-            wfs = tl.load(w_ptr + cols[None, :] * K + off + Hf + gs[:, None], mask=fmask, other=0.0)
-            acc += tl.dot(tl.cos(angf), wfc, input_precision="ieee")
-            acc += tl.dot(tl.sin(angf), wfs, input_precision="ieee")
+            acc = _fourier_part(
+                acc, f_ptr, bf_ptr, w_ptr, rows, rmask, cols, cmask, K, off, Hf, F, BLOCK_HF
+            )
         acc += tl.load(bias_ptr + cols, mask=cmask, other=0.0)[None, :]
         tl.store(
             out_ptr + rows[:, None] * D + cols[None, :], acc, mask=rmask[:, None] & cmask[None, :]
@@ -146,72 +142,38 @@ if HAS_TRITON:
 
     @triton.jit
     def _token_embedding_bwd_tokens_kernel(
-        g_ptr,
-        pos_ptr,
-        f_ptr,
-        bp_ptr,
-        bf_ptr,
-        w_ptr,
-        gv_ptr,
-        ge_ptr,
-        gp_ptr,
-        gf_ptr,
-        n,
-        D,
-        K,
-        L,
-        Hp,
-        Hf,
-        V: tl.constexpr,
-        P: tl.constexpr,
-        F: tl.constexpr,
-        HAS_F: tl.constexpr,
-        BLOCK_N: tl.constexpr,
-        BLOCK_D: tl.constexpr,
-        BLOCK_V: tl.constexpr,
-        BLOCK_L: tl.constexpr,
-        BLOCK_HP: tl.constexpr,
-        BLOCK_HF: tl.constexpr,
-    ):
+        g_ptr, pos_ptr, f_ptr, bp_ptr, bf_ptr, w_ptr, gv_ptr, ge_ptr, gp_ptr, gf_ptr,
+        n, D, K, L, Hp, Hf,
+        V: tl.constexpr, P: tl.constexpr, F: tl.constexpr, HAS_F: tl.constexpr,
+        BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_V: tl.constexpr,
+        BLOCK_L: tl.constexpr, BLOCK_HP: tl.constexpr, BLOCK_HF: tl.constexpr,
+    ):  # fmt: skip
         pid = tl.program_id(0)
         rows = pid * BLOCK_N + tl.arange(0, BLOCK_N)
         rmask = rows < n
         vs, ls = tl.arange(0, BLOCK_V), tl.arange(0, BLOCK_L)
         hs, gs = tl.arange(0, BLOCK_HP), tl.arange(0, BLOCK_HF)
         vmask, lmask, hmask, gmask = vs < V, ls < L, hs < Hp, gs < Hf
-        acc_v = tl.zeros((BLOCK_N, BLOCK_V), dtype=tl.float32)
-        acc_e = tl.zeros((BLOCK_N, BLOCK_L), dtype=tl.float32)
-        acc_c = tl.zeros((BLOCK_N, BLOCK_HP), dtype=tl.float32)
-        acc_s = tl.zeros((BLOCK_N, BLOCK_HP), dtype=tl.float32)
-        acc_fc = tl.zeros((BLOCK_N, BLOCK_HF), dtype=tl.float32)
-        acc_fs = tl.zeros((BLOCK_N, BLOCK_HF), dtype=tl.float32)
-        if g_ptr.dtype.element_ty == tl.float64:
-            acc_v, acc_e = acc_v.to(tl.float64), acc_e.to(tl.float64)
-            acc_c, acc_s = acc_c.to(tl.float64), acc_s.to(tl.float64)
-            acc_fc, acc_fs = acc_fc.to(tl.float64), acc_fs.to(tl.float64)
+        acc_v, acc_e = _acc_tile(g_ptr, BLOCK_N, BLOCK_V), _acc_tile(g_ptr, BLOCK_N, BLOCK_L)
+        acc_c, acc_s = _acc_tile(g_ptr, BLOCK_N, BLOCK_HP), _acc_tile(g_ptr, BLOCK_N, BLOCK_HP)
+        acc_fc, acc_fs = _acc_tile(g_ptr, BLOCK_N, BLOCK_HF), _acc_tile(g_ptr, BLOCK_N, BLOCK_HF)
         # G W_seg for every segment, over latent blocks: (BLOCK_N, BLOCK_D) @ (BLOCK_D, width)
         for d0 in range(0, D, BLOCK_D):
             cols = d0 + tl.arange(0, BLOCK_D)
             cmask = cols < D
-            g = tl.load(
-                g_ptr + rows[:, None] * D + cols[None, :],
-                mask=rmask[:, None] & cmask[None, :],
-                other=0.0,
-            )
-            wrow = w_ptr + cols[:, None] * K
-            wv = tl.load(wrow + vs[None, :], mask=cmask[:, None] & vmask[None, :], other=0.0)
+            g = _load_tile(g_ptr, rows, rmask, cols, cmask, D)
+            # W^T's segment columns are W's rows: the (cols, segment) tile of W (D, K)
+            wv = _load_tile(w_ptr, cols, cmask, vs, vmask, K)
             acc_v += tl.dot(g, wv, input_precision="ieee")
-            we = tl.load(wrow + V + ls[None, :], mask=cmask[:, None] & lmask[None, :], other=0.0)
+            we = _load_tile(w_ptr + V, cols, cmask, ls, lmask, K)
             acc_e += tl.dot(g, we, input_precision="ieee")
-            hm = cmask[:, None] & hmask[None, :]
-            wc = tl.load(wrow + V + L + hs[None, :], mask=hm, other=0.0)
-            ws = tl.load(wrow + V + L + Hp + hs[None, :], mask=hm, other=0.0)
+            wc = _load_tile(w_ptr + V + L, cols, cmask, hs, hmask, K)
+            ws = _load_tile(w_ptr + V + L + Hp, cols, cmask, hs, hmask, K)
             acc_c += tl.dot(g, wc, input_precision="ieee")
             acc_s += tl.dot(g, ws, input_precision="ieee")
             if HAS_F:
-                fm = cmask[:, None] & gmask[None, :]
-                wfc = tl.load(wrow + V + L + 2 * Hp + 1 + gs[None, :], mask=fm, other=0.0)
-                wfs = tl.load(wrow + V + L + 2 * Hp + 1 + Hf + gs[None, :], mask=fm, other=0.0)
+                wfc = _load_tile(w_ptr + V + L + 2 * Hp + 1, cols, cmask, gs, gmask, K)
+                wfs = _load_tile(w_ptr + V + L + 2 * Hp + 1 + Hf, cols, cmask, gs, gmask, K)
                 acc_fc += tl.dot(g, wfc, input_precision="ieee")
                 acc_fs += tl.dot(g, wfs, input_precision="ieee")
         tl.store(
@@ -238,77 +200,34 @@ if HAS_TRITON:
 
     @triton.jit
     def _token_embedding_bwd_weight_kernel(
-        g_ptr,
-        v_ptr,
-        lab_ptr,
-        pos_ptr,
-        t_ptr,
-        f_ptr,
-        e_ptr,
-        bp_ptr,
-        bf_ptr,
-        gw_ptr,
-        gb_ptr,
-        n,
-        D,
-        K,
-        L,
-        Hp,
-        Hf,
-        TILES,
-        V: tl.constexpr,
-        P: tl.constexpr,
-        F: tl.constexpr,
-        HAS_F: tl.constexpr,
-        BLOCK_N: tl.constexpr,
-        BLOCK_D: tl.constexpr,
-        BLOCK_V: tl.constexpr,
-        BLOCK_L: tl.constexpr,
-        BLOCK_HP: tl.constexpr,
-        BLOCK_HF: tl.constexpr,
-    ):
+        g_ptr, v_ptr, lab_ptr, pos_ptr, t_ptr, f_ptr, e_ptr, bp_ptr, bf_ptr, gw_ptr, gb_ptr,
+        n, D, K, L, Hp, Hf, TILES,
+        V: tl.constexpr, P: tl.constexpr, F: tl.constexpr, HAS_F: tl.constexpr,
+        BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_V: tl.constexpr,
+        BLOCK_L: tl.constexpr, BLOCK_HP: tl.constexpr, BLOCK_HF: tl.constexpr,
+    ):  # fmt: skip
         pid_d, pid_s = tl.program_id(0), tl.program_id(1)
         cols = pid_d * BLOCK_D + tl.arange(0, BLOCK_D)
         cmask = cols < D
         vs, ls = tl.arange(0, BLOCK_V), tl.arange(0, BLOCK_L)
         hs, gs = tl.arange(0, BLOCK_HP), tl.arange(0, BLOCK_HF)
         vmask, lmask, hmask, gmask = vs < V, ls < L, hs < Hp, gs < Hf
-        acc_v = tl.zeros((BLOCK_D, BLOCK_V), dtype=tl.float32)
-        acc_e = tl.zeros((BLOCK_D, BLOCK_L), dtype=tl.float32)
-        acc_c = tl.zeros((BLOCK_D, BLOCK_HP), dtype=tl.float32)
-        acc_s = tl.zeros((BLOCK_D, BLOCK_HP), dtype=tl.float32)
-        acc_fc = tl.zeros((BLOCK_D, BLOCK_HF), dtype=tl.float32)
-        acc_fs = tl.zeros((BLOCK_D, BLOCK_HF), dtype=tl.float32)
-        acc_t = tl.zeros((BLOCK_D,), dtype=tl.float32)
-        acc_b = tl.zeros((BLOCK_D,), dtype=tl.float32)
-        if g_ptr.dtype.element_ty == tl.float64:
-            acc_v, acc_e = acc_v.to(tl.float64), acc_e.to(tl.float64)
-            acc_c, acc_s = acc_c.to(tl.float64), acc_s.to(tl.float64)
-            acc_fc, acc_fs = acc_fc.to(tl.float64), acc_fs.to(tl.float64)
-            acc_t, acc_b = acc_t.to(tl.float64), acc_b.to(tl.float64)
+        acc_v, acc_e = _acc_tile(g_ptr, BLOCK_D, BLOCK_V), _acc_tile(g_ptr, BLOCK_D, BLOCK_L)
+        acc_c, acc_s = _acc_tile(g_ptr, BLOCK_D, BLOCK_HP), _acc_tile(g_ptr, BLOCK_D, BLOCK_HP)
+        acc_fc, acc_fs = _acc_tile(g_ptr, BLOCK_D, BLOCK_HF), _acc_tile(g_ptr, BLOCK_D, BLOCK_HF)
+        acc_t = tl.zeros((BLOCK_D,), dtype=acc_v.dtype)
+        acc_b = tl.zeros((BLOCK_D,), dtype=acc_v.dtype)
         # this program's chunk of token tiles, in a fixed order: G^T (BLOCK_D, BLOCK_N) @ features
         for it in range(0, TILES):
             rows = (pid_s * TILES + it) * BLOCK_N + tl.arange(0, BLOCK_N)
             rmask = rows < n
-            g = tl.load(
-                g_ptr + rows[:, None] * D + cols[None, :],
-                mask=rmask[:, None] & cmask[None, :],
-                other=0.0,
-            )
+            g = _load_tile(g_ptr, rows, rmask, cols, cmask, D)
             gt = tl.trans(g)
-            vv = tl.load(
-                v_ptr + rows[:, None] * V + vs[None, :],
-                mask=rmask[:, None] & vmask[None, :],
-                other=0.0,
+            acc_v += tl.dot(
+                gt, _load_tile(v_ptr, rows, rmask, vs, vmask, V), input_precision="ieee"
             )
-            acc_v += tl.dot(gt, vv, input_precision="ieee")
             lab = tl.load(lab_ptr + rows, mask=rmask, other=0)
-            e = tl.load(
-                e_ptr + lab[:, None] * L + ls[None, :],
-                mask=rmask[:, None] & lmask[None, :],
-                other=0.0,
-            )
-            acc_e += tl.dot(gt, e, input_precision="ieee")
+            acc_e += tl.dot(gt, _load_tile(e_ptr, lab, rmask, ls, lmask, L), input_precision="ieee")
             ang = _fourier_angles(pos_ptr, bp_ptr, rows, rmask, hs, hmask, Hp, P)
             acc_c += tl.dot(gt, tl.cos(ang), input_precision="ieee")
             acc_s += tl.dot(gt, tl.sin(ang), input_precision="ieee")

@@ -20,11 +20,7 @@ MAX_EXPORT_LINES = 60
 # Export cells still over the limit, being split: (notebook path, the key of the cell's first line:
 # its first 40 characters up to any "(", so that reformatting a signature keeps the key).
 # The test fails if one of these is fixed but still listed, so the list only shrinks.
-KNOWN_LONG: set[tuple[str, str]] = {
-    # chapter 10's three Triton kernels (87, 91 and 99 lines): ruff format puts each of their 25-28
-    # parameters on its own line; splitting the bodies into jitted helpers needs a GPU check
-    ("nbs/10_tfmpe/06_kernels.ipynb", "if HAS_TRITON:"),
-}
+KNOWN_LONG: set[tuple[str, str]] = set()
 
 
 def _cells(nb: Path) -> list[dict]:
