@@ -3,6 +3,7 @@
 #   make test CHAPTERS="06 09"     core plus the named chapters, for quick iteration
 #   make book                      export, execute every notebook at scale=ci, build the HTML book
 #   make run NB=nbs/00_core/12_example_experiments.ipynb SCALE=cpu   (or colab/full, DEVICE=cuda)
+#   make run NB=... SCALE=full NPROC=4   the same on 4 torchrun ranks (chapters with run_experiment)
 #   make lint                      ruff (width 100, pyflakes, imports, pyupgrade) and the import contracts
 #   make exercises                 student copies of the exercises (no solutions) and their HTML book
 #   make nbtest                    nbdev_test (for authors; papermill is what CI runs)
@@ -20,6 +21,7 @@ STAMP := $(VENV)/.icml26-$(shell cat $(PINS) settings.ini setup.py 2>/dev/null |
 CHAPTERS ?=
 NB ?=
 SCALE ?= colab
+NPROC ?= 1
 DEVICE ?= auto
 SEED ?= 0
 # Where to find a CPU build of torch on machines that need one from elsewhere; empty means the
@@ -61,8 +63,8 @@ book: venv
 	$(PY) book/pipeline.py book --chapters "$(CHAPTERS)"
 
 run: venv
-	@test -n "$(NB)" || { echo "usage: make run NB=<notebook> SCALE=cpu|colab|full DEVICE=auto|cpu|cuda"; exit 2; }
-	$(PY) book/pipeline.py run "$(NB)" --scale $(SCALE) --device $(DEVICE) --seed $(SEED)
+	@test -n "$(NB)" || { echo "usage: make run NB=<notebook> SCALE=cpu|colab|full DEVICE=auto|cpu|cuda NPROC=1"; exit 2; }
+	$(PY) book/pipeline.py run "$(NB)" --scale $(SCALE) --device $(DEVICE) --seed $(SEED) --nproc $(NPROC)
 
 nbtest: venv
 	$(VENV)/bin/nbdev_test --n_workers 2

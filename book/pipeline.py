@@ -8,6 +8,7 @@ experiment at a larger scale, and drive `make test` stage by stage.
     python book/pipeline.py test    [--chapters ...]          # every check, stage by stage
     python book/pipeline.py lint                              # import contracts, ruff
     python book/pipeline.py run NB --scale cpu|colab|full     # -> results/<slug>/<scale>.json
+    python book/pipeline.py run NB --scale full --nproc 4     # the same on 4 torchrun ranks
 """
 
 from __future__ import annotations
@@ -176,7 +177,7 @@ def browser(chapters: list[str] | None) -> int:
 
 
 # ----------------------------------------------------------------------------- make run
-def run_at_scale(nb: str, scale: str, device: str, seed: int = 0) -> int:
+def run_at_scale(nb: str, scale: str, device: str, seed: int = 0, nproc: int = 1) -> int:
     "Run one experiments notebook at a larger scale; write results/<slug>/<scale>.json."
     sys.path.insert(0, str(ROOT))
     from icml26_lit.core import Scale, get_device, load_claims, provenance
@@ -201,6 +202,17 @@ def run_at_scale(nb: str, scale: str, device: str, seed: int = 0) -> int:
     if presets is not None and scale not in presets:
         print(f"{nb} has no {scale} preset (it has {', '.join(presets)}); no results file written")
         return 2
+    if nproc > 1:  # the chapter's run_experiment on torchrun's ranks; rank 0 writes the file
+        if not hasattr(mod, "run_experiment"):
+            print(f"{nb}: icml26_lit.{slug}.experiments has no run_experiment; NPROC must be 1")
+            return 2
+        cmd = [str(Path(PY).parent / "torchrun"), "--standalone", f"--nproc-per-node={nproc}"]
+        cmd += [str(ROOT / "book" / "run_distributed.py"), "--slug", slug, "--scale", scale]
+        cmd += ["--seed", str(seed), "--device", device, "--notebook", nb]
+        rc = subprocess.run(cmd, cwd=ROOT).returncode
+        if rc:
+            print(f"{nb}: a rank failed (exit status {rc}, see above); no results file written")
+        return 1 if rc else 0
     claims = Path(tempfile.mkdtemp(prefix="claims-"))
     env = dict(_env(), ICML26_CLAIMS_DIR=str(claims), ICML26_BOOK="0")
     for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
@@ -250,6 +262,7 @@ def main(argv=None) -> int:
     p.add_argument("--device", default="auto")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--nproc", type=int, default=1, help="processes for `run` (torchrun)")
     a = p.parse_args(argv)
     chapters = a.chapters.split() or None
     if chapters:
@@ -278,7 +291,7 @@ def main(argv=None) -> int:
     if a.command == "run":
         if not a.notebook:
             sys.exit("make run needs NB=<notebook path>")
-        return run_at_scale(a.notebook, a.scale, a.device, a.seed)
+        return run_at_scale(a.notebook, a.scale, a.device, a.seed, a.nproc)
     return 2
 
 

@@ -1,0 +1,96 @@
+"""One chapter's experiment on many processes: run under torchrun, one process per rank.
+
+    torchrun --standalone --nproc-per-node 4 book/run_distributed.py --slug example --scale full
+    (or `make run NB=<experiments notebook> SCALE=full NPROC=4`)
+
+The chapter's experiments module supplies run_experiment(cfg, seed, device), which splits its
+units over the ranks with icml26_lit.core.distributed.map_units, and record_claims(results, cfg,
+scale). Rank 0 records the claims and writes the results file: to a temporary name, renamed once
+complete, so a run that fails on any rank leaves no file that looks finished.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def parse_sets(items: list[str]) -> dict:
+    "key=value overrides of the preset (values read as Python literals)."
+    out = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key.isidentifier():
+            raise SystemExit(f"--set {item!r}: expected key=value")
+        try:
+            out[key] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            out[key] = value
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--slug", required=True, help="the chapter's package, e.g. example")
+    p.add_argument("--scale", default="full")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="auto")
+    p.add_argument("--set", nargs="*", default=[], help="preset overrides, key=value")
+    p.add_argument("--out", default=None, help="results file (default results/<slug>/<scale>.json)")
+    p.add_argument("--notebook", default=None, help="the experiments notebook, for the record")
+    a = p.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    from icml26_lit.core import Config, Scale, get_device, load_claims, provenance
+    from icml26_lit.core.distributed import init_distributed
+
+    mod = importlib.import_module(f"icml26_lit.{a.slug}.experiments")
+    if not (hasattr(mod, "run_experiment") and hasattr(mod, "record_claims")):
+        raise SystemExit(f"icml26_lit.{a.slug}.experiments has no run_experiment/record_claims")
+    scale = Scale.get(a.scale).name
+    dev = get_device(a.device)
+    rank, world = init_distributed(str(dev))
+    cfg = Config(mod.CONFIG.get(scale), **parse_sets(a.set))
+    t0, c0 = time.perf_counter(), time.process_time()
+    results = mod.run_experiment(cfg, a.seed, str(dev))
+    if world > 1:
+        import torch.distributed as dist
+
+        dist.destroy_process_group()
+    if rank != 0:
+        return 0
+    claims_dir = Path(tempfile.mkdtemp(prefix="claims-"))
+    os.environ["ICML26_CLAIMS_DIR"] = str(claims_dir)
+    mod.record_claims(results, cfg, scale)
+    res = dict(
+        notebook=a.notebook,
+        scale=scale,
+        seed=a.seed,
+        provenance=provenance(str(dev)),
+        wall_s=round(time.perf_counter() - t0, 1),
+        cpu_s_rank0=round(time.process_time() - c0, 1),
+        nproc=world,
+        overrides=parse_sets(a.set),
+        results=results,
+        claims=[asdict(c) for c in load_claims(directory=claims_dir)],
+    )
+    dst = Path(a.out) if a.out else ROOT / "results" / a.slug / f"{scale}.json"
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(res, indent=1))
+    os.replace(tmp, dst)  # whole or not at all
+    print(f"{a.slug} at scale={scale} on {world} process(es): {res['wall_s']:.0f} s; wrote {dst}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
