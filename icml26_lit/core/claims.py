@@ -5,6 +5,7 @@
 # %% ../../nbs/00_core/03_claims.ipynb #dc7b3a74
 from __future__ import annotations
 
+import ast
 import datetime as _dt
 import html
 import json
@@ -25,7 +26,7 @@ from .scale import Scale
 # %% auto #0
 __all__ = ['API_VERSION', 'VERDICTS', 'TESTS', 'EFFECTS', 'SCOREBOARD_VERDICTS', 'Decision', 'decide', 'repo_root', 'claims_dir',
            'magnitude', 'direction_only', 'Claim', 'record_claim', 'load_claims', 'ClaimsTable', 'claims_table',
-           'provenance', 'scoreboard_rows', 'scoreboard_counts', 'scoreboard_html']
+           'provenance', 'results_stale', 'scoreboard_rows', 'scoreboard_counts', 'scoreboard_html']
 
 # %% ../../nbs/00_core/03_claims.ipynb #1f8de8cf
 API_VERSION = 2
@@ -684,13 +685,37 @@ def provenance(device: str = "cpu") -> dict:
         python=platform.python_version(),
     )
 
+# %% ../../nbs/00_core/03_claims.ipynb #7da5c067
+def results_stale(results_file, slug: str, root=None) -> bool | None:
+    "True if the chapter's experiments code differs from the code of the file's last commit."
+    root = pathlib.Path(root) if root is not None else repo_root()
+
+    def git(*args):
+        try:
+            p = subprocess.run(["git", *args], capture_output=True, text=True, cwd=root, timeout=20)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return p.stdout if p.returncode == 0 else None
+
+    def code(src):  # the syntax tree: formatting and comments do not count as a change
+        return ast.dump(ast.parse(src)) if src is not None else None
+
+    rel = os.path.relpath(pathlib.Path(results_file).resolve(), root.resolve())
+    last = (git("log", "-1", "--format=%H", "--", rel) or "").strip()
+    module = root / "icml26_lit" / slug / "experiments.py"
+    if not last or not module.exists():  # not committed yet, or no git history
+        return None
+    then = git("show", f"{last}:icml26_lit/{slug}/experiments.py")
+    return then is None or code(then) != code(module.read_text())
+
 # %% ../../nbs/00_core/03_claims.ipynb #72eea5119410473aa328ad9291626812
 def _larger_runs(results_dir: pathlib.Path, slug: str) -> dict:
-    "{claim text: [(scale, verdict, n, device, date)]} from a chapter's committed results files."
+    "{claim text: [(scale, verdict, n, device, date, stale)]} from a chapter's results files."
     out = {}
     for f in sorted((results_dir / slug).glob("*.json")):
         r = json.loads(f.read_text())
         prov = r.get("provenance", {})
+        stale = results_stale(f, slug, results_dir.parent)
         for c in r.get("claims", []):
             v = c.get("verdict", "?") if "fails_if" in c else "earlier API"
             if c.get("direction_only") and v == "holds":
@@ -702,6 +727,7 @@ def _larger_runs(results_dir: pathlib.Path, slug: str) -> dict:
                     c.get("n_ours"),
                     prov.get("device_name"),
                     prov.get("date", "")[:10],
+                    bool(stale),
                 )
             )
     return out
@@ -746,7 +772,9 @@ def scoreboard_rows(chapters: list[dict], claims: list[Claim], results_dir, nbs_
                     details=details,
                     verdict=c.shown_verdict,
                     larger="; ".join(
-                        f"{s}: {v} (n={n}, {dev}, {date})" for s, v, n, dev, date in runs
+                        f"{s}: {v} (n={n}, {dev}, {date}"
+                        + (", stale: the experiments changed since)" if old else ")")
+                        for s, v, n, dev, date, old in runs
                     )
                     or "–",
                 )

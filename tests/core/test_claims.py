@@ -2,6 +2,7 @@
 
 import json
 import math
+import subprocess
 
 import numpy as np
 import pytest
@@ -284,3 +285,36 @@ def test_bad_input_names_the_argument_and_writes_nothing(tmp_path, monkeypatch, 
     with pytest.raises(err, match=msg.replace("(", r"\(").replace("[", r"\[")):
         record_claim(chapter, claim, **kw)
     assert not list(tmp_path.iterdir())
+
+
+def test_results_file_is_stale_once_the_experiments_change_after_it(tmp_path):
+    from icml26_lit.core.claims import results_stale
+
+    def git(*a):
+        subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True)
+
+    exp = tmp_path / "icml26_lit" / "demo" / "experiments.py"
+    res = tmp_path / "results" / "demo" / "cpu.json"
+    exp.parent.mkdir(parents=True)
+    res.parent.mkdir(parents=True)
+    exp.write_text("x = 1\n")
+    res.write_text("{}")
+    assert results_stale(res, "demo", tmp_path) is None  # no repository yet
+    git("init", "-q")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "0")
+    assert results_stale(res, "demo", tmp_path) is None  # not committed: nothing to compare
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "code and results")
+    assert results_stale(res, "demo", tmp_path) is False  # written with the code it ran
+    (tmp_path / "README").write_text("other change")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "unrelated")
+    assert results_stale(res, "demo", tmp_path) is False
+    exp.write_text("x = (1)  # reformatted, with a comment\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "format")
+    assert results_stale(res, "demo", tmp_path) is False  # the same syntax tree
+    exp.write_text("x = 2\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "new experiments")
+    assert results_stale(res, "demo", tmp_path) is True
