@@ -104,6 +104,8 @@ CONFIG = sizes(ci=_CI, cpu=_CPU, colab=_COLAB, full=_FULL)
 # %% ../../nbs/18_gcn_sr/06_experiments.ipynb #db1b3d14
 def expr_recovered(expr: sp.Expr, truth: sp.Expr, X_test: torch.Tensor) -> bool:
     "Exact recovery of `truth` by a sympy expression: numeric check, then simplify (Chapter 18)."
+    if expr.has(sp.zoo, sp.nan, sp.oo, -sp.oo):  # an infinity is no recovery (nor printable)
+        return False
     d = X_test.shape[1]
     Xn = X_test.double().numpy()
     with np.errstate(all="ignore"):

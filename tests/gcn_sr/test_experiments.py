@@ -48,6 +48,10 @@ def test_recovery_judge():
     Xt, _, truth = nguyen(10, n_points=200, seed=1)
     assert expr_recovered(sp.sin(x + y) + sp.sin(x - y), truth, Xt)  # = 2 sin x cos y
     assert not expr_recovered(2 * sp.sin(x) * sp.cos(1.001 * y), truth, Xt)
+    # gplearn's protected division can simplify to complex infinity: no recovery, and no crash
+    # (numpy's lambdify printer has no zoo: this raised KeyError in a cpu run)
+    for inf in (sp.zoo * x, x + sp.oo, x - sp.oo, sp.nan * y):
+        assert not expr_recovered(inf, truth, Xt)
     e = _gplearn_to_sympy("add(mul(X0, X0), div(X0, X0))", 1)
     assert sp.simplify(e - (x**2 + 1)) == 0
 
