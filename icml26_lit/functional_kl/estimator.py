@@ -18,22 +18,37 @@ from .kernels import weighted_cm_norm
 SCHEDULES = ("uniform", "importance")
 
 
+T_MAX = 1 - 2**-20  # largest t fed to t/(1-t): exact in float32, so the weight is recoverable
+
+
 def importance_normaliser(t_eps: float) -> float:
-    "Z = int_0^t_eps t/(1-t) dt = -log(1 - t_eps) - t_eps."
-    return -math.log1p(-t_eps) - t_eps
+    "Z = int_0^1 w(t) dt = -log(1 - t_eps) for w(t) = t/(1-t) capped at its value at t_eps."
+    return -math.log1p(-t_eps)
 
 
 def sample_importance_times(n: int, t_eps: float, generator=None) -> torch.Tensor:
-    "n draws of t ~ t/(1-t) on [0, t_eps] by the Lambert-W inverse CDF (float64)."
+    "n draws of t ~ w(t)/Z on [0, 1): Lambert-W inverse CDF below t_eps, uniform above (float64)."
     if not (isinstance(t_eps, (int, float)) and 0 < t_eps < 1):
         raise ValueError(f"t_eps must lie in (0, 1), got {t_eps!r}")
     u = torch.rand(n, generator=generator, dtype=torch.float64).clamp_min(1e-12)
     z = importance_normaliser(t_eps)
+    u_eps = (z - t_eps) / z  # F(t_eps): the mass below t_eps
     w = lambertw(-torch.exp(-1 - u * z).numpy(), 0).real  # t = 1 + W0(-exp(-1 - u Z))
-    return (1 + torch.as_tensor(w)).clamp(0.0, t_eps)
+    low = (1 + torch.as_tensor(w)).clamp(0.0, t_eps)
+    high = t_eps + (1 - t_eps) * (u - u_eps) / (1 - u_eps)  # w is flat above t_eps
+    return torch.where(u <= u_eps, low, high).clamp(0.0, T_MAX)
+
 
 # %% auto #0
-__all__ = ['SCHEDULES', 'importance_normaliser', 'sample_importance_times', 'KLEstimate', 'functional_kl']
+__all__ = [
+    "SCHEDULES",
+    "T_MAX",
+    "importance_normaliser",
+    "sample_importance_times",
+    "KLEstimate",
+    "functional_kl",
+]
+
 
 # %% ../../nbs/11_functional_kl/03_estimator.ipynb #5374f6f9
 @dataclass
@@ -71,6 +86,7 @@ def _times(schedule, n_t, B, t_eps, generator):
     t = sample_importance_times(n_t * B, t_eps, generator).reshape(n_t, B)
     return t, importance_normaliser(t_eps) / n_t
 
+
 # %% ../../nbs/11_functional_kl/03_estimator.ipynb #01601e4f
 @torch.no_grad()
 def functional_kl(
@@ -93,12 +109,13 @@ def functional_kl(
         ts, dt = _times(schedule, n_t, B, t_eps, generator)
         for i in range(n_t):
             t = ts[i].to(x1)
+            t64 = t.double().cpu()  # the t the weight saw, so dividing it out is exact
             x0 = noise.sample(B, D, generator, dtype=x1.dtype).to(x1.device)
             xt = t[:, None, None] * x1 + (1 - t[:, None, None]) * x0  # X_t = t X1 + (1-t) X0
             dv = velocity_a(xt, t) - velocity_b(xt, t)
             f = weighted_cm_norm(dv, noise, t, backend=backend).double().cpu()  # t/(1-t)||dv||^2
-            if schedule == "importance":  # f / p(t) = Z ||dv||^2
-                f = f * (1 - ts[i]) / ts[i].clamp_min(1e-300)
+            if schedule == "importance":  # w(t) ||dv||^2 / p(t) = Z ||dv||^2
+                f = f * (1 - t64) / t64.clamp_min(1e-300)
             per_path += dt * f
     per_path /= n_noise
     if not torch.isfinite(per_path).all():

@@ -47,8 +47,10 @@ class VelocityMLP(nn.Module):
         h = torch.cat([x.reshape(len(x), -1).float(), ft.sin(), ft.cos(), self.embed(y)], 1)
         return self.net(h).reshape(x.shape).to(x.dtype)
 
+
 # %% auto #0
-__all__ = ['VelocityMLP', 'logit_normal', 'FunctionalFlowMatching']
+__all__ = ["VelocityMLP", "logit_normal", "FunctionalFlowMatching"]
+
 
 # %% ../../nbs/11_functional_kl/02_ffm.ipynb #ab888e78
 def logit_normal(n: int, generator=None) -> torch.Tensor:
@@ -102,6 +104,7 @@ class FunctionalFlowMatching:
             for pe, p in zip(self.ema_net.parameters(), self.net.parameters()):
                 pe.lerp_(p, 1 - decay)
         return loss.item()
+
 
 # %% ../../nbs/11_functional_kl/02_ffm.ipynb #6edc81d2
 def _fit(self, paths, steps: int, batch: int = 256, generator=None):

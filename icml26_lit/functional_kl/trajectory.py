@@ -47,9 +47,22 @@ def snapshot_index(M: int):
     "Grid indices of the snapshot times (nearest grid point)."
     return [round(tau * (M - 1)) for tau in SNAPSHOT_TAUS]
 
+
 # %% auto #0
-__all__ = ['COUPLINGS', 'SNAPSHOT_TAUS', 'double_well_drift', 'double_well_paths', 'snapshot_index', 'ot_pairing',
-           'couple_chains', 'bridge_fill', 'coupled_bridge_paths', 'w2_squared']
+__all__ = [
+    "COUPLINGS",
+    "SNAPSHOT_TAUS",
+    "double_well_drift",
+    "double_well_paths",
+    "snapshot_index",
+    "ot_pairing",
+    "couple_chains",
+    "bridge_fill",
+    "knot_variance",
+    "coupled_bridge_paths",
+    "w2_squared",
+]
+
 
 # %% ../../nbs/11_functional_kl/05_trajectory_inference.ipynb #28945857
 def ot_pairing(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -74,6 +87,7 @@ def couple_chains(snapshots, coupling: str, generator=None) -> torch.Tensor:
         chain.append(nxt[perm])
     return torch.stack(chain, 1)
 
+
 # %% ../../nbs/11_functional_kl/05_trajectory_inference.ipynb #466d7e4f
 def bridge_fill(
     chains: torch.Tensor, knots, M: int, s: float, T: float = 1.0, generator=None
@@ -97,6 +111,12 @@ def bridge_fill(
     return out
 
 
+def knot_variance(snapshot: torch.Tensor) -> torch.Tensor:
+    "Scott's kernel variance per coordinate, n^(-2/(D+4)) var_j, of a snapshot (n, D): (D,)."
+    n, D = snapshot.shape
+    return n ** (-2 / (D + 4)) * snapshot.double().var(0)
+
+
 def coupled_bridge_paths(
     snapshots,
     times,
@@ -106,15 +126,25 @@ def coupled_bridge_paths(
     generator=None,
     T: float = 1.0,
     n_fill: int = 1,
+    jitter: bool = True,
 ) -> torch.Tensor:
-    "TI paths (n * n_fill, M, D): couple snapshots at grid indices `times`, fill gaps by bridges."
+    "TI paths (n * n_fill, M, D): couple snapshots, jitter the knots, fill the gaps by bridges."
     s = _positive("s", s)
     if len(snapshots) != len(times) or len(times) < 2 or list(times) != sorted(set(times)):
         raise ValueError("times must be increasing grid indices, one per snapshot")
-    chains = couple_chains(
-        [torch.as_tensor(x, dtype=torch.float64) for x in snapshots], coupling, generator
-    )
-    return torch.cat([bridge_fill(chains, times, M, s, T, generator) for _ in range(n_fill)])
+    snaps = [torch.as_tensor(x, dtype=torch.float64) for x in snapshots]
+    chains = couple_chains(snaps, coupling, generator)
+    eta = torch.stack([knot_variance(x) for x in snaps]).sqrt()  # (S, D)
+    out = []
+    for _ in range(n_fill):  # fresh knots per filling: the knot law has a density
+        knots = chains
+        if jitter:
+            knots = chains + eta * torch.randn(
+                chains.shape, generator=generator, dtype=torch.float64
+            )
+        out.append(bridge_fill(knots, times, M, s, T, generator))
+    return torch.cat(out)
+
 
 # %% ../../nbs/11_functional_kl/05_trajectory_inference.ipynb #725d4185
 def w2_squared(a: torch.Tensor, b: torch.Tensor) -> float:

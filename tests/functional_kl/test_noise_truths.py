@@ -109,11 +109,37 @@ def test_gaussian_kl_by_hand_and_ou_sampler():
     assert abs(x[:, :, 0].var(0).mean().item() - 0.25) < 0.01
 
 
-def test_importance_times_in_range():
-    t = sample_importance_times(10000, 0.9, torch.Generator().manual_seed(0))
-    assert t.min() >= 0 and t.max() <= 0.9
-    # the density t/(1-t) piles up near t_eps: the median is well above 0.45
-    assert t.median() > 0.6
+def test_importance_times_follow_the_capped_weight():
+    # the official sampler: density min(t, te)/(1 - min(t, te)) / Z on [0, 1), Z = -log(1 - te)
+    te = 0.9
+    t = sample_importance_times(100_000, te, torch.Generator().manual_seed(0))
+    assert t.min() >= 0 and t.max() < 1
+    z = -math.log1p(-te)
+    # mass above te is te / Z = 0.391 (binomial sd 1.5e-3, so 6e-3 is 4 sd); within [te, 1)
+    # uniform: its mean is (1 + te) / 2 (sd of the mean ~1e-4)
+    hi = t[t > te]
+    assert abs(len(hi) / len(t) - te / z) < 6e-3
+    assert abs(hi.mean().item() - (1 + te) / 2) < 1e-3
+    # below te the CDF is (-t - log(1 - t)) / Z: at t = 0.5, 0.1 (sd 1e-3)
+    assert abs((t <= 0.5).double().mean().item() - (-0.5 + math.log(2)) / z) < 5e-3
+
+
+def test_importance_estimate_of_a_constant_integrand_is_z():
+    # a constant velocity difference h: ||h||^2_CM is the same at every t, so the importance
+    # estimate is exactly Z ||h||^2 with Z = -log(1 - t_eps), the official normaliser. The
+    # earlier sampler (support [0, t_eps], Z = -log(1 - t_eps) - t_eps) gave 30% less here.
+    nz = GaussianNoise(16, 4)
+    h = nz.reconstruct(torch.ones(1, 9, 1, dtype=torch.float64))  # one unit per mode
+    va = lambda x, t: h.expand_as(x)  # noqa: E731
+    vb = lambda x, t: torch.zeros_like(x)  # noqa: E731
+    x = nz.sample(8, 1, torch.Generator().manual_seed(0), dtype=torch.float64)
+    cm = nz.cm_norm(h).item()
+    est = functional_kl(
+        va, vb, x, nz, n_t=16, schedule="importance", t_eps=0.96,
+        generator=torch.Generator().manual_seed(1), backend="torch",
+    )  # fmt: skip
+    # fp64: dividing the weight back out leaves ~1e-12 relative (t up to 1 - 2^-20)
+    assert abs(est.value / (-math.log1p(-0.96) * cm) - 1) < 1e-9, est
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from icml26_lit.functional_kl.trajectory import (
     couple_chains,
     coupled_bridge_paths,
     double_well_paths,
+    knot_variance,
     ot_pairing,
     w2_squared,
 )
@@ -81,3 +82,31 @@ def test_ffm_learns_gaussian_velocity_direction():
     assert sum(p.numel() for p in VelocityMLP(32, 2, 4).parameters()) == 170848
     with pytest.raises(ValueError, match="paths"):
         ffm.fit([paths[0]], 1)
+
+
+def test_knot_variance_is_scotts_rule():
+    x = torch.randn(500, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    x = x * torch.tensor([2.0, 0.5], dtype=torch.float64)
+    # n^(-2/(D+4)) var_j: 500^(-1/3) = 0.12599 times the sample variance, exactly
+    torch.testing.assert_close(knot_variance(x), 500 ** (-1 / 3) * x.var(0), rtol=1e-12, atol=0)
+
+
+def test_jittered_knots_have_a_density_and_fresh_draws_per_filling():
+    # knots jittered by N(0, eta^2) per filling: the arm's knot law is a Gaussian mixture, not
+    # the observed atoms (the singular design this replaced). OT chains are deterministic, so
+    # jittered minus pinned paths at a knot is the jitter itself.
+    g = torch.Generator().manual_seed(2)
+    n, nf = 400, 25
+    snaps = [torch.randn(n, 2, generator=g, dtype=torch.float64) * (1 + k) for k in range(3)]
+    pinned = coupled_bridge_paths(snaps, [0, 4, 9], 10, 0.5, "ot", g, jitter=False)
+    for k, j in enumerate([0, 4, 9]):  # pinned: the knots are the observed cells (as a set)
+        torch.testing.assert_close(pinned[:, j].sort(0).values, snaps[k].sort(0).values)
+    p = coupled_bridge_paths(snaps, [0, 4, 9], 10, 0.5, "ot", g, n_fill=nf)
+    d = p.reshape(nf, n, 10, 2) - pinned[None]
+    for k, j in enumerate([0, 4, 9]):
+        # 10,000 draws: the variance's relative sd is sqrt(2/1e4) = 1.4%, so 6% is > 4 sd
+        torch.testing.assert_close(d[:, :, j].reshape(-1, 2).var(0), knot_variance(snaps[k]),
+                                   rtol=0.06, atol=0)  # fmt: skip
+        assert d[:, :, j].reshape(-1, 2).mean(0).abs().max() < 0.05  # centred (sd ~0.004)
+    # fillings of one chain draw their own knots: two fillings never share a knot value
+    assert (p.reshape(nf, n, 10, 2)[0, :, 4] != p.reshape(nf, n, 10, 2)[1, :, 4]).all()
