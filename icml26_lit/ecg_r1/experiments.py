@@ -35,7 +35,7 @@ _PICKS = dict(
     lr_signal=3e-3,
     lr_image=3e-3,
     lr_grpo=1e-4,
-    lr_more_sft=3e-4,
+    lr_more_sft=1e-4,
     borderline_share=0.0,
     noise_mv=0.0,  # the AR(1) noise; baseline wander and pixel noise stay
 )
