@@ -53,7 +53,7 @@ CONFIG = sizes(
         gauss_paths=4000,
         gauss_steps=1000,
         run_pilot=False,
-        **_COMMON,
+        **{**_COMMON, "width": 192},  # the budget's second fallback (see "Timing first")
     ),
     cpu=dict(
         ti_seeds=10,

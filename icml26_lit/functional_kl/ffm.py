@@ -42,10 +42,19 @@ class VelocityMLP(nn.Module):
                     p.copy_((torch.rand(p.shape, generator=generator) * 2 - 1) * bound)
         self.register_buffer("freqs", math.pi * torch.arange(1, 9, dtype=torch.float32))
 
-    def forward(self, x, t, y):
+    def raw(self, x, t, y):
+        "The MLP's output m(x, t, y), (B, M, D)."
         ft = t.float()[:, None] * self.freqs  # 8 frequencies -> 16 features
         h = torch.cat([x.reshape(len(x), -1).float(), ft.sin(), ft.cos(), self.embed(y)], 1)
-        return self.net(h).reshape(x.shape).to(x.dtype)
+        return self.net(h).reshape(x.shape)
+
+    def forward(self, x, t, y):
+        "v = x + m(x, t, y) - m(x, 1, y): v(x, 1) = x for every class, as the true velocity."
+        m = self.raw(
+            torch.cat([x, x]), torch.cat([t.float(), torch.ones_like(t.float())]), y.repeat(2)
+        )
+        m_t, m_1 = m.chunk(2)
+        return (x.float() + (m_t - m_1)).to(x.dtype)
 
 
 # %% auto #0

@@ -110,3 +110,19 @@ def test_jittered_knots_have_a_density_and_fresh_draws_per_filling():
         assert d[:, :, j].reshape(-1, 2).mean(0).abs().max() < 0.05  # centred (sd ~0.004)
     # fillings of one chain draw their own knots: two fillings never share a knot value
     assert (p.reshape(nf, n, 10, 2)[0, :, 4] != p.reshape(nf, n, 10, 2)[1, :, 4]).all()
+
+
+def test_velocity_is_x_at_t_one_for_every_class():
+    # the true FFM velocity at t = 1 is E[X1 - X0 | X1 = x] = x for every law, so class
+    # differences vanish where the KL weight t/(1-t) blows up; the network is built to match
+    # (official 'vt_from_substraction'). A plain MLP output (the earlier version) fails this.
+    nz = GaussianNoise(16, 4)
+    g = torch.Generator().manual_seed(0)
+    paths = [torch.ones(32, 16, 2), -torch.ones(32, 16, 2), torch.zeros(32, 16, 2)]
+    ffm = FunctionalFlowMatching(nz, 2, 3, width=32, generator=g).fit(paths, 5, 16, g)
+    x = torch.randn(4, 16, 2, generator=g)
+    for c in range(3):  # m(x, 1) - m(x, 1) is exactly 0 in float32
+        assert torch.equal(ffm.velocity(c)(x, torch.ones(4)), x)
+    # and not trivially: away from t = 1 the classes differ
+    t = torch.full((4,), 0.5)
+    assert not torch.allclose(ffm.velocity(0)(x, t), ffm.velocity(1)(x, t))
