@@ -17,6 +17,11 @@ from icml26_lit.sim.navier_stokes import (
 )
 from .kdv import KdV1D, RK4_IMAG_LIMIT
 from .beta_plane import BetaPlane, rossby_wave
+from icml26_lit.sim.symplectic import (
+    stormer_verlet_step,
+    generalized_leapfrog_step,
+    hamiltonian_rollout,
+)
 
 __all__ = [
     "euler_step",
@@ -33,4 +38,7 @@ __all__ = [
     "RK4_IMAG_LIMIT",
     "BetaPlane",
     "rossby_wave",
+    "stormer_verlet_step",
+    "generalized_leapfrog_step",
+    "hamiltonian_rollout",
 ]
