@@ -152,6 +152,15 @@ class LetterSender:
             letters.append(" ".join(words))
         return letters, sig
 
+    def reveals(self, states, draws: LetterDraws) -> np.ndarray:
+        "What the body reveals (N,): -1 nothing, 0 weak, 1 strong (the leak z of notebook 01)."
+        s, u = np.asarray(states), draws.u.numpy()
+        n_body = 2 + np.minimum((u[:, 3] * 3).astype(int), 2)
+        hit = (u[:, 4:8] < self.leak) & (np.arange(4)[None, :] < n_body[:, None])
+        if self.prompt.obfuscate:
+            hit[:] = False
+        return np.where(hit.any(1), s, -1)
+
     def commitment(self, draws: LetterDraws) -> list:
         "The commitment sentence of each letter (a random paraphrase each)."
         return [commitment_sentence(self.prompt, _pick(x, 3)) for x in draws.u[:, 11].tolist()]
