@@ -81,8 +81,13 @@ _FULL = dict(
     ladder_steps=1000,
     timing_repeats=10,
 )
+# cpu: ci's chain and widths with 10 seeds, 10 plain-vs-plain pairs and 8,000 recorded MD steps
+# (measured on one thread: a seed's force and memory rows 3.7 s of CPU, an MD step of the
+# plain batch plus the flash run about 10 ms at 5 pairs)
+_CPU = dict(_CI, n_seeds=10, null_pairs=10, md_burn=500, md_steps=8000)
 CONFIG = sizes(
     ci=_CI,
+    cpu=_CPU,
     colab=_COLAB,
     full=_FULL,
     size_keys=[
