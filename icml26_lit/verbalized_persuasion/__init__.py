@@ -63,6 +63,7 @@ from icml26_lit.verbalized_persuasion.kernels import (
     score_messages_reference,
     bench_score_messages,
 )
+from . import _solutions  # noqa: F401  (registers the exercises)
 
 # %% ../../nbs/19_verbalized_persuasion/00_overview.ipynb #c689924f
 __all__ = [
