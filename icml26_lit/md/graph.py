@@ -10,7 +10,7 @@ import torch
 from ..core import check_tensor
 
 # %% auto #0
-__all__ = ['radius_graph', 'build_csr', 'build_csr_pair']
+__all__ = ['CELL_SEARCH_ABOVE', 'radius_graph', 'bipartite_radius_graph', 'build_csr', 'build_csr_pair']
 
 # %% ../../nbs/06_flashschnet/02_md_graph.ipynb #40944d0a
 def _check_batch(batch, n: int, device) -> torch.Tensor:
@@ -30,27 +30,26 @@ def _check_batch(batch, n: int, device) -> torch.Tensor:
         raise ValueError("batch must number the replicas 0, 1, ..., G-1 without gaps")
     return batch
 
-# %% ../../nbs/06_flashschnet/02_md_graph.ipynb #cee3d58f
-def radius_graph(
-    pos: torch.Tensor,  # (N, 3) positions
-    r: float,  # cutoff radius: pairs closer than r are joined
-    batch: torch.Tensor | None = None,  # (N,) sorted replica index of each bead
-    loop: bool = False,  # include self-loops (i -> i)
-    chunk: int = 1 << 24,  # distances computed per chunk (memory bound)
-) -> torch.Tensor:
-    "Pairs closer than `r` in each replica as `edge_index` (2, E) (Chapter 06, *The radius graph*)."
-    pos = check_tensor(
-        pos,
-        "pos",
-        shape=(None, 3),
-        dtypes=(torch.float16, torch.bfloat16, torch.float32, torch.float64),
-    )
+# %% ../../nbs/06_flashschnet/02_md_graph.ipynb #3da3f787
+def _sq_dist(diff: torch.Tensor) -> torch.Tensor:
+    "Squared length of (..., 3) vectors, summed in one fixed order so every search rounds alike."
+    return diff[..., 0] * diff[..., 0] + diff[..., 1] * diff[..., 1] + diff[..., 2] * diff[..., 2]
+
+# %% ../../nbs/06_flashschnet/02_md_graph.ipynb #17b154dc
+_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+CELL_SEARCH_ABOVE = 4096  # atoms: above this many, `method="auto"` uses the linked-cell search
+
+
+def _check_r_method(r, method):
     if not isinstance(r, (int, float)) or isinstance(r, bool) or not r > 0 or r == float("inf"):
         raise ValueError(f"r must be a positive finite number, got {r!r}")
+    if method not in ("auto", "dense", "cell"):
+        raise ValueError(f"method must be 'auto', 'dense' or 'cell', got {method!r}")
+
+
+def _dense_search(pos, r, batch, loop, chunk):
+    "All pairs of each replica, padded into a (G, n_max, 3) block and compared row block by block."
     n = pos.shape[0]
-    batch = _check_batch(batch, n, pos.device)
-    if n == 0:
-        return torch.empty(2, 0, dtype=torch.long, device=pos.device)
     counts = torch.bincount(batch)
     starts = torch.cumsum(counts, 0) - counts
     n_graphs, n_max = counts.numel(), int(counts.max())
@@ -63,21 +62,132 @@ def radius_graph(
     found = []
     for i0 in range(0, n_max, rows_per_chunk):  # target rows i0 .. i1 of every replica
         i1 = min(n_max, i0 + rows_per_chunk)
-        diff = dense[:, i0:i1, None, :] - dense[:, None, :, :]  # (G, rows, n_max, 3)
-        d2 = (diff * diff).sum(-1)
+        d2 = _sq_dist(dense[:, i0:i1, None, :] - dense[:, None, :, :])  # (G, rows, n_max)
         keep = (d2 < r * r) & valid[:, i0:i1, None] & valid[:, None, :]
-        if not loop:
-            ii = torch.arange(i0, i1, device=pos.device)
-            keep[:, ii - i0, ii] = False
-        else:
-            ii = torch.arange(i0, i1, device=pos.device)
-            keep[:, ii - i0, ii] = valid[:, i0:i1]
+        ii = torch.arange(i0, i1, device=pos.device)
+        keep[:, ii - i0, ii] = valid[:, i0:i1] if loop else False
         g, i, j = keep.nonzero(as_tuple=True)
         found.append(torch.stack([starts[g] + j, starts[g] + i0 + i]))
     edge_index = torch.cat(found, 1)
     if len(found) > 1:  # chunks come out row-block by row-block: restore (target, source) order
         edge_index = edge_index[:, torch.argsort(edge_index[1] * n + edge_index[0])]
     return edge_index
+
+# %% ../../nbs/06_flashschnet/02_md_graph.ipynb #c4e7d46d
+def _cell_coords(points: list[torch.Tensor], r: float) -> list[torch.Tensor]:
+    "Integer cell coordinates (n, 3) >= 1, neighbours kept adjacent, large gaps shrunk to 2."
+    allp = torch.cat(points).double()
+    # cells 1% wider than r: a pair the (fp16-rounded) distance test joins is never 2 cells apart
+    c = ((allp - allp.min(0).values) / (1.01 * r)).floor().clamp(max=2.0**52).long()
+    for a in range(3):  # compress each axis so the grid key cannot overflow for far-apart points
+        u, inv = torch.unique(c[:, a], return_inverse=True)
+        new = torch.cat([u.new_zeros(1), torch.cumsum((u[1:] - u[:-1]).clamp(max=2), 0)])
+        c[:, a] = new[inv] + 1  # + 1: the offset -1 stays >= 0
+    return list(c.split([p.shape[0] for p in points]))
+
+# %% ../../nbs/06_flashschnet/02_md_graph.ipynb #d2e04405
+_OFFSETS = torch.tensor([[a, b, c] for a in (-1, 0, 1) for b in (-1, 0, 1) for c in (-1, 0, 1)])
+
+
+def _cell_candidates(src, dst, r, src_batch, dst_batch):
+    "For each target, the 27 neighbour cells as (slot into sorted sources, count) (n_dst, 27)."
+    cs, cd = _cell_coords([src, dst], r)
+    dims = [int(max(cs[:, a].max(), cd[:, a].max())) + 2 for a in range(3)]
+    n_graphs = int(max(src_batch.max(), dst_batch.max())) + 1
+    if n_graphs * dims[0] * dims[1] * dims[2] >= 2**62:
+        return None  # the grid key would overflow: the caller falls back to the dense search
+
+    def key(b, c):
+        return ((b * dims[0] + c[..., 0]) * dims[1] + c[..., 1]) * dims[2] + c[..., 2]
+
+    ks = key(src_batch, cs)
+    order = torch.argsort(ks, stable=True)  # sources by cell, ascending index inside a cell
+    cell_keys, cell_counts = torch.unique_consecutive(ks[order], return_counts=True)
+    cell_start = torch.cumsum(cell_counts, 0) - cell_counts
+    kd = key(dst_batch[:, None], cd[:, None, :] + _OFFSETS.to(cd.device))  # (n_dst, 27)
+    slot = torch.searchsorted(cell_keys, kd).clamp(max=cell_keys.numel() - 1)
+    hit = cell_keys[slot] == kd
+    count = torch.where(hit, cell_counts[slot], torch.zeros_like(slot))
+    return order, cell_start[slot], count
+
+
+def _cell_search(src, dst, r, src_batch, dst_batch, chunk, loop=True):
+    "Edges (source j, target i) with |dst_i - src_j| < r, sorted by i then j, from linked cells."
+    found = _cell_candidates(src, dst, r, src_batch, dst_batch)
+    if found is None:
+        return None
+    order, start, count = found
+    n_dst, n_src = dst.shape[0], src.shape[0]
+    ends = torch.cumsum(count.sum(1), 0)  # candidates up to and including each target
+    out, i0 = [], 0
+    while i0 < n_dst:  # blocks of targets holding about `chunk` candidate pairs each
+        base = int(ends[i0 - 1]) if i0 else 0
+        i1 = max(i0 + 1, int(torch.searchsorted(ends, base + chunk, right=True)))
+        c, s = count[i0:i1].reshape(-1), start[i0:i1].reshape(-1)
+        tgt = torch.arange(i0, i1, device=dst.device).repeat_interleave(27).repeat_interleave(c)
+        first = torch.cumsum(c, 0) - c
+        within = torch.arange(int(c.sum()), device=dst.device) - first.repeat_interleave(c)
+        srci = order[s.repeat_interleave(c) + within]
+        keep = _sq_dist(dst[tgt] - src[srci]) < r * r  # the dense test, rounded the same way
+        if not loop:
+            keep &= tgt != srci
+        tgt, srci = tgt[keep], srci[keep]
+        perm = torch.argsort(tgt * n_src + srci)
+        out.append(torch.stack([srci[perm], tgt[perm]]))
+        i0 = i1
+    return torch.cat(out, 1) if out else torch.empty(2, 0, dtype=torch.long, device=dst.device)
+
+# %% ../../nbs/06_flashschnet/02_md_graph.ipynb #cee3d58f
+def radius_graph(
+    pos: torch.Tensor,  # (N, 3) positions
+    r: float,  # cutoff radius: pairs closer than r are joined
+    batch: torch.Tensor | None = None,  # (N,) sorted replica index of each bead
+    loop: bool = False,  # include self-loops (i -> i)
+    chunk: int = 1 << 24,  # distances computed per chunk (memory bound)
+    method: str = "auto",  # "dense", "cell" (linked cells), "auto": cells when N > 4,096
+) -> torch.Tensor:
+    "Pairs closer than `r` in each replica as `edge_index` (2, E) (Chapter 06, *The radius graph*)."
+    pos = check_tensor(pos, "pos", shape=(None, 3), dtypes=_FLOATS)
+    _check_r_method(r, method)
+    n = pos.shape[0]
+    batch = _check_batch(batch, n, pos.device)
+    if n == 0:
+        return torch.empty(2, 0, dtype=torch.long, device=pos.device)
+    if method == "cell" or (method == "auto" and n > CELL_SEARCH_ABOVE):
+        edge_index = _cell_search(pos, pos, r, batch, batch, chunk, loop=loop)
+        if edge_index is not None:  # None only when the cell grid key would overflow int64
+            return edge_index
+    return _dense_search(pos, r, batch, loop, chunk)
+
+# %% ../../nbs/06_flashschnet/02_md_graph.ipynb #4fb4589a
+def bipartite_radius_graph(
+    x: torch.Tensor,  # (N_x, 3) source points
+    y: torch.Tensor,  # (N_y, 3) target points
+    r: float,  # cutoff radius: pairs closer than r are joined
+    chunk: int = 1 << 24,  # distances computed per chunk (memory bound)
+    method: str = "auto",  # "dense", "cell" (linked cells), "auto": cells when N_x or N_y > 4,096
+) -> torch.Tensor:
+    "Pairs `x_j -> y_i` closer than `r` as `edge_index` (2, E), sorted by i then j (Chapter 06)."
+    x = check_tensor(x, "x", shape=(None, 3), dtypes=_FLOATS)
+    y = check_tensor(y, "y", shape=(None, 3), dtypes=_FLOATS)
+    if x.dtype != y.dtype or x.device != y.device:
+        raise TypeError(f"x and y must share dtype and device, got {x.dtype} and {y.dtype}")
+    _check_r_method(r, method)
+    n_x, n_y = x.shape[0], y.shape[0]
+    if n_x == 0 or n_y == 0:
+        return torch.empty(2, 0, dtype=torch.long, device=x.device)
+    if method == "cell" or (method == "auto" and max(n_x, n_y) > CELL_SEARCH_ABOVE):
+        zx = torch.zeros(n_x, dtype=torch.long, device=x.device)
+        zy = torch.zeros(n_y, dtype=torch.long, device=x.device)
+        edge_index = _cell_search(x, y, r, zx, zy, chunk)
+        if edge_index is not None:
+            return edge_index
+    rows, found = max(1, chunk // n_x), []
+    for i0 in range(0, n_y, rows):  # row blocks come out in target order: no sort needed
+        keep = _sq_dist(y[i0 : i0 + rows, None, :] - x[None, :, :]) < r * r
+        i, j = keep.nonzero(as_tuple=True)
+        found.append(torch.stack([j, i + i0]))
+    return torch.cat(found, 1)
 
 # %% ../../nbs/06_flashschnet/02_md_graph.ipynb #b63ba73c
 def build_csr(
