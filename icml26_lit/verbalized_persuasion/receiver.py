@@ -11,6 +11,8 @@ import numpy as np
 import torch
 
 from ..core import BACKENDS
+from torch import nn
+
 from ..lm import TinyLM, WordTokenizer
 from .kernels import score_messages
 from icml26_lit.verbalized_persuasion.letters import (
@@ -59,7 +61,7 @@ def make_corpus(n: int, leak: float, generator: torch.Generator | None = None, h
     return out
 
 # %% ../../nbs/19_verbalized_persuasion/04_receiver.ipynb #d863dbfe
-class ReceiverLM:
+class ReceiverLM(nn.Module):
     "A tiny LM receiver with a Bayes posterior over letters (Chapter 19, *The receiver*)."
 
     def __init__(
@@ -78,8 +80,13 @@ class ReceiverLM:
             raise ValueError(f"prior_strong must lie in (0, 1), got {prior_strong}")
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+        super().__init__()
         self.tokenizer = WordTokenizer(vocabulary())
         self.lm = TinyLM(len(self.tokenizer), d_model, n_layers, n_heads, 96, generator, backend)
+        # a state vector added at every position (the state token alone was ignored; see below)
+        self.state_embedding = nn.Embedding(2, d_model)
+        with torch.no_grad():
+            self.state_embedding.weight.copy_(torch.randn(2, d_model, generator=generator) * 0.02)
         self.prior_strong, self.threshold, self.backend = prior_strong, threshold, backend
 
     def batch(self, commitments, states, letters):
@@ -105,7 +112,9 @@ def _log_likelihood(self: ReceiverLM, commitments, states, letters) -> torch.Ten
     "log P(letter | commitment, state) (B,) via `score_messages`."
     ids, att, y, m = self.batch(commitments, states, letters)
     dev = self.lm.head_weight.device
-    h = self.lm.hidden(ids.to(dev), attention_mask=att.to(dev))
+    s = torch.as_tensor([int(x) for x in states], device=dev)
+    x = self.lm.embed(ids.to(dev)) + self.state_embedding(s)[:, None, :]
+    h = self.lm.hidden(embeds=x, attention_mask=att.to(dev))
     return score_messages(h, self.lm.head_weight, y.to(dev), m.to(dev), backend=self.backend)
 
 
@@ -137,7 +146,7 @@ def _fit(
         raise ValueError(f"steps must be a positive int, got {steps!r}")
     if not corpus:
         raise ValueError("corpus must be non-empty")
-    opt = torch.optim.AdamW(self.lm.parameters(), lr=lr, weight_decay=0.0)
+    opt = torch.optim.AdamW(self.parameters(), lr=lr, weight_decay=0.0)
     losses = []
     for _ in range(steps):
         idx = torch.randint(0, len(corpus), (batch_size,), generator=generator).tolist()

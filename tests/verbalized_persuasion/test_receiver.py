@@ -24,10 +24,10 @@ def test_forward_backward_triton_matches_torch(fresh_seed):
     outs = []
     for backend in ("triton", "torch"):
         rx = _tiny(backend, fresh_seed)
-        rx.lm.double()
+        rx.double()
         ll = rx.log_likelihood(c, s, ltr)
         ll.sum().backward()
-        outs.append((ll.detach(), [p.grad.clone() for p in rx.lm.parameters()]))
+        outs.append((ll.detach(), [p.grad.clone() for p in rx.parameters()]))
     # fp64 through the same network: only the head's summation order differs
     torch.testing.assert_close(outs[0][0], outs[1][0], atol=1e-10, rtol=1e-10, msg=f"{fresh_seed}")
     for a, b in zip(outs[0][1], outs[1][1]):
@@ -38,7 +38,8 @@ def test_log_likelihood_is_the_substrates_token_sum():
     c, s, ltr = _records(4)
     rx = _tiny("torch")
     ids, att, y, m = rx.batch(c, s, ltr)
-    ref = rx.lm.token_logprobs(torch.where(m, y, -100), ids, attention_mask=att).sum(-1)
+    x = rx.lm.embed(ids) + rx.state_embedding(torch.tensor(s))[:, None]
+    ref = rx.lm.token_logprobs(torch.where(m, y, -100), embeds=x, attention_mask=att).sum(-1)
     torch.testing.assert_close(rx.log_likelihood(c, s, ltr), ref)
     # the message mask covers the letter and <eos>: its length is the letter's words + 1
     assert m.sum(1).tolist() == [len(x.split()) + 1 for x in ltr]
