@@ -12,7 +12,7 @@ import torch
 from ..core import check_tensor
 
 # %% auto #0
-__all__ = ['shell_windows']
+__all__ = ['shell_windows', 'farthest_point_regions']
 
 # %% ../../nbs/07_dkmp/03_regions_windows.ipynb #1e5718e3
 def _smooth_step(r: torch.Tensor, edge: float, width: float) -> torch.Tensor:
@@ -39,3 +39,24 @@ def shell_windows(
     steps = [_smooth_step(r, r0 * 2**level, width) for level in range(n_levels + 1)]
     # w_0 = s_0, w_l = s_l - s_{l-1}: a telescoping sum, so sum_l w_l = s_L exactly
     return torch.stack([steps[0]] + [steps[k] - steps[k - 1] for k in range(1, n_levels + 1)], -1)
+
+# %% ../../nbs/07_dkmp/03_regions_windows.ipynb #15577a3c
+def farthest_point_regions(
+    pos: torch.Tensor,  # (N, 3) reference frame, A
+    size: float,  # region size s, A: every atom ends within s/2 of its centre
+) -> tuple[torch.Tensor, torch.Tensor]:
+    "Centres (K,) by farthest-point sampling and Voronoi labels (N,) (Chapter 07, *Regions*)."
+    pos = check_tensor(pos, "pos", shape=(None, 3))
+    if isinstance(size, bool) or not isinstance(size, (int, float)) or not size > 0:
+        raise ValueError(f"size must be a positive number, got {size!r}")
+    if pos.shape[0] == 0:
+        raise ValueError("pos must hold at least one atom")
+    centres = [0]  # deterministic start: atom 0
+    dist = (pos - pos[0]).norm(dim=1)
+    while float(dist.max()) > size / 2:  # the farthest atom becomes the next centre
+        far = int(dist.argmax())
+        centres.append(far)
+        dist = torch.minimum(dist, (pos - pos[far]).norm(dim=1))
+    centres = torch.tensor(centres, dtype=torch.long)
+    labels = torch.cdist(pos, pos[centres]).argmin(dim=1)  # frozen Voronoi membership
+    return centres, labels

@@ -52,3 +52,18 @@ def test_windows_bad_input():
         shell_windows(r, 2, width=-1.0)
     with pytest.raises(ValueError, match="r contains NaN"):
         shell_windows(torch.tensor([float("nan")]), 2)
+
+
+def test_farthest_point_regions_cover_and_voronoi(fresh_seed):
+    from icml26_lit.dkmp.regions import farthest_point_regions
+
+    g = torch.Generator().manual_seed(fresh_seed)
+    x = torch.rand(300, 3, generator=g, dtype=F64) * 25
+    for s in (4.0, 8.0, 16.0):
+        c, lab = farthest_point_regions(x, s)
+        d = torch.cdist(x, x[c])
+        assert float(d.min(1).values.max()) <= s / 2, fresh_seed  # every atom within s/2
+        assert torch.equal(d[torch.arange(300), lab], d.min(1).values)  # nearest centre
+        assert len(set(c.tolist())) == len(c)
+    with pytest.raises(ValueError, match="size must be a positive"):
+        farthest_point_regions(x, 0.0)
