@@ -13,7 +13,6 @@ from .experiments import CONFIG, ti_data
 from .ground_truths import ou_grid_kl, ou_path_kl
 from .trajectory import w2_squared
 
-
 # %% ../../nbs/11_functional_kl/90_exercises.ipynb #429b026b
 def _integrator_identity():
     t = torch.linspace(0, 1, 200_001, dtype=torch.float64)
@@ -33,7 +32,6 @@ register_exercise(
     ],
     wrong=[1.0, 0.25],
 )
-
 
 # %% ../../nbs/11_functional_kl/90_exercises.ipynb #80026a6c
 def _cm(h, basis, eigenvalues):
@@ -83,7 +81,6 @@ register_exercise(
     ],
     wrong=[ou_path_kl(1, 3, 1, 1), ou_grid_kl(1, 2, 1, 1, 32)],
 )
-
 
 # %% ../../nbs/11_functional_kl/90_exercises.ipynb #fe7cec2c
 def _w2_ratio_doubled():

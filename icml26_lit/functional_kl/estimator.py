@@ -38,17 +38,8 @@ def sample_importance_times(n: int, t_eps: float, generator=None) -> torch.Tenso
     high = t_eps + (1 - t_eps) * (u - u_eps) / (1 - u_eps)  # w is flat above t_eps
     return torch.where(u <= u_eps, low, high).clamp(0.0, T_MAX)
 
-
 # %% auto #0
-__all__ = [
-    "SCHEDULES",
-    "T_MAX",
-    "importance_normaliser",
-    "sample_importance_times",
-    "KLEstimate",
-    "functional_kl",
-]
-
+__all__ = ['SCHEDULES', 'T_MAX', 'importance_normaliser', 'sample_importance_times', 'KLEstimate', 'functional_kl']
 
 # %% ../../nbs/11_functional_kl/03_estimator.ipynb #5374f6f9
 @dataclass
@@ -85,7 +76,6 @@ def _times(schedule, n_t, B, t_eps, generator):
         return t[:, None].expand(n_t, B), 0.98 / n_t
     t = sample_importance_times(n_t * B, t_eps, generator).reshape(n_t, B)
     return t, importance_normaliser(t_eps) / n_t
-
 
 # %% ../../nbs/11_functional_kl/03_estimator.ipynb #01601e4f
 @torch.no_grad()

@@ -30,17 +30,7 @@ _COMMON = dict(
 )
 
 # %% auto #0
-__all__ = [
-    "CONFIG",
-    "ARMS",
-    "ti_data",
-    "run_ti_seed",
-    "run_gauss_seed",
-    "smoke_step",
-    "marginal_check",
-    "in_bands",
-    "run_pilot",
-]
+__all__ = ['CONFIG', 'ARMS', 'ti_data', 'run_ti_seed', 'run_gauss_seed', 'smoke_step', 'marginal_check', 'in_bands', 'run_pilot']
 
 # %% ../../nbs/11_functional_kl/07_experiments.ipynb #22d4f3ef
 CONFIG = sizes(
@@ -101,7 +91,6 @@ CONFIG = sizes(
 )
 ARMS = ("true", "null", "ot", "random")
 
-
 # %% ../../nbs/11_functional_kl/07_experiments.ipynb #9d0db30e
 def ti_data(seed: int, cfg):
     "Training and evaluation paths per arm, and the held-out snapshot, for one seed."
@@ -126,7 +115,6 @@ def ti_data(seed: int, cfg):
         heldout_arm[arm] = fresh[:n, idx[2]]
     return train, evals, snaps[2], heldout_arm, snaps[4]
 
-
 # %% ../../nbs/11_functional_kl/07_experiments.ipynb #c2bd90a5
 def run_ti_seed(seed: int, cfg) -> dict:
     "FFM on the four arms, forward and reverse FKL of each arm against the truth, held-out W2^2."
@@ -148,7 +136,6 @@ def run_ti_seed(seed: int, cfg) -> dict:
     out["w2_null"] = w2_squared(train["null"][: cfg.n_cells, snapshot_index(cfg.M)[2]], held)
     out["final_loss"] = float(np.mean(ffm.losses[-50:]))
     return out
-
 
 # %% ../../nbs/11_functional_kl/07_experiments.ipynb #7e3c65c2
 def run_gauss_seed(seed: int, cfg) -> dict:
@@ -200,7 +187,6 @@ def smoke_step(cfg) -> None:
         generator=g,
     )
     assert math.isfinite(r.value) and math.isfinite(w2_squared(held_arm["ot"], held))
-
 
 # %% ../../nbs/11_functional_kl/07_experiments.ipynb #fbe01481
 def marginal_check(seed: int, cfg) -> dict:

@@ -56,10 +56,8 @@ class VelocityMLP(nn.Module):
         m_t, m_1 = m.chunk(2)
         return (x.float() + (m_t - m_1)).to(x.dtype)
 
-
 # %% auto #0
-__all__ = ["VelocityMLP", "logit_normal", "FunctionalFlowMatching"]
-
+__all__ = ['VelocityMLP', 'logit_normal', 'FunctionalFlowMatching']
 
 # %% ../../nbs/11_functional_kl/02_ffm.ipynb #ab888e78
 def logit_normal(n: int, generator=None) -> torch.Tensor:
@@ -113,7 +111,6 @@ class FunctionalFlowMatching:
             for pe, p in zip(self.ema_net.parameters(), self.net.parameters()):
                 pe.lerp_(p, 1 - decay)
         return loss.item()
-
 
 # %% ../../nbs/11_functional_kl/02_ffm.ipynb #6edc81d2
 def _fit(self, paths, steps: int, batch: int = 256, generator=None):

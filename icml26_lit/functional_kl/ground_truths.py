@@ -42,17 +42,8 @@ def gaussian_mode_kl(mean_a, mean_b, data_eigenvalues, noise: GaussianNoise) -> 
     dm = noise.project((mean_a - mean_b)[None].double())[0]
     return 0.5 * (dm**2 / data_eigenvalues.double()[:, None]).sum().item()
 
-
 # %% auto #0
-__all__ = [
-    "gaussian_path_velocity",
-    "gaussian_mode_kl",
-    "OUProcess",
-    "gaussian_kl",
-    "ou_path_kl",
-    "ou_grid_kl",
-]
-
+__all__ = ['gaussian_path_velocity', 'gaussian_mode_kl', 'OUProcess', 'gaussian_kl', 'ou_path_kl', 'ou_grid_kl']
 
 # %% ../../nbs/11_functional_kl/04_ground_truths.ipynb #8ff4b82b
 class OUProcess:
@@ -93,7 +84,6 @@ def gaussian_kl(mean_a, cov_a, mean_b, cov_b) -> float:
     maha = (d * torch.cholesky_solve(d, Lb)).sum()
     logdet = 2 * (Lb.diagonal().log().sum() - La.diagonal().log().sum())
     return 0.5 * (tr + maha - ma.numel() + logdet).item()
-
 
 # %% ../../nbs/11_functional_kl/04_ground_truths.ipynb #d4062f2d
 def ou_path_kl(

@@ -21,8 +21,7 @@ if HAS_TRITON:
     import triton.language as tl
 
 # %% auto #0
-__all__ = ["weighted_cm_norm_reference", "weighted_cm_norm", "make_cm_inputs"]
-
+__all__ = ['weighted_cm_norm_reference', 'weighted_cm_norm', 'make_cm_inputs']
 
 # %% ../../nbs/11_functional_kl/06_kernels.ipynb #e62e99dc
 def _check_cm_inputs(delta_v, noise, t):
@@ -43,7 +42,6 @@ def weighted_cm_norm_reference(
     c = torch.einsum("mk,bmd->bkd", noise.basis.to(delta_v), delta_v)  # projection Phi^T dv
     cm = (c**2 / noise.eigenvalues.to(c)[:, None]).sum((1, 2))  # sum_k |c_k|^2 / lambda_k
     return t / (1 - t) * cm  # weight t/(1-t)
-
 
 # %% ../../nbs/11_functional_kl/06_kernels.ipynb #fc9ac18a
 if HAS_TRITON:
@@ -83,7 +81,6 @@ if HAS_TRITON:
         w = tl.load(w_ptr + b)  # t/(1-t)
         tl.store(out_ptr + b, w * tl.sum(acc, axis=0))
 
-
 # %% ../../nbs/11_functional_kl/06_kernels.ipynb #0cedbc32
 def _tiles(M, K):
     bm = min(64, triton.next_power_of_2(max(M, 1)))
@@ -101,7 +98,6 @@ def _cm_forward_triton(delta_v, basis, invlam, w):
         delta_v, basis, invlam, w, out, M, basis.shape[1], D, BLOCK_M=bm, BLOCK_K=bk
     )
     return out
-
 
 # %% ../../nbs/11_functional_kl/06_kernels.ipynb #3edecf00
 class _WeightedCM(torch.autograd.Function):
@@ -134,7 +130,6 @@ def weighted_cm_norm(
     invlam = (1 / noise.eigenvalues).to(delta_v).contiguous()
     return _WeightedCM.apply(delta_v, t, basis, invlam)
 
-
 # %% ../../nbs/11_functional_kl/06_kernels.ipynb #18c719dc
 def make_cm_inputs(size, dtype, generator):
     "Random (delta_v, noise, t) for `check_kernel`; size = (B, M, D, n_modes)."
@@ -166,7 +161,6 @@ if HAS_TRITON:
             {"BLOCK_M": 64, "BLOCK_K": 64},
             name=f"weighted_cm_{_dt}",
         )
-
 
 # %% ../../nbs/11_functional_kl/06_kernels.ipynb #f0a358b6
 def _bench(device, M=512, B=500, D=5):

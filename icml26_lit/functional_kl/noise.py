@@ -42,10 +42,8 @@ def mode_numbers(n_modes: int) -> torch.Tensor:
     k = torch.arange(1, n_modes + 1)
     return torch.cat([torch.zeros(1, dtype=k.dtype), k, k])
 
-
 # %% auto #0
-__all__ = ["fourier_basis", "mode_numbers", "matern_eigenvalues", "GaussianNoise"]
-
+__all__ = ['fourier_basis', 'mode_numbers', 'matern_eigenvalues', 'GaussianNoise']
 
 # %% ../../nbs/11_functional_kl/01_noise_measure.ipynb #5085f0f8
 def matern_eigenvalues(
@@ -60,7 +58,6 @@ def matern_eigenvalues(
     fourier_basis(M, n_modes)  # validates M and n_modes
     lam = (2 * nu / ls**2 + (2 * math.pi * k) ** 2) ** (-(nu + 0.5))  # lambda_k (unnormalised)
     return lam * (var * M / lam.sum())  # sum_k lambda_k = sigma^2 M
-
 
 # %% ../../nbs/11_functional_kl/01_noise_measure.ipynb #4736f0de
 class GaussianNoise:

@@ -47,22 +47,9 @@ def snapshot_index(M: int):
     "Grid indices of the snapshot times (nearest grid point)."
     return [round(tau * (M - 1)) for tau in SNAPSHOT_TAUS]
 
-
 # %% auto #0
-__all__ = [
-    "COUPLINGS",
-    "SNAPSHOT_TAUS",
-    "double_well_drift",
-    "double_well_paths",
-    "snapshot_index",
-    "ot_pairing",
-    "couple_chains",
-    "bridge_fill",
-    "knot_variance",
-    "coupled_bridge_paths",
-    "w2_squared",
-]
-
+__all__ = ['COUPLINGS', 'SNAPSHOT_TAUS', 'double_well_drift', 'double_well_paths', 'snapshot_index', 'ot_pairing',
+           'couple_chains', 'bridge_fill', 'knot_variance', 'coupled_bridge_paths', 'w2_squared']
 
 # %% ../../nbs/11_functional_kl/05_trajectory_inference.ipynb #28945857
 def ot_pairing(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -86,7 +73,6 @@ def couple_chains(snapshots, coupling: str, generator=None) -> torch.Tensor:
             perm = torch.randperm(len(nxt), generator=generator)
         chain.append(nxt[perm])
     return torch.stack(chain, 1)
-
 
 # %% ../../nbs/11_functional_kl/05_trajectory_inference.ipynb #466d7e4f
 def bridge_fill(
@@ -144,7 +130,6 @@ def coupled_bridge_paths(
             )
         out.append(bridge_fill(knots, times, M, s, T, generator))
     return torch.cat(out)
-
 
 # %% ../../nbs/11_functional_kl/05_trajectory_inference.ipynb #725d4185
 def w2_squared(a: torch.Tensor, b: torch.Tensor) -> float:

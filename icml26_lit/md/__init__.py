@@ -6,12 +6,13 @@
 __all__ = []
 
 # %% ../../nbs/06_flashschnet/09_md_api.ipynb #eb877f71
-from .graph import radius_graph, build_csr, build_csr_pair
+from .graph import radius_graph, bipartite_radius_graph, build_csr, build_csr_pair
 from .langevin import KCAL_PER_MOL, BOLTZMANN, kT_at, LangevinState, BAOAB
 from .chain import ChainPrior, radius_of_gyration, bond_lengths, bead_chain
 
 __all__ = [
     "radius_graph",
+    "bipartite_radius_graph",
     "build_csr",
     "build_csr_pair",
     "KCAL_PER_MOL",
