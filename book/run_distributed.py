@@ -59,7 +59,8 @@ def main(argv=None) -> int:
     scale = Scale.get(a.scale).name
     dev = get_device(a.device)
     rank, world = init_distributed(str(dev))
-    cfg = Config(mod.CONFIG.get(scale), **parse_sets(a.set))
+    overrides = parse_sets(a.set)
+    cfg = Config(mod.CONFIG.get(scale), **overrides)
     t0, c0 = time.perf_counter(), time.process_time()
     results = mod.run_experiment(cfg, a.seed, str(dev))
     if world > 1:
@@ -79,7 +80,7 @@ def main(argv=None) -> int:
         wall_s=round(time.perf_counter() - t0, 1),
         cpu_s_rank0=round(time.process_time() - c0, 1),
         nproc=world,
-        overrides=parse_sets(a.set),
+        overrides=overrides,
         results=results,
         claims=[asdict(c) for c in load_claims(directory=claims_dir)],
     )
