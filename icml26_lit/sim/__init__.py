@@ -22,6 +22,7 @@ from icml26_lit.sim.symplectic import (
     generalized_leapfrog_step,
     hamiltonian_rollout,
 )
+from .panel import PanelSystem, PanelResult, panel_solve
 
 __all__ = [
     "euler_step",
@@ -41,4 +42,7 @@ __all__ = [
     "stormer_verlet_step",
     "generalized_leapfrog_step",
     "hamiltonian_rollout",
+    "PanelSystem",
+    "PanelResult",
+    "panel_solve",
 ]
