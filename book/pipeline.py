@@ -9,6 +9,7 @@ experiment at a larger scale, and drive `make test` stage by stage.
     python book/pipeline.py lint                              # import contracts, ruff
     python book/pipeline.py run NB --scale cpu|colab|full     # -> results/<slug>/<scale>.json
     python book/pipeline.py run NB --scale full --nproc 4     # the same on 4 torchrun ranks
+    python book/pipeline.py run NB --scale full --nproc 2 --parallel data   # 2 ranks per unit (DDP)
 """
 
 from __future__ import annotations
@@ -177,7 +178,9 @@ def browser(chapters: list[str] | None) -> int:
 
 
 # ----------------------------------------------------------------------------- make run
-def run_at_scale(nb: str, scale: str, device: str, seed: int = 0, nproc: int = 1) -> int:
+def run_at_scale(
+    nb: str, scale: str, device: str, seed: int = 0, nproc: int = 1, parallel: str = "units"
+) -> int:
     "Run one experiments notebook at a larger scale; write results/<slug>/<scale>.json."
     sys.path.insert(0, str(ROOT))
     from icml26_lit.core import Scale, get_device, load_claims, provenance
@@ -208,7 +211,7 @@ def run_at_scale(nb: str, scale: str, device: str, seed: int = 0, nproc: int = 1
             return 2
         cmd = [str(Path(PY).parent / "torchrun"), "--standalone", f"--nproc-per-node={nproc}"]
         cmd += [str(ROOT / "book" / "run_distributed.py"), "--slug", slug, "--scale", scale]
-        cmd += ["--seed", str(seed), "--device", device, "--notebook", nb]
+        cmd += ["--seed", str(seed), "--device", device, "--notebook", nb, "--parallel", parallel]
         rc = subprocess.run(cmd, cwd=ROOT).returncode
         if rc:
             print(f"{nb}: a rank failed (exit status {rc}, see above); no results file written")
@@ -263,6 +266,12 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--nproc", type=int, default=1, help="processes for `run` (torchrun)")
+    p.add_argument(
+        "--parallel",
+        default="units",
+        choices=["units", "data"],
+        help="with --nproc: split the units over the ranks, or train each unit together (DDP)",
+    )
     a = p.parse_args(argv)
     chapters = a.chapters.split() or None
     if chapters:
@@ -291,7 +300,7 @@ def main(argv=None) -> int:
     if a.command == "run":
         if not a.notebook:
             sys.exit("make run needs NB=<notebook path>")
-        return run_at_scale(a.notebook, a.scale, a.device, a.seed, a.nproc)
+        return run_at_scale(a.notebook, a.scale, a.device, a.seed, a.nproc, a.parallel)
     return 2
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
+import inspect
 import json
 import os
 import sys
@@ -48,6 +49,12 @@ def main(argv=None) -> int:
     p.add_argument("--set", nargs="*", default=[], help="preset overrides, key=value")
     p.add_argument("--out", default=None, help="results file (default results/<slug>/<scale>.json)")
     p.add_argument("--notebook", default=None, help="the experiments notebook, for the record")
+    p.add_argument(
+        "--parallel",
+        default="units",
+        choices=["units", "data"],
+        help="split the units over the ranks, or run each unit on all of them (DDP)",
+    )
     a = p.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from icml26_lit.core import Config, Scale, get_device, load_claims, provenance
@@ -62,7 +69,12 @@ def main(argv=None) -> int:
     overrides = parse_sets(a.set)
     cfg = Config(mod.CONFIG.get(scale), **overrides)
     t0, c0 = time.perf_counter(), time.process_time()
-    results = mod.run_experiment(cfg, a.seed, str(dev))
+    kw = {}
+    if a.parallel != "units":  # only chapters whose training loops take part in DDP accept it
+        if "parallel" not in inspect.signature(mod.run_experiment).parameters:
+            raise SystemExit(f"icml26_lit.{a.slug}.experiments.run_experiment has no `parallel`")
+        kw["parallel"] = a.parallel
+    results = mod.run_experiment(cfg, a.seed, str(dev), **kw)
     if world > 1:
         import torch.distributed as dist
 
@@ -80,6 +92,7 @@ def main(argv=None) -> int:
         wall_s=round(time.perf_counter() - t0, 1),
         cpu_s_rank0=round(time.process_time() - c0, 1),
         nproc=world,
+        parallel=a.parallel,
         overrides=overrides,
         results=results,
         claims=[asdict(c) for c in load_claims(directory=claims_dir)],

@@ -9,10 +9,12 @@ import copy
 import math
 
 import torch
+import torch.distributed as dist
 import torch.nn.functional as F
 from fastcore.basics import patch
 from torch import nn
 
+from ..core.distributed import data_parallel_world, shard_slice, wrap_ddp
 from ..flows.matching import SIGMA_MIN, cfm_loss, log_prob_ode, sample_ode
 from .tokens import TokenEmbedding, Tokens, check_count, detokenise, tokenise
 
@@ -205,14 +207,12 @@ def _tokens(self: TFMPE, cond: dict, targ: dict, functional_inputs=None, masks=N
 
 
 @patch
-def _velocity(self: TFMPE, tokens: Tokens, validate: bool = True):
+def _velocity(self: TFMPE, tokens: Tokens, validate: bool = True, net=None):
     "v(x, t) of the targets given `tokens`; only its first call validates inputs (host syncs)."
-    p, check = tokens.partition, [bool(validate)]
+    p, check, net = tokens.partition, [bool(validate)], net or self.net
 
     def v(x, t):
-        out = self.net(
-            tokens.with_values(torch.cat([tokens.value[:, :p], x], 1)), t, validate=check[0]
-        )
+        out = net(tokens.with_values(torch.cat([tokens.value[:, :p], x], 1)), t, validate=check[0])
         check[0] = False
         return out
 
@@ -267,21 +267,27 @@ def _prepare(self: TFMPE, cond: dict, targ: dict, functional_inputs, masks, val)
 
 
 @patch
-def _train_step(self: TFMPE, b: Tokens, opt, generator, validate: bool) -> float:
-    "One optimiser step on the flow-matching loss of the batch `b`; returns the loss."
+def _train_step(self: TFMPE, b: Tokens, opt, generator, validate: bool, net=None) -> float:
+    "One optimiser step on the flow-matching loss of the batch `b`; returns the batch's loss."
     self.net.train()
-    p = b.partition
-    loss = cfm_loss(
-        self._velocity(b, validate=validate),
-        b.value[:, p:],
-        b.mask[:, p:, None],
-        self.sigma_min,
-        generator=generator,
-    )
+    p, (_, world) = b.partition, data_parallel_world()
+    x1, m = b.value[:, p:], b.mask[:, p:, None]
+    # cfm_loss's own draws, in its order, for the whole batch: every rank draws them all
+    t = torch.rand(x1.shape[0], generator=generator, dtype=x1.dtype).to(x1.device)
+    x0 = torch.randn(x1.shape, generator=generator, dtype=x1.dtype).to(x1.device)
+    part, _ = shard_slice(x1.shape[0])  # one process: the whole batch
+    v = self._velocity(b.select(part) if world > 1 else b, validate=validate, net=net)
+    loss = cfm_loss(v, x1[part], m[part], self.sigma_min, t=t[part], x0=x0[part])
+    if world > 1:  # the rank's masked mean, reweighted so that DDP's average is the batch's
+        loss = loss * (world * m[part].sum() / m.sum().clamp_min(1))
     opt.zero_grad()
     loss.backward()
     opt.step()
-    return loss.item()
+    out = loss.detach()
+    if world > 1:
+        dist.all_reduce(out)  # the batch's loss on every rank, for the history
+        out = out / world
+    return out.item()
 
 # %% ../../nbs/10_tfmpe/04_tfmpe.ipynb #61bfc757
 @patch
@@ -307,12 +313,13 @@ def fit(
     tok, vtok = self._prepare(cond, targ, functional_inputs, masks, val)
     g = generator or torch.Generator().manual_seed(0)
     vg_seed = int(torch.randint(0, 2**31 - 1, (1,), generator=g))
-    opt = torch.optim.Adam(self.net.parameters(), lr=lr)
+    net = wrap_ddp(self.net)  # DistributedDataParallel only when ranks fit this model together
+    opt = torch.optim.Adam(net.parameters(), lr=lr)
     best, best_state, since, train_hist, val_hist = math.inf, None, 0, [], []
     for step in range(n_steps):
-        idx = torch.randint(0, n, (batch_size,), generator=g)
+        idx = torch.randint(0, n, (batch_size,), generator=g)  # the same on every rank
         # the kernel's finiteness and label checks run on the first batch only
-        train_hist.append(self._train_step(tok.select(idx), opt, g, validate=step == 0))
+        train_hist.append(self._train_step(tok.select(idx), opt, g, step == 0, net))
         if vtok is not None and (step + 1) % eval_every == 0:
             vl = self.loss(vtok, generator=torch.Generator().manual_seed(vg_seed))
             val_hist.append((step + 1, vl))
