@@ -7,10 +7,20 @@ __all__ = []
 
 # %% ../../nbs/02_geopt/00_overview.ipynb #72eea5119410473aa328ad9291626812
 from .geometry import load_airfoils, naca4, signed_distance, validate_contour
+from .lifting import Lifted, lift
+from .kernels import deslice, slice_tokens
+from .model import PhysicsAttention, Transolver, load_pretrained
 
 __all__ = [
     "load_airfoils",
     "naca4",
     "signed_distance",
     "validate_contour",
+    "Lifted",
+    "lift",
+    "slice_tokens",
+    "deslice",
+    "PhysicsAttention",
+    "Transolver",
+    "load_pretrained",
 ]
