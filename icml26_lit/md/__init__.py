@@ -7,6 +7,7 @@ __all__ = []
 
 # %% ../../nbs/06_flashschnet/09_md_api.ipynb #eb877f71
 from .graph import radius_graph, bipartite_radius_graph, build_csr, build_csr_pair
+from .graph import periodic_radius_graph
 from .langevin import KCAL_PER_MOL, BOLTZMANN, kT_at, LangevinState, BAOAB
 from .chain import ChainPrior, radius_of_gyration, bond_lengths, bead_chain
 
@@ -15,6 +16,7 @@ __all__ = [
     "bipartite_radius_graph",
     "build_csr",
     "build_csr_pair",
+    "periodic_radius_graph",
     "KCAL_PER_MOL",
     "BOLTZMANN",
     "kT_at",

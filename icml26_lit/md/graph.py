@@ -10,7 +10,7 @@ import torch
 from ..core import check_tensor
 
 # %% auto #0
-__all__ = ['CELL_SEARCH_ABOVE', 'radius_graph', 'bipartite_radius_graph', 'build_csr', 'build_csr_pair']
+__all__ = ['CELL_SEARCH_ABOVE', 'radius_graph', 'bipartite_radius_graph', 'periodic_radius_graph', 'build_csr', 'build_csr_pair']
 
 # %% ../../nbs/06_flashschnet/02_md_graph.ipynb #40944d0a
 def _check_batch(batch, n: int, device) -> torch.Tensor:
@@ -188,6 +188,69 @@ def bipartite_radius_graph(
         i, j = keep.nonzero(as_tuple=True)
         found.append(torch.stack([j, i + i0]))
     return torch.cat(found, 1)
+
+# %% ../../nbs/06_flashschnet/02_md_graph.ipynb #94059a14
+def _check_cells(cell, n_graphs: int, dtype, device) -> torch.Tensor:
+    "Cells (G, 3, 3) from (3, 3) or (G, 3, 3); a zero-volume cell is an error naming `cell`."
+    cell = check_tensor(cell, "cell", dtypes=_FLOATS)
+    if cell.shape == (3, 3):
+        cell = cell.expand(n_graphs, 3, 3)
+    if cell.shape != (n_graphs, 3, 3):
+        want = f"(3, 3) or ({n_graphs}, 3, 3)"
+        raise ValueError(f"cell must have shape {want}, got {tuple(cell.shape)}")
+    cell = cell.to(dtype=dtype, device=device)
+    det = torch.linalg.det(cell.detach().double()).abs()
+    size = cell.detach().double().norm(dim=-1).prod(-1)
+    if bool((det <= 1e-9 * size).any()):  # volume small against the edge lengths: degenerate
+        raise ValueError("cell has (near) zero volume: its lattice vectors are linearly dependent")
+    return cell
+
+# %% ../../nbs/06_flashschnet/02_md_graph.ipynb #80f7b965
+def _periodic_one(pos, cell, r):
+    "Edges (j, i, S) of one replica, sorted by i, then j, then S."
+    inv = torch.linalg.inv(cell.double())
+    frac = pos.double() @ inv
+    wrap = torch.floor(frac)  # x = (f - wrap) C + wrap C: atoms moved into the cell
+    inside = (frac - wrap) @ cell.double()
+    n_img = torch.ceil(r * inv.norm(dim=0)).long()  # |b_a|: columns of C^-1 are the b_a
+    axes = [torch.arange(-int(k), int(k) + 1, device=pos.device) for k in n_img]
+    S = torch.cartesian_prod(*axes)  # (K, 3) images
+    # vec[i, j, k] = x_j + S_k C - x_i (wrapped): fp64 so the test rounds alike for every image
+    images = S.double() @ cell.double()
+    vec = inside[None, :, None, :] + images[None, None] - inside[:, None, None]
+    keep = _sq_dist(vec) < r * r
+    zero = (S == 0).all(1)
+    n = pos.shape[0]
+    keep[torch.arange(n), torch.arange(n)] &= ~zero  # no self edge in the home image
+    i, j, k = keep.nonzero(as_tuple=True)  # row-major: sorted by i, then j, then image
+    shift = S[k] - wrap[j].long() + wrap[i].long()  # back to the unwrapped positions
+    return torch.stack([j, i]), shift
+
+# %% ../../nbs/06_flashschnet/02_md_graph.ipynb #6284879f
+def periodic_radius_graph(
+    pos: torch.Tensor,  # (N, 3) positions (Cartesian, need not lie inside the cell)
+    cell: torch.Tensor,  # (3, 3) or (G, 3, 3): rows are the lattice vectors of each replica
+    r: float,  # cutoff radius: pairs (with images) closer than r are joined
+    batch: torch.Tensor | None = None,  # (N,) sorted replica index of each atom
+) -> tuple[torch.Tensor, torch.Tensor]:
+    "Periodic pairs `(edge_index (2, E), shift (E, 3))`, vec = x_j + S C - x_i (Chapter 06)."
+    pos = check_tensor(pos, "pos", shape=(None, 3), dtypes=_FLOATS)
+    _check_r_method(r, "auto")
+    n = pos.shape[0]
+    batch = _check_batch(batch, n, pos.device)
+    n_graphs = int(batch.max()) + 1 if n else 1
+    cells = _check_cells(cell, n_graphs, pos.dtype, pos.device)
+    if n == 0:
+        empty = torch.empty(2, 0, dtype=torch.long, device=pos.device)
+        return empty, empty.new_empty(0, 3)
+    counts = torch.bincount(batch, minlength=n_graphs)
+    starts = (torch.cumsum(counts, 0) - counts).tolist()
+    edges, shifts = [], []
+    for g, (s, c) in enumerate(zip(starts, counts.tolist())):
+        ei, sh = _periodic_one(pos[s : s + c].detach(), cells[g].detach(), float(r))
+        edges.append(ei + s)
+        shifts.append(sh)
+    return torch.cat(edges, 1), torch.cat(shifts, 0)
 
 # %% ../../nbs/06_flashschnet/02_md_graph.ipynb #b63ba73c
 def build_csr(

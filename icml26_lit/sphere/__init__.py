@@ -15,7 +15,7 @@ from ..core import check_tensor
 # %% auto #0
 __all__ = ['check_latlon', 'latlon_to_xyz', 'xyz_to_latlon', 'angular_distance', 'legendre_coefficients', 'check_degree',
            'normalized_legendre', 'sph_harm_index', 'degree_order', 'real_sph_harm_zs', 'real_sph_harm',
-           'sphere_quadrature', 'addition_kernel']
+           'sphere_quadrature', 'addition_kernel', 'real_sph_harm_xyz']
 
 # %% ../../nbs/01_slepian/01_spherical_harmonics.ipynb #be390772
 def check_latlon(lat, lon, *, degrees: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
@@ -205,3 +205,29 @@ def addition_kernel(gamma: torch.Tensor, L: int) -> torch.Tensor:
         p_prev, p = p, ((2 * l - 1) * x * p - (l - 1) * p_prev) / l
         total = total + (2 * l + 1) * p / (4 * math.pi)
     return total
+
+# %% ../../nbs/01_slepian/01_spherical_harmonics.ipynb #f3b513dc
+def real_sph_harm_xyz(
+    u: torch.Tensor,  # (N, 3) directions, any non-zero length (normalised inside)
+    L: int,  # maximum degree
+) -> torch.Tensor:
+    "Real SH (N, (L+1)^2) of directions u, smooth at poles (Chapter 01, *Cartesian harmonics*)."
+    L = check_degree(L)
+    u = check_tensor(u, "u", shape=(None, 3), dtypes=(torch.float32, torch.float64))
+    r = u.norm(dim=-1, keepdim=True)
+    if u.shape[0] and bool((r.detach() == 0).any()):
+        raise ValueError("u holds a zero vector: its direction is undefined")
+    x, y, z = (u / r).unbind(-1)
+    Q = normalized_legendre(z, torch.ones_like(z), L)  # Q_l^m(z) = P̄_l^m(z) / s^m
+    c, s = torch.ones_like(x), torch.zeros_like(x)
+    cos_m, sin_m = [], []
+    for _ in range(L):  # (c + i s) <- (c + i s)(x + i y): s^m cos(m lon), s^m sin(m lon)
+        c, s = c * x - s * y, c * y + s * x
+        cos_m.append(math.sqrt(2.0) * c)
+        sin_m.append(math.sqrt(2.0) * s)
+    blocks = []
+    for l in range(L + 1):
+        neg = [Q[:, l, m] * sin_m[m - 1] for m in range(l, 0, -1)]  # m = -l..-1
+        pos = [Q[:, l, m] * cos_m[m - 1] for m in range(1, l + 1)]  # m = 1..l
+        blocks += [*neg, Q[:, l, 0], *pos]
+    return torch.stack(blocks, dim=1)
