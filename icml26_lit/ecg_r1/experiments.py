@@ -6,8 +6,11 @@
 from __future__ import annotations
 
 import copy
+import math
+import re
 import time
 import warnings
+from collections import Counter
 
 import numpy as np
 import torch
@@ -17,15 +20,24 @@ from sklearn.preprocessing import StandardScaler
 
 from ..core import sizes
 from .model import ECGR1Model, pretrain_encoders, simulate_set
-from .protocol import diagnosis_reward, vocabulary
+from icml26_lit.ecg_r1.protocol import (
+    completion_text,
+    diagnosis_reward,
+    labels_from_measurements,
+    protocol_report,
+    qtc_bazett,
+    vocabulary,
+)
 from .train import evaluate, prepare, train_grpo, train_sft
 from ..lm import WordTokenizer
-from ..physio import LABELS
+from ..physio import LABELS, simulate_record
 
 # %% auto #0
-__all__ = ['CONFIG', 'ARMS', 'POST', 'CONDITIONS', 'build_encoders', 'new_model', 'seed_data', 'train_arm', 'post_train', 'score',
-           'pooled_features', 'logistic_jaccard', 'run_seed', 'calibrate', 'run_pilot', 'smoke_step',
-           'projected_seconds']
+__all__ = ['CONFIG', 'ARMS', 'POST', 'EXTRA_ARMS', 'CONDITIONS', 'NUMBER_FIELDS', 'NUMBER_TOLERANCE', 'build_encoders',
+           'new_model', 'seed_data', 'train_arm', 'post_train', 'score', 'pooled_features', 'logistic_jaccard', 'bleu4',
+           'rouge_l', 'consistency', 'true_numbers', 'stated_numbers', 'hallucinated_numbers', 'hallucination_rate',
+           'label_only_measurements', 'label_only_targets', 'colab_numbers', 'run_seed', 'calibrate', 'run_pilot',
+           'smoke_step', 'projected_seconds']
 
 # %% ../../nbs/16_ecg_r1/07_experiments.ipynb #e1600005
 # learning rates and calibration picked by the cpu preset's pilot on seed 99:
@@ -36,6 +48,8 @@ _PICKS = dict(
     lr_image=3e-3,
     lr_grpo=1e-4,
     lr_more_sft=1e-4,
+    lr_noimd=3e-3,  # the colab-scale arms: no IMD, label-only reports
+    lr_label_only=3e-3,
     borderline_share=0.0,
     noise_mv=0.0,  # the AR(1) noise; baseline wander and pixel noise stay
 )
@@ -61,6 +75,7 @@ _CI = dict(
     max_new_tokens=48,
     cache_len=8,
     run_pilot=False,
+    colab_claims=False,  # no IMD and label-only arms: cpu, colab and full presets
     pilot_seed=99,
     lr_sft_grid=[1e-3, 3e-3],
     lr_rl_grid=[1e-4, 3e-4],
@@ -72,7 +87,7 @@ _CI = dict(
 
 # %% ../../nbs/16_ecg_r1/07_experiments.ipynb #e1600007
 # the larger presets change only what they name
-_CPU = dict(_CI, n_seeds=5, n_sft=2000, n_rl=512, run_pilot=True)
+_CPU = dict(_CI, n_seeds=5, n_sft=2000, n_rl=512, run_pilot=True, colab_claims=True)
 _COLAB = dict(
     _CPU,
     n_sft=20_000,
@@ -135,24 +150,32 @@ def seed_data(cfg, seed: int, model: ECGR1Model) -> dict:
             noise_mv=cfg.noise_mv,
         )
         out[name] = prepare(model, recs, cfg.style)
+        out[name]["measurements"] = [r["measurements"] for r in recs]
+    if cfg.colab_claims:
+        rng = np.random.default_rng(10_000 * seed + 7)
+        out["sft"]["label_only"] = label_only_targets(model.tok, out["sft"], rng, cfg.style)
     return out
 
 # %% ../../nbs/16_ecg_r1/07_experiments.ipynb #e160000d
 ARMS = ("imd", "signal", "image")
 POST = ("grpo", "more_sft")
+EXTRA_ARMS = ("noimd", "label_only")  # the colab-scale claims' arms
 CONDITIONS = ("both", "signal", "image")
 
 
 def train_arm(
     cfg, tokenizer, encoders, data: dict, arm: str, lr: float, seed: int, steps: int | None = None
 ) -> tuple:
-    "(model, SFT losses) of one arm: 'imd', 'signal' or 'image' (Chapter 16, *Experiments*)."
-    if arm not in ARMS:
-        raise ValueError(f"arm must be one of {ARMS}, got {arm!r}")
+    "(model, SFT losses) of an arm of `ARMS` or `EXTRA_ARMS` (Chapter 16, *Experiments*)."
+    if arm not in ARMS + EXTRA_ARMS:
+        raise ValueError(f"arm must be one of {ARMS + EXTRA_ARMS}, got {arm!r}")
     model = new_model(cfg, tokenizer, encoders, seed)
     g = torch.Generator().manual_seed(7919 * seed + 29)  # the same batches for every arm
     steps = cfg.sft_steps if steps is None else steps
-    losses = train_sft(model, data["sft"], steps, cfg.batch, lr, arm, g)
+    sft, how = data["sft"], {"noimd": "both", "label_only": "imd"}.get(arm, arm)
+    if arm == "label_only":  # IMD as the IMD arm, on reports whose numbers are the class prior's
+        sft = dict(sft, targets=sft["label_only"])
+    losses = train_sft(model, sft, steps, cfg.batch, lr, how, g)
     return model, losses
 
 
@@ -213,16 +236,185 @@ def logistic_jaccard(train: dict, test: dict, Cs=(0.01, 0.1, 1.0, 10.0), seed: i
     ]
     return float(np.mean([diagnosis_reward(t, lab) for t, lab in zip(texts, test["labels"])]))
 
+# %% ../../nbs/16_ecg_r1/07_experiments.ipynb #e1600041
+def _check_texts(name: str, texts) -> list:
+    if not isinstance(texts, (list, tuple)) or not all(isinstance(t, str) for t in texts):
+        raise TypeError(f"{name} must be a list of str")
+    return list(texts)
+
+
+def _ngrams(words: list, n: int) -> Counter:
+    return Counter(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
+
+
+def bleu4(hypotheses: list, references: list) -> float:
+    "Corpus BLEU-4 in [0, 1] on whitespace tokens, one reference per hypothesis, no smoothing."
+    hyps, refs = _check_texts("hypotheses", hypotheses), _check_texts("references", references)
+    if len(hyps) != len(refs) or not hyps:
+        raise ValueError(
+            f"hypotheses and references must be non-empty and of one length, "
+            f"got {len(hyps)} and {len(refs)}"
+        )
+    match, total, c, r = [0] * 4, [0] * 4, 0, 0
+    for h, ref in zip(hyps, refs):
+        hw, rw = h.split(), ref.split()
+        c, r = c + len(hw), r + len(rw)
+        for n in range(1, 5):
+            hn, rn = _ngrams(hw, n), _ngrams(rw, n)
+            match[n - 1] += sum(min(k, rn[g]) for g, k in hn.items())
+            total[n - 1] += max(len(hw) - n + 1, 0)
+    if c == 0 or min(match) == 0:
+        return 0.0
+    log_p = sum(math.log(m / t) for m, t in zip(match, total)) / 4
+    return (1.0 if c > r else math.exp(1 - r / c)) * math.exp(log_p)
+
+
+def rouge_l(hypothesis: str, reference: str) -> float:
+    "ROUGE-L F1 on whitespace tokens: the longest common subsequence over both lengths."
+    hw, rw = _check_texts("hypothesis", [hypothesis])[0].split(), reference.split()
+    if not hw or not rw:
+        return 0.0
+    prev = [0] * (len(rw) + 1)
+    for a in hw:  # dynamic programme over the reference, one row per hypothesis word
+        cur = [0]
+        for j, b in enumerate(rw):
+            cur.append(prev[j] + 1 if a == b else max(prev[j + 1], cur[j]))
+        prev = cur
+    lcs = prev[-1]
+    p, rec = lcs / len(hw), lcs / len(rw)
+    return 0.0 if lcs == 0 else 2 * p * rec / (p + rec)
+
+
+def consistency(signal_texts: list, image_texts: list) -> dict:
+    "BLEU-4 (image-only against signal-only) and mean ROUGE-L F1 of paired completions."
+    a, b = _check_texts("signal_texts", signal_texts), _check_texts("image_texts", image_texts)
+    if len(a) != len(b):
+        raise ValueError(f"signal_texts and image_texts differ in length: {len(a)} vs {len(b)}")
+    return dict(bleu4=bleu4(b, a), rouge_l=float(np.mean([rouge_l(y, x) for x, y in zip(a, b)])))
+
+# %% ../../nbs/16_ecg_r1/07_experiments.ipynb #e1600043
+_NUM = r"(-?\d+(?:\.\d+)?)"
+NUMBER_FIELDS = dict(  # the field names the protocol writes each number after
+    hr=rf"\brate {_NUM}",
+    pr=rf"\bPR {_NUM}",
+    qrs=rf"\bQRS {_NUM}",
+    sv=rf"\bSV1\+RV6 {_NUM}",
+    st=rf"\bST {_NUM}",
+    qtc=rf"\bQTc {_NUM}",
+)
+# two grid steps of the protocol's rounding (5 bpm, 10 ms, 2 mm, 0.5 mm, 10 ms)
+NUMBER_TOLERANCE = dict(hr=10.0, pr=20.0, qrs=20.0, sv=4.0, st=1.0, qtc=20.0)
+
+
+def true_numbers(measurements: dict) -> dict:
+    "The exact value of every field the reports state a number for (PR None without P waves)."
+    m = measurements
+    return dict(
+        hr=m["hr_bpm"],
+        pr=m["pr_ms"],
+        qrs=m["qrs_ms"],
+        sv=m["sv1rv6_mm"],
+        st=m["st_inferior_mm"],
+        qtc=qtc_bazett(m["qt_ms"], m["hr_bpm"]),
+    )
+
+
+def stated_numbers(completion: str) -> list:
+    "[(field, value)] of every number the completion states after a field name."
+    if not isinstance(completion, str):
+        raise TypeError(f"completion must be a str, got {type(completion).__name__}")
+    return [(k, float(v)) for k, pat in NUMBER_FIELDS.items() for v in re.findall(pat, completion)]
+
+
+def hallucinated_numbers(completion: str, measurements: dict) -> tuple:
+    "(numbers stated, numbers more than the tolerance from the truth, or stated for no PR)."
+    truth, n_bad = true_numbers(measurements), 0
+    stated = stated_numbers(completion)
+    for k, v in stated:
+        n_bad += truth[k] is None or abs(v - truth[k]) > NUMBER_TOLERANCE[k]
+    return len(stated), n_bad
+
+
+def hallucination_rate(texts: list, measurements: list) -> float:
+    "Pooled share of stated numbers that are hallucinated (nan when none is stated)."
+    if len(_check_texts("texts", texts)) != len(measurements):
+        raise ValueError(
+            f"texts and measurements differ in length: {len(texts)}, {len(measurements)}"
+        )
+    counts = np.array([hallucinated_numbers(t, m) for t, m in zip(texts, measurements)])
+    return float(counts[:, 1].sum() / counts[:, 0].sum()) if counts[:, 0].sum() else float("nan")
+
+# %% ../../nbs/16_ecg_r1/07_experiments.ipynb #e1600045
+def label_only_measurements(measurements: list, labels: list, rng: np.random.Generator) -> list:
+    "For each record, the measurements of another record with the same protocol labels."
+    if len(measurements) != len(labels):
+        raise ValueError(
+            f"measurements and labels differ in length: {len(measurements)}, {len(labels)}"
+        )
+    groups = {}
+    for i, lab in enumerate(labels):
+        groups.setdefault(tuple(lab), []).append(i)
+    pos = {i: k for g in groups.values() for k, i in enumerate(g)}
+    out = []
+    for i, lab in enumerate(labels):
+        g = groups[tuple(lab)]
+        if len(g) > 1:  # a uniform other member of the group
+            k = int(rng.integers(len(g) - 1))
+            out.append(measurements[g[k + (k >= pos[i])]])
+            continue
+        new = simulate_record(lab, rng=rng)["measurements"]  # a lone label set: a fresh draw
+        out.append(new if labels_from_measurements(new) == tuple(lab) else measurements[i])
+    return out
+
+
+def label_only_targets(tokenizer: WordTokenizer, data: dict, rng, style: str) -> list:
+    "Target ids of the label-only baseline: true labels, numbers from the class prior."
+    donors = label_only_measurements(data["measurements"], data["labels"], rng)
+    out = []
+    for m, lab in zip(donors, data["labels"]):
+        think, lab2, _ = protocol_report(m, style)
+        assert tuple(lab2) == tuple(lab), "a donor must carry the record's labels"
+        out.append(tokenizer.encode(completion_text(think, lab2)) + [tokenizer.eos_id])
+    return out
+
 # %% ../../nbs/16_ecg_r1/07_experiments.ipynb #e1600013
 def _mean(scores: dict, key: str, conditions=CONDITIONS) -> float:
     return float(np.mean([scores[c][key] for c in conditions]))
+
+
+def colab_numbers(cfg, tokenizer, encoders, data, models, sc, lrs, seed) -> dict:
+    "Consistency and hallucination of every model; with `colab_claims`, the two extra arms."
+    if cfg.colab_claims:
+        for arm in EXTRA_ARMS:
+            models[arm], _ = train_arm(cfg, tokenizer, encoders, data, arm, lrs[arm], seed)
+        sc["noimd"] = score(cfg, models["noimd"], data["test"], ("both",))
+        sc["label_only"] = score(cfg, models["label_only"], data["test"])
+    for d in sc.values():
+        for s in d.values():
+            s["hallucination"] = hallucination_rate(s["texts"], data["test"]["measurements"])
+    imd = consistency(sc["imd"]["signal"]["texts"], sc["imd"]["image"]["texts"])
+    spec = consistency(sc["signal"]["signal"]["texts"], sc["image"]["image"]["texts"])
+    out = dict(
+        bleu_imd=imd["bleu4"],
+        bleu_spec=spec["bleu4"],
+        rouge_imd=imd["rouge_l"],
+        rouge_spec=spec["rouge_l"],
+        **{f"hall_{k}": _mean(sc[k], "hallucination") for k in ("imd", *POST)},
+    )
+    if cfg.colab_claims:
+        out.update(
+            jac_imd_full=sc["imd"]["both"]["jaccard"],
+            jac_noimd_full=sc["noimd"]["both"]["jaccard"],
+            hall_label_only=_mean(sc["label_only"], "hallucination"),
+        )
+    return out
 
 
 def run_seed(
     cfg, tokenizer, encoders, seed: int, lrs: dict | None = None, keep_models: bool = False
 ) -> dict:
     "Every arm and post-training method of one seed, paired (Chapter 16, *Experiments*)."
-    lrs = lrs or {k: cfg[f"lr_{k}"] for k in (*ARMS, *POST)}
+    lrs = lrs or {k: cfg[f"lr_{k}"] for k in (*ARMS, *POST, *EXTRA_ARMS)}
     t0 = time.perf_counter()
     data = seed_data(cfg, seed, new_model(cfg, tokenizer, encoders, seed))
     models, sc = {}, {}
@@ -234,6 +426,7 @@ def run_seed(
     for method in POST:
         models[method], _ = post_train(cfg, models["imd"], data, method, lrs[method], seed)
         sc[method] = score(cfg, models[method], data["test"])
+    extra = colab_numbers(cfg, tokenizer, encoders, data, models, sc, lrs, seed)
     one = ("signal", "image")
     out = dict(
         seed=seed,
@@ -245,6 +438,7 @@ def run_seed(
         jac_more_sft=_mean(sc["more_sft"], "jaccard"),
         ev_imd=_mean(sc["imd"], "evidence"),
         jac_logistic=logistic_jaccard(data["sft"], data["test"]),
+        **extra,
         scores={
             k: {c: {m: v for m, v in s.items() if m != "texts"} for c, s in d.items()}
             for k, d in sc.items()
@@ -293,6 +487,21 @@ def run_pilot(cfg, tokenizer, encoders) -> dict:
             sc = score(c, m, data["test"])
             val[f"{method} {lr:g}"] = 0.5 * (_mean(sc, "jaccard") + _mean(sc, "evidence"))
         picks[method] = max(cfg.lr_rl_grid, key=lambda lr: val[f"{method} {lr:g}"])
+    if cfg.colab_claims:  # each extra arm by its claim's metric: full-input Jaccard, hallucination
+        for arm in EXTRA_ARMS:
+            for lr in cfg.lr_sft_grid:
+                m, _ = train_arm(c, tokenizer, encoders, data, arm, lr, s)
+                if arm == "noimd":
+                    val[f"{arm} {lr:g}"] = score(c, m, data["test"], ("both",))["both"]["jaccard"]
+                else:  # lower is better: stored negated so that max picks
+                    sc = score(c, m, data["test"])
+                    hall = [
+                        hallucination_rate(x["texts"], data["test"]["measurements"])
+                        for x in sc.values()
+                    ]
+                    val[f"{arm} {lr:g}"] = -float(np.mean(hall))
+            key = lambda lr: np.nan_to_num(val[f"{arm} {lr:g}"], nan=-np.inf)  # noqa: E731
+            picks[arm] = max(cfg.lr_sft_grid, key=key)  # nan: no number stated at all
     return dict(
         picks={f"lr_{k}": v for k, v in picks.items()},
         validation=val,
@@ -323,6 +532,8 @@ def smoke_step(cfg) -> None:
     tok = WordTokenizer(vocabulary(tiny.style))
     r = run_seed(tiny, tok, enc, 0)
     assert all(0 <= r[k] <= 1 for k in ("jac_imd", "jac_spec", "ev_grpo", "jac_more_sft"))
+    if cfg.colab_claims:
+        assert all(0 <= r[k] <= 1 for k in ("jac_imd_full", "jac_noimd_full", "bleu_imd"))
 
 
 def projected_seconds(cfg, t: dict) -> float:
@@ -336,4 +547,6 @@ def projected_seconds(cfg, t: dict) -> float:
         + n_eval * t["eval"]
         + t.get("logistic", 1.0)
     )
+    if cfg.get("colab_claims"):  # two more SFT arms, evaluated on 1 and 3 input conditions
+        per_seed += 2 * cfg.sft_steps * t["sft"] + 4 * cfg.n_test * t["eval"]
     return t["encoders"] + cfg.n_seeds * per_seed + t.get("overhead", 8.0)

@@ -19,7 +19,7 @@ from icml26_lit.ecg_r1.protocol import (
 from ..lm import group_advantages, grpo_loss, soft_overlong_penalty
 
 # %% auto #0
-__all__ = ['prepare', 'train_sft', 'completion_rewards', 'evaluate', 'grpo_step', 'train_grpo']
+__all__ = ['SFT_ARMS', 'prepare', 'train_sft', 'completion_rewards', 'evaluate', 'grpo_step', 'train_grpo']
 
 # %% ../../nbs/16_ecg_r1/05_grpo.ipynb #617c44af
 def prepare(model: ECGR1Model, records: list, style: str = "compact") -> dict:
@@ -39,14 +39,17 @@ def prepare(model: ECGR1Model, records: list, style: str = "compact") -> dict:
 
 
 def _examples(data: dict, idx, arm: str, generator) -> list:
-    "Training examples of records `idx` for an SFT arm: 'imd', 'signal' or 'image'."
-    cond = {"imd": "both", "signal": "signal", "image": "image"}[arm]
+    "Training examples of records `idx` for an SFT arm: 'imd', 'both', 'signal' or 'image'."
+    cond = {"imd": "both", "both": "both", "signal": "signal", "image": "image"}[arm]
     exs = make_examples(data["sig"][idx], data["img"][idx], cond)
     if arm == "imd":
         exs = [interleaved_modality_dropout(e, generator=generator) for e in exs]
     return exs
 
 # %% ../../nbs/16_ecg_r1/05_grpo.ipynb #bd8406d1
+SFT_ARMS = ("imd", "both", "signal", "image")  # "both": both modalities always, no IMD
+
+
 def train_sft(
     model: ECGR1Model,
     data: dict,
@@ -58,8 +61,8 @@ def train_sft(
     records: np.ndarray | None = None,
 ) -> list[float]:
     "SFT for `steps` Adam steps; returns the losses (Chapter 16, *Training*)."
-    if arm not in ("imd", "signal", "image"):
-        raise ValueError(f"arm must be 'imd', 'signal' or 'image', got {arm!r}")
+    if arm not in SFT_ARMS:
+        raise ValueError(f"arm must be one of {SFT_ARMS}, got {arm!r}")
     if not isinstance(steps, int) or steps < 0:
         raise ValueError(f"steps must be an int >= 0, got {steps!r}")
     pool = torch.as_tensor(np.arange(len(data["targets"])) if records is None else records)

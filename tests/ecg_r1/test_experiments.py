@@ -118,3 +118,22 @@ def test_projection_is_linear_in_seeds():
     ci = CONFIG.get("ci")
     p = [projected_seconds(type(ci)(dict(ci, n_seeds=n)), t) for n in (1, 2, 3)]
     assert p[2] - p[1] == pytest.approx(p[1] - p[0]) and p[0] > t["encoders"]
+
+
+def test_colab_arms_no_imd_and_label_only(setup):
+    cfg, enc, tok, _ = setup
+    cc = type(cfg)(dict(cfg, colab_claims=True))
+    data = seed_data(cc, 0, new_model(cc, tok, enc, 0))
+    lo, true = data["sft"]["label_only"], data["sft"]["targets"]
+    assert len(lo) == len(true)
+    # the same labels (the answer) and the same report skeleton; only numbers may differ
+    ans = [tok.decode(t).split("<answer>")[1] for t in true]
+    assert ans == [tok.decode(t).split("<answer>")[1] for t in lo]
+    _, l1 = train_arm(cc, tok, enc, data, "noimd", 1e-3, 0, steps=2)
+    _, l2 = train_arm(cc, tok, enc, data, "imd", 1e-3, 0, steps=2)
+    assert np.isfinite(l1).all() and l1 != l2  # no IMD sees other inputs from the same batches
+    r = run_seed(cc, tok, enc, 0)
+    assert {"noimd", "label_only"} <= set(r["scores"]) and set(r["scores"]["noimd"]) == {"both"}
+    for k in ("jac_imd_full", "jac_noimd_full", "bleu_imd", "bleu_spec", "rouge_imd"):
+        assert 0 <= r[k] <= 1, k
+    assert "jac_noimd_full" not in run_seed(cfg, tok, enc, 0)  # ci trains neither extra arm
