@@ -21,3 +21,33 @@ def fresh_seed(request):
     request.node.user_properties.append(("seed", seed))
     print(f"seed={seed}")
     return seed
+
+
+@pytest.fixture
+def one_and_two_ranks(tmp_path):
+    "run(code) -> [what rank 0 saved on one process, ... on two gloo ranks under torchrun]."
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import torch
+
+    root = Path(__file__).resolve().parents[1]
+    torchrun = str(Path(sys.executable).parent / "torchrun")
+    # one thread per rank, so one and two ranks reduce in the same order within a rank
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(root), TRITON_INTERPRET="0")
+
+    def run(code: str) -> list:
+        script = tmp_path / "ranks.py"  # the script saves its result to sys.argv[1] on rank 0
+        script.write_text(code)
+        outs = []
+        for cmd in ([sys.executable], [torchrun, "--standalone", "--nproc-per-node=2"]):
+            out = tmp_path / f"p{len(outs)}.pt"
+            p = subprocess.run(
+                cmd + [str(script), str(out)], env=env, capture_output=True, text=True
+            )
+            assert p.returncode == 0, p.stderr[-3000:]
+            outs.append(torch.load(out))
+        return outs
+
+    return run

@@ -112,20 +112,8 @@ if rank == 0:
 """
 
 
-def _one_and_two(tmp_path, code: str) -> list:
-    script = tmp_path / "step.py"
-    script.write_text(code)
-    outs = []
-    for cmd in ([sys.executable], [TORCHRUN, "--standalone", "--nproc-per-node=2"]):
-        out = tmp_path / f"p{len(outs)}.pt"
-        p = subprocess.run(cmd + [str(script), str(out)], env=ENV, capture_output=True, text=True)
-        assert p.returncode == 0, p.stderr[-3000:]
-        outs.append(torch.load(out))
-    return outs
-
-
-def test_ddp_step_on_two_ranks_equals_the_one_process_step(tmp_path):
-    outs = _one_and_two(tmp_path, DDP_STEP)
+def test_ddp_step_on_two_ranks_equals_the_one_process_step(one_and_two_ranks):
+    outs = one_and_two_ranks(DDP_STEP)
     for a, b in zip(*outs):
         assert not torch.equal(a, torch.zeros_like(a))
         # float64: the mean of two half-batch gradients vs one full-batch mean differs by a few
@@ -161,8 +149,8 @@ if rank == 0:
 """
 
 
-def test_data_parallel_unit_with_uneven_batches_equals_one_process(tmp_path):
-    outs = _one_and_two(tmp_path, DATA_UNITS)
+def test_data_parallel_unit_with_uneven_batches_equals_one_process(one_and_two_ranks):
+    outs = one_and_two_ranks(DATA_UNITS)
     for a, b in zip(*outs):
         # float64, three Adam steps: the two ranks' partial sums (4 + 3 examples) are added in
         # another order than one process's sum, a few ulps (~1e-16) per gradient; Adam's

@@ -1,16 +1,7 @@
 """Chapter 13's training loop under DistributedDataParallel: two gloo ranks training one model
 together on uneven batches end where one process ends."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import torch
-
-ROOT = Path(__file__).resolve().parents[2]
-TORCHRUN = str(Path(sys.executable).parent / "torchrun")
-ENV = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(ROOT), TRITON_INTERPRET="0")
 
 STEPS = """
 import sys, torch
@@ -28,15 +19,8 @@ if rank == 0:
 """
 
 
-def test_train_classifier_on_two_ranks_equals_one_process(tmp_path):
-    script = tmp_path / "train.py"
-    script.write_text(STEPS)
-    outs = []
-    for cmd in ([sys.executable], [TORCHRUN, "--standalone", "--nproc-per-node=2"]):
-        out = tmp_path / f"p{len(outs)}.pt"
-        p = subprocess.run(cmd + [str(script), str(out)], env=ENV, capture_output=True, text=True)
-        assert p.returncode == 0, p.stderr[-3000:]
-        outs.append(torch.load(out))
+def test_train_classifier_on_two_ranks_equals_one_process(one_and_two_ranks):
+    outs = one_and_two_ranks(STEPS)
     moved = 0
     for a, b in zip(*outs):
         # float32: the ranks' partial sums are added in another order than one process's sum,

@@ -1,16 +1,7 @@
 """Chapter 10's fit under DistributedDataParallel: two gloo ranks fitting one estimator together,
 on batches that do not split evenly and with padded targets, end where one process ends."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import torch
-
-ROOT = Path(__file__).resolve().parents[2]
-TORCHRUN = str(Path(sys.executable).parent / "torchrun")
-ENV = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(ROOT), TRITON_INTERPRET="0")
 
 FIT = """
 import sys, torch
@@ -33,15 +24,8 @@ if rank == 0:
 """
 
 
-def test_fit_on_two_ranks_equals_one_process(tmp_path):
-    script = tmp_path / "fit.py"
-    script.write_text(FIT)
-    outs = []
-    for cmd in ([sys.executable], [TORCHRUN, "--standalone", "--nproc-per-node=2"]):
-        out = tmp_path / f"p{len(outs)}.pt"
-        p = subprocess.run(cmd + [str(script), str(out)], env=ENV, capture_output=True, text=True)
-        assert p.returncode == 0, p.stderr[-3000:]
-        outs.append(torch.load(out))
+def test_fit_on_two_ranks_equals_one_process(one_and_two_ranks):
+    outs = one_and_two_ranks(FIT)
     (a, la), (b, lb) = outs
     # float32: the ranks' partial sums of the masked loss are added in another order than one
     # process's sum, a few ulps (~1e-7 relative) per gradient; four Adam steps of lr 1e-2 carry
