@@ -15,6 +15,14 @@ from icml26_lit.triforces.alloys import (
     emt_label,
     make_alloy_dataset,
 )
+from icml26_lit.triforces.composition import (
+    CompositionStream,
+    composition_tokens,
+    count_weighted_attention,
+    init_parameters,
+)
+from .kernels import power_spectrum, radial_basis
+from .structure import StructuralStream, lattice_parameters
 
 __all__ = [
     "ELEMENTS",
@@ -24,4 +32,12 @@ __all__ = [
     "element_fractions",
     "emt_label",
     "make_alloy_dataset",
+    "CompositionStream",
+    "composition_tokens",
+    "count_weighted_attention",
+    "init_parameters",
+    "power_spectrum",
+    "radial_basis",
+    "StructuralStream",
+    "lattice_parameters",
 ]
