@@ -1,0 +1,56 @@
+"Chapter 19: the experiments' building blocks (leak calibration, final rollouts, cost model)."
+
+import numpy as np
+import torch
+
+from icml26_lit.verbalized_persuasion.experiments import (
+    CONFIG,
+    final_value,
+    leak_check,
+    projected_seconds,
+)
+from icml26_lit.verbalized_persuasion.letters import Prompt
+from icml26_lit.verbalized_persuasion.prompt_psro import PromptPSROResult, Rollouts
+
+
+def test_leak_check_calibrates_the_leak_lp():
+    lc = leak_check(0.5)
+    assert abs(lc["leak_lp"] - 0.5) < 1e-6  # brentq to its default xtol, far inside the 0.02 band
+    assert abs(lc["honest"] - 1 / 3) < 1e-12 and abs(lc["lp"] - 2 / 3) < 1e-9
+    assert 0 < lc["leak"] < 1
+
+
+def _result(prompts, mix, rule):
+    return PromptPSROResult(0.0, prompts, np.asarray(mix), rule, [rule], [], len(prompts))
+
+
+def test_final_value_with_the_exact_reader_matches_the_closed_form():
+    n = 2000
+    ro = Rollouts(n, torch.Generator().manual_seed(int(torch.randint(1 << 30, (1,)))), True)
+    # follow at (1, q): hire rate mu0 + (1 - mu0) q; its Monte Carlo SE is (1 - mu0) sqrt(q(1-q)/n)
+    res = _result([Prompt(1.0, 0.45), Prompt(0.75, 0.2)], [0.75, 0.25], "follow")
+    v, p_s, q = final_value(res, None, ro, 0.2112)
+    exact = 0.75 * (1 / 3 + 2 / 3 * 0.45) + 0.25 * (0.75 / 3 + 2 / 3 * 0.2)
+    assert abs(v - exact) < 4 * (2 / 3) * np.sqrt(0.25 / n) + 4 * np.sqrt(0.25 / n) / 3
+    assert abs(p_s - (0.75 + 0.25 * 0.75)) < 1e-12 and abs(q - (0.75 * 0.45 + 0.25 * 0.2)) < 1e-12
+    # ignore never hires; the exact threshold reader at q = 0.6 > 1/2 hires only the revealed
+    assert final_value(_result([Prompt(1.0, 0.45)], [1.0], "ignore"), None, ro, 0.2112)[0] == 0
+    v_t = final_value(_result([Prompt(1.0, 0.6)], [1.0], "threshold"), None, ro, 0.2112)[0]
+    assert v_t == 0.0  # obfuscated letters reveal nothing and the posterior 5/11 < 1/2
+
+
+def test_projection_is_linear_in_seeds_and_counts_the_pilot():
+    t = dict(corpus=1e-4, step=0.04, prompt=0.1, letter=2e-4, overhead=0.0)
+    ci = CONFIG.get("ci")
+    pr = [projected_seconds(type(ci)(dict(ci, n_seeds=n)), t) for n in (1, 2, 3)]
+    assert np.isclose(pr[2] - pr[1], pr[1] - pr[0]) and pr[0] > 0
+    with_pilot = projected_seconds(type(ci)(dict(ci, run_pilot=True)), t)
+    assert with_pilot > pr[2]
+
+
+def test_presets():
+    ci, cpu = CONFIG.get("ci"), CONFIG.get("cpu")
+    assert ci.n_seeds == 3 and ci.lr in ci.lr_grid and not ci.run_pilot
+    assert (cpu.n_seeds, cpu.n_letters, cpu.steps, cpu.n_rollouts, cpu.n_iters) == (
+        8, 8000, 600, 64, 8
+    )  # fmt: skip
