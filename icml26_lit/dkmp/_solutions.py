@@ -6,8 +6,6 @@
 __all__ = []
 
 # %% ../../nbs/07_dkmp/90_exercises.ipynb #00c33a2b
-import math
-
 import torch
 
 from ..core.exercises import register_exercise
