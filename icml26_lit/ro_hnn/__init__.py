@@ -16,6 +16,16 @@ from .kernels import biorthogonal_layer, biorthogonal_decoder_layer
 from .autoencoder import BiorthogonalAutoencoder, SymplecticAutoencoder
 from .latent_hnn import LatentHNN
 from .pendulum_chain import PendulumChain, pod_residual
+from icml26_lit.ro_hnn.model import (
+    ROHNN,
+    LatentNODE,
+    energy_drift,
+    make_windows,
+    relative_rmse,
+    train_model,
+    window_loss,
+)
+from . import _solutions  # noqa: F401  (registers the exercises)
 
 __all__ = [
     "Biorthogonal",
@@ -29,4 +39,11 @@ __all__ = [
     "LatentHNN",
     "PendulumChain",
     "pod_residual",
+    "ROHNN",
+    "LatentNODE",
+    "window_loss",
+    "make_windows",
+    "train_model",
+    "relative_rmse",
+    "energy_drift",
 ]

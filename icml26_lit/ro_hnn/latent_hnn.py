@@ -29,16 +29,20 @@ class _MLP(nn.Module):
                 lin.weight.uniform_(-bound, bound, generator=generator)
                 lin.bias.uniform_(-bound, bound, generator=generator)
 
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        "Values (B, out) and Jacobians (B, out, n_in)."
+    def forward(
+        self, x: torch.Tensor, jacobian: bool = True
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        "Values (B, out) and Jacobians (B, out, n_in), or None when `jacobian` is False."
         eye = torch.eye(x.shape[1], dtype=x.dtype, device=x.device)
-        dx = eye.expand(x.shape[0], -1, -1)  # (B, n_in, n_in): d x / d x
+        dx = eye.expand(x.shape[0], -1, -1) if jacobian else None  # (B, n_in, n_in)
         h = x
         for k, lin in enumerate(self.linears):
             pre = lin(h)
-            dpre = torch.einsum("oi,bij->boj", lin.weight, dx)
+            # (o, i) @ (B, i, n_in): the tangents ride beside the values (a matmul, not einsum)
+            dpre = lin.weight @ dx if jacobian else None
             if k < len(self.linears) - 1:
-                h, dx = F.softplus(pre), torch.sigmoid(pre)[..., None] * dpre
+                h = F.softplus(pre)
+                dx = torch.sigmoid(pre)[..., None] * dpre if jacobian else None
             else:
                 h, dx = pre, dpre
         return h, dx
@@ -66,15 +70,17 @@ class LatentHNN(nn.Module):
         self.cholesky_net = _MLP(n, width, n * (n + 1) // 2, generator, dtype)
         self.potential_net = _MLP(n, width, 1, generator, dtype)
 
-    def _cholesky(self, q):
-        "L (B, n, n) and dL/dq (B, n, n, n)."
-        raw, draw = self.cholesky_net(q)
+    def _cholesky(self, q, jacobian: bool = True):
+        "L (B, n, n) and dL/dq (B, n, n, n), or None when `jacobian` is False."
+        raw, draw = self.cholesky_net(q, jacobian)
         d = raw[:, self.diag]
         entries = raw.index_copy(1, self.diag, F.softplus(d))
-        dentries = draw.index_copy(1, self.diag, torch.sigmoid(d)[..., None] * draw[:, self.diag])
         flat = self.tril[0] * self.n + self.tril[1]  # row-major positions of the entries
         b, n = q.shape[0], self.n
         L = q.new_zeros(b, n * n).index_copy(1, flat, entries).view(b, n, n)
+        if not jacobian:
+            return L, None
+        dentries = draw.index_copy(1, self.diag, torch.sigmoid(d)[..., None] * draw[:, self.diag])
         dL = q.new_zeros(b, n * n, n).index_copy(1, flat, dentries).view(b, n, n, n)
         return L, dL
 
@@ -88,25 +94,60 @@ def _check_qp(self: LatentHNN, q, p):
 def _hamiltonian(self: LatentHNN, q: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
     "H~(q, p), shape (B,)."
     q, p = _check_qp(self, q, p)
-    L, _ = self._cholesky(q)
-    u = torch.einsum("bij,bi->bj", L, p)  # L^T p
-    return 0.5 * (u * u).sum(1) + 0.5 * self.eps * (p * p).sum(1) + self.potential_net(q)[0][:, 0]
+    L, _ = self._cholesky(q, jacobian=False)
+    u = (p[:, None, :] @ L)[:, 0]  # L^T p
+    potential = self.potential_net(q, jacobian=False)[0][:, 0]
+    return 0.5 * (u * u).sum(1) + 0.5 * self.eps * (p * p).sum(1) + potential
+
+
+def _dh_dp(self: LatentHNN, q, p):
+    "dH/dp = L L^T p + eps p, (B, n): needs L only, no derivative of a network."
+    L, _ = self._cholesky(q, jacobian=False)
+    u = (p[:, None, :] @ L)[:, 0]  # L^T p
+    return (L @ u[..., None])[..., 0] + self.eps * p
+
+
+def _dh_dq(self: LatentHNN, q, p):
+    "dH/dq_k = u^T (d_k L)^T p + d_k V, (B, n), by forward-mode Jacobians of the MLPs."
+    L, dL = self._cholesky(q)
+    u = (p[:, None, :] @ L)[:, 0]  # L^T p
+    # sum_ij p_i (d_k L)_ij u_j: contract dL (B, i, j, k) with p and u
+    kinetic = (dL * (p[:, :, None, None] * u[:, None, :, None])).sum((1, 2))
+    return kinetic + self.potential_net(q)[1][:, 0, :]
+
+# %% ../../nbs/03_ro_hnn/03_latent_hnn.ipynb #55afce6e
+class _HamiltonField:
+    "Hamilton's equations (dH/dp, -dH/dq), each half computed when it is first indexed."
+
+    def __init__(self, hnn: LatentHNN, q, p):
+        self.hnn, self.q, self.p, self._parts = hnn, q, p, {}
+
+    def __getitem__(self, k: int) -> torch.Tensor:
+        if k not in self._parts:
+            if k == 0:
+                self._parts[0] = _dh_dp(self.hnn, self.q, self.p)
+            elif k == 1:
+                self._parts[1] = -_dh_dq(self.hnn, self.q, self.p)
+            else:
+                raise IndexError(f"a Hamiltonian field has 2 parts, got index {k}")
+        return self._parts[k]
+
+    def __iter__(self):
+        return iter((self[0], self[1]))
+
+    def __len__(self) -> int:
+        return 2
 
 
 def _vector_field(self: LatentHNN, q: torch.Tensor, p: torch.Tensor):
-    "(dH/dp, -dH/dq), each (B, n), by explicit forward-mode derivatives."
+    "(dH/dp, -dH/dq), each (B, n), by explicit forward-mode derivatives, each half on demand."
     q, p = _check_qp(self, q, p)
-    L, dL = self._cholesky(q)
-    u = torch.einsum("bij,bi->bj", L, p)  # L^T p
-    dh_dp = torch.einsum("bij,bj->bi", L, u) + self.eps * p
-    # dH/dq_k = u^T (d_k L)^T p + d_k V
-    dh_dq = torch.einsum("bj,bijk,bi->bk", u, dL, p) + self.potential_net(q)[1][:, 0, :]
-    return dh_dp, -dh_dq
+    return _HamiltonField(self, q, p)
 
 
 def _inverse_mass(self: LatentHNN, q: torch.Tensor) -> torch.Tensor:
     "M~^-1(q) = L L^T + eps I, (B, n, n)."
-    L, _ = self._cholesky(check_tensor(q, "q", shape=(None, self.n)))
+    L, _ = self._cholesky(check_tensor(q, "q", shape=(None, self.n)), jacobian=False)
     return L @ L.mT + self.eps * torch.eye(self.n, dtype=q.dtype, device=q.device)
 
 
