@@ -28,10 +28,13 @@ def sample_surface(
     coords: torch.Tensor,  # (P, 2) contour
     n: int,  # number of points
     generator: torch.Generator,
+    closed: bool = True,  # False: not on the segment that closes a trailing-edge gap
 ) -> tuple[torch.Tensor, torch.Tensor]:  # (n, 2) points, (n, 2) outward normals
     "Points uniform in arc length on the closed contour, with their normals (Lifting)."
     b = torch.roll(coords, -1, 0)
     seg = (b - coords).norm(dim=1)
+    if not closed:
+        seg[-1] = 0.0
     s = torch.rand(n, generator=generator, dtype=torch.float64) * seg.sum()
     cum = seg.cumsum(0)
     j = torch.searchsorted(cum, s).clamp(max=len(seg) - 1)
