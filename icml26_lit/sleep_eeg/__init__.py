@@ -23,6 +23,16 @@ from icml26_lit.sleep_eeg.multitaper import (
     epoch_spectrogram,
     normalise_nights,
 )
+from icml26_lit.sleep_eeg.kernels import (
+    vq_nearest,
+    vq_nearest_reference,
+)
+from icml26_lit.sleep_eeg.tokenizer import (
+    VectorQuantizer,
+    SpectrogramTokenizer,
+    fit_tokenizer,
+    spectrogram_mae,
+)
 
 __all__ = [
     "STAGES",
@@ -38,4 +48,10 @@ __all__ = [
     "multitaper_psd",
     "epoch_spectrogram",
     "normalise_nights",
+    "vq_nearest",
+    "vq_nearest_reference",
+    "VectorQuantizer",
+    "SpectrogramTokenizer",
+    "fit_tokenizer",
+    "spectrogram_mae",
 ]
