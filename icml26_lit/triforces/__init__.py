@@ -23,6 +23,8 @@ from icml26_lit.triforces.composition import (
 )
 from .kernels import power_spectrum, radial_basis
 from .structure import StructuralStream, lattice_parameters
+from .model import InteractionStream, TriForces, gaussian_basis, segment_sum
+from .ssl import SSLHeads, epps_pulley, make_view, pretrain, sigreg
 
 __all__ = [
     "ELEMENTS",
@@ -40,4 +42,13 @@ __all__ = [
     "radial_basis",
     "StructuralStream",
     "lattice_parameters",
+    "InteractionStream",
+    "TriForces",
+    "gaussian_basis",
+    "segment_sum",
+    "SSLHeads",
+    "epps_pulley",
+    "make_view",
+    "pretrain",
+    "sigreg",
 ]
