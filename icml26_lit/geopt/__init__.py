@@ -10,6 +10,7 @@ from .geometry import load_airfoils, naca4, signed_distance, validate_contour
 from .lifting import Lifted, lift
 from .kernels import deslice, slice_tokens
 from .model import PhysicsAttention, Transolver, load_pretrained
+from . import _solutions  # noqa: F401 (registers the exercises)
 
 __all__ = [
     "load_airfoils",
