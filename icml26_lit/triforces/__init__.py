@@ -25,6 +25,7 @@ from .kernels import power_spectrum, radial_basis
 from .structure import StructuralStream, lattice_parameters
 from .model import InteractionStream, TriForces, gaussian_basis, segment_sum
 from .ssl import SSLHeads, epps_pulley, make_view, pretrain, sigreg
+from .finetune import Standardiser, evaluate, finetune
 
 __all__ = [
     "ELEMENTS",
@@ -51,4 +52,7 @@ __all__ = [
     "make_view",
     "pretrain",
     "sigreg",
+    "Standardiser",
+    "evaluate",
+    "finetune",
 ]
