@@ -33,6 +33,15 @@ from icml26_lit.sleep_eeg.tokenizer import (
     fit_tokenizer,
     spectrogram_mae,
 )
+from icml26_lit.sleep_eeg.generator import (
+    respiration_windows,
+    chunk_nights,
+    RespirationToEEG,
+    generate_tokens,
+    LaplaceControl,
+    fit_translator,
+    energy_score,
+)
 
 __all__ = [
     "STAGES",
@@ -54,4 +63,11 @@ __all__ = [
     "SpectrogramTokenizer",
     "fit_tokenizer",
     "spectrogram_mae",
+    "respiration_windows",
+    "chunk_nights",
+    "RespirationToEEG",
+    "generate_tokens",
+    "LaplaceControl",
+    "fit_translator",
+    "energy_score",
 ]
