@@ -121,3 +121,24 @@ def test_compile_check_sm75_sm90():
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600
     )
     assert out.returncode == 0 and "ok" in out.stdout, out.stderr[-2000:]
+
+
+def test_chunk_loop(fresh_seed, monkeypatch):
+    # C = G = 32 gives BLOCK_N = 8; two programs per head make each walk 3 blocks of its chunk
+    import icml26_lit.geopt.kernels as K
+
+    monkeypatch.setattr(K, "MAX_PROGRAMS", 2)
+    assert K._grid(37, 8) == (2, 24)
+    g = torch.Generator().manual_seed(fresh_seed)
+    x, f, w, b, t = _make((1, 2, 37, 32, 32), torch.float64, g)
+    for a in (x, f, w, b, t):
+        a.requires_grad_()
+    z = torch.randn(1, 2, 32, 32, generator=g, dtype=torch.float64)
+    outs = (slice_tokens(x, f, w, b, t, backend="triton"), deslice(z, x, w, b, t, backend="triton"))
+    refs = (slice_reference(x, f, w, b, t), deslice_reference(z, x, w, b, t))
+    for o, r in zip(outs, refs):
+        torch.testing.assert_close(o, r, atol=1e-12, rtol=1e-10)  # float64, sums reordered
+    ga = torch.autograd.grad(outs[0].sum() + outs[1].square().sum(), (x, f, w, b, t))
+    gr = torch.autograd.grad(refs[0].sum() + refs[1].square().sum(), (x, f, w, b, t))
+    for a, r in zip(ga, gr):
+        torch.testing.assert_close(a, r, atol=1e-10, rtol=1e-8)
