@@ -42,6 +42,13 @@ from icml26_lit.sleep_eeg.generator import (
     fit_translator,
     energy_score,
 )
+from icml26_lit.sleep_eeg.downstream import (
+    context_features,
+    eeg_features,
+    respiration_features,
+    fit_stager,
+    stage_accuracy,
+)
 
 __all__ = [
     "STAGES",
@@ -70,4 +77,9 @@ __all__ = [
     "LaplaceControl",
     "fit_translator",
     "energy_score",
+    "context_features",
+    "eeg_features",
+    "respiration_features",
+    "fit_stager",
+    "stage_accuracy",
 ]
