@@ -50,6 +50,7 @@ from icml26_lit.sleep_eeg.downstream import (
     stage_accuracy,
 )
 
+# %% ../../nbs/15_sleep_eeg/00_overview.ipynb #c8c3f7fd
 __all__ = [
     "STAGES",
     "transition_matrix",
