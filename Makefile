@@ -5,6 +5,7 @@
 #   make run NB=nbs/00_core/12_example_experiments.ipynb SCALE=cpu   (or colab/full, DEVICE=cuda)
 #   make run NB=... SCALE=full NPROC=4   the same on 4 torchrun ranks (chapters with run_experiment)
 #   make run NB=... SCALE=full NPROC=2 PARALLEL=data   2 ranks train each unit together (DDP)
+#   make run NB=... SCALE=cpu THREADS=1   one thread per process (a machine shared with other work)
 #   make lint                      ruff (width 100, pyflakes, imports, pyupgrade) and the import contracts
 #   make exercises                 student copies of the exercises (no solutions) and their HTML book
 #   make nbtest                    nbdev_test (for authors; papermill is what CI runs)
@@ -24,6 +25,7 @@ NB ?=
 SCALE ?= colab
 NPROC ?= 1
 PARALLEL ?= units
+THREADS ?=
 DEVICE ?= auto
 SEED ?= 0
 # Where to find a CPU build of torch on machines that need one from elsewhere; empty means the
@@ -66,7 +68,7 @@ book: venv
 
 run: venv
 	@test -n "$(NB)" || { echo "usage: make run NB=<notebook> SCALE=cpu|colab|full DEVICE=auto|cpu|cuda NPROC=1 PARALLEL=units|data"; exit 2; }
-	$(PY) book/pipeline.py run "$(NB)" --scale $(SCALE) --device $(DEVICE) --seed $(SEED) --nproc $(NPROC) --parallel $(PARALLEL)
+	RUN_THREADS=$(THREADS) $(PY) book/pipeline.py run "$(NB)" --scale $(SCALE) --device $(DEVICE) --seed $(SEED) --nproc $(NPROC) --parallel $(PARALLEL)
 
 nbtest: venv
 	$(VENV)/bin/nbdev_test --n_workers 2

@@ -218,8 +218,11 @@ def run_at_scale(
         return 1 if rc else 0
     claims = Path(tempfile.mkdtemp(prefix="claims-"))
     env = dict(_env(), ICML26_CLAIMS_DIR=str(claims), ICML26_BOOK="0")
+    threads = os.environ.get("RUN_THREADS", "")  # make run ... THREADS=1 beside other work
     for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
         env.pop(k)  # a larger run may use every core
+        if threads:  # on a shared machine, spinning threads burn CPU time waiting for a core
+            env[k] = threads
     out = BUILD / "runs" / f"{slug}-{scale}-{path.stem}.ipynb"
     wall, err, _ = run_one(
         path, out, dict(scale=scale, seed=seed, device=device), [], env, 48 * 3600
