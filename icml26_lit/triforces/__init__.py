@@ -26,6 +26,7 @@ from .structure import StructuralStream, lattice_parameters
 from .model import InteractionStream, TriForces, gaussian_basis, segment_sum
 from .ssl import SSLHeads, epps_pulley, make_view, pretrain, sigreg
 from .finetune import Standardiser, evaluate, finetune
+from . import _solutions  # noqa: F401  (registers the exercises)
 
 __all__ = [
     "ELEMENTS",

@@ -5,8 +5,6 @@
 # %% ../../nbs/08_triforces/05_ssl.ipynb #3f187ed4
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import nn
 
