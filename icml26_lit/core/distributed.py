@@ -62,7 +62,7 @@ def split_units(units, rank: int, world: int) -> list:
         )
     return units[rank::world]
 
-# %% ../../nbs/00_core/08_distributed.ipynb #e48360e4
+# %% ../../nbs/00_core/08_distributed.ipynb #a9d4df32
 _DATA_PARALLEL = [False]
 
 
@@ -124,7 +124,7 @@ def map_units(fn, units, parallel: str = "units") -> list | None:
             results[i] = value
     return results
 
-# %% ../../nbs/00_core/08_distributed.ipynb #26c7ddde
+# %% ../../nbs/00_core/08_distributed.ipynb #7ad2b0b6
 def broadcast_object(obj):
     "Rank 0's `obj` on every rank (a pilot's picks before the units that use them); obj alone."
     rank, world = rank_and_world()
