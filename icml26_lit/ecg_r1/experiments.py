@@ -379,7 +379,7 @@ def label_only_targets(tokenizer: WordTokenizer, data: dict, rng, style: str) ->
         out.append(tokenizer.encode(completion_text(think, lab2)) + [tokenizer.eos_id])
     return out
 
-# %% ../../nbs/16_ecg_r1/07_experiments.ipynb #e1600013
+# %% ../../nbs/16_ecg_r1/07_experiments.ipynb #7fb27b941602401d91542211134fc71a
 def _mean(scores: dict, key: str, conditions=CONDITIONS) -> float:
     return float(np.mean([scores[c][key] for c in conditions]))
 
@@ -411,7 +411,7 @@ def colab_numbers(cfg, tokenizer, encoders, data, models, sc, lrs, seed) -> dict
         )
     return out
 
-
+# %% ../../nbs/16_ecg_r1/07_experiments.ipynb #9a63283cbaf04dbcab1f6479b197f3a8
 def run_seed(
     cfg, tokenizer, encoders, seed: int, lrs: dict | None = None, keep_models: bool = False
 ) -> dict:

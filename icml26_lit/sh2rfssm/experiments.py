@@ -288,7 +288,7 @@ def lif_ops(
         out["acc"] = float((logits.argmax(1) == y).float().mean())
     return out
 
-# %% ../../nbs/13_sh2rfssm/04_experiments.ipynb #e48dbc0c
+# %% ../../nbs/13_sh2rfssm/04_experiments.ipynb #8edb47106e1a46a883d545849b8ab81b
 def train_classifier(
     model, X, y, epochs: int, lr: float, batch_size: int | None = None, seed: int = 0, device="cpu"
 ):
@@ -315,7 +315,7 @@ def train_classifier(
             opt.step()
     return float(loss.detach())
 
-
+# %% ../../nbs/13_sh2rfssm/04_experiments.ipynb #b118ea5561624da68c537baed56e602f
 @torch.no_grad()
 def accuracy(model, X, y, batch_size: int = 64, device="cpu") -> float:
     "Test accuracy in [0, 1]."
@@ -608,11 +608,11 @@ def run_experiment(cfg, seed: int = 0, device="auto", parallel: str = "units") -
             res[kind][TONE_NAMES.get(arm[0], arm[0])].append(r)
     return res
 
-# %% ../../nbs/13_sh2rfssm/04_experiments.ipynb #8edb47106e1a46a883d545849b8ab81b
+# %% ../../nbs/13_sh2rfssm/04_experiments.ipynb #938c804e27f84196a10c8828c723f798
 def _col(runs, key) -> list:
     return [float(r[key]) for r in runs]
 
-
+# %% ../../nbs/13_sh2rfssm/04_experiments.ipynb #59bbdb311c014d738909a11f9e486628
 def _jv_claims(results: dict, scale: str) -> list:
     "The JapaneseVowels rows on heterogeneity (accuracy, spikes) and against MiniRocket."
     out = []
