@@ -41,7 +41,7 @@ def deslice_reference(z, x, w, b, tau):
     "De-slice out_n = sum_g w_ng z_g, (B, H, N, C) (Kernels)."
     return torch.einsum("bhgc,bhng->bhnc", z, slice_weights_reference(x, w, b, tau))
 
-# %% ../../nbs/02_geopt/05_kernels.ipynb #7623eae2785240b9bd12b16a66d81610
+# %% ../../nbs/02_geopt/05_kernels.ipynb #c5ac0fc68a874d3b94adf8b405047d00
 if HAS_TRITON:
 
     @triton.jit
@@ -53,6 +53,26 @@ if HAS_TRITON:
         e = tl.exp(logit - m[:, None])
         p = e / tl.sum(e, axis=1)[:, None]
         return tl.where(rmask[:, None], p, 0.0), tl.where(gmask[None, :], u * inv_tau, 0.0)
+
+    @triton.jit
+    def _rows(x_ptr, bh, first, N, C, cs, cmask, BLOCK_N: tl.constexpr):
+        "A block of BLOCK_N rows from `first` of one (sample, head): x, offsets, masks."
+        rows = first + tl.arange(0, BLOCK_N)
+        rmask = rows < N
+        xm = rmask[:, None] & cmask[None, :]
+        offs = bh * N * C + rows[:, None] * C + cs[None, :]
+        return tl.load(x_ptr + offs, mask=xm, other=0.0), offs, xm, rmask
+
+    @triton.jit
+    def _params(w_ptr, b_ptr, tau_ptr, bh, H, G, cs, gs, cmask, gmask):
+        "The (BC, BG) projection W, its bias b and 1 / tau of this program's head."
+        wm = cmask[:, None] & gmask[None, :]
+        w = tl.load(w_ptr + cs[:, None] * G + gs[None, :], mask=wm, other=0.0)
+        b = tl.load(b_ptr + gs, mask=gmask, other=0.0)
+        return w, b, 1.0 / tl.load(tau_ptr + bh % H)
+
+# %% ../../nbs/02_geopt/05_kernels.ipynb #7623eae2785240b9bd12b16a66d81610
+if HAS_TRITON:
 
     @triton.jit
     def slice_fwd_kernel(
@@ -78,22 +98,14 @@ if HAS_TRITON:
         cs, gs = tl.arange(0, BLOCK_C), tl.arange(0, BLOCK_G)
         cmask, gmask = cs < C, gs < G
         zm = gmask[:, None] & cmask[None, :]
-        w = tl.load(
-            w_ptr + cs[:, None] * G + gs[None, :], mask=cmask[:, None] & gmask[None, :], other=0.0
-        )
-        b = tl.load(b_ptr + gs, mask=gmask, other=0.0)
-        inv_tau = 1.0 / tl.load(tau_ptr + bh % H)
+        w, b, inv_tau = _params(w_ptr, b_ptr, tau_ptr, bh, H, G, cs, gs, cmask, gmask)
         dt = tau_ptr.dtype.element_ty
         acc = tl.zeros([BLOCK_G, BLOCK_C], dtype=dt)
         nacc = tl.zeros([BLOCK_G], dtype=dt)
         if MODE == 1:
             z = tl.load(v_ptr + bh * G * C + gs[:, None] * C + cs[None, :], mask=zm, other=0.0)
         for start in range(0, ROWS, BLOCK_N):  # this program's rows, one block at a time
-            rows = blk * ROWS + start + tl.arange(0, BLOCK_N)
-            rmask = rows < N
-            xm = rmask[:, None] & cmask[None, :]
-            offs = bh * N * C + rows[:, None] * C + cs[None, :]
-            x = tl.load(x_ptr + offs, mask=xm, other=0.0)
+            x, offs, xm, rmask = _rows(x_ptr, bh, blk * ROWS + start, N, C, cs, cmask, BLOCK_N)
             p, _ = _weights(x, w, b, inv_tau, gmask, rmask)
             if MODE == 0:
                 f = tl.load(v_ptr + offs, mask=xm, other=0.0)
@@ -105,6 +117,17 @@ if HAS_TRITON:
             base = (bh * NB + blk) * G
             tl.store(out_ptr + (base + gs[:, None]) * C + cs[None, :], acc, mask=zm)
             tl.store(norm_ptr + base + gs, nacc, mask=gmask)
+
+# %% ../../nbs/02_geopt/05_kernels.ipynb #31a22b4b15ac43b38cb753fd1b4c4966
+if HAS_TRITON:
+
+    @triton.jit
+    def _logit_grads(p, logit, dp, inv_tau, gmask, rmask):
+        "From the weights' gradient dp: du = dl / tau on (x W + b), and -dtau's block sum."
+        dl = p * (dp - tl.sum(p * dp, axis=1)[:, None])
+        dl = tl.where(rmask[:, None] & gmask[None, :], dl, 0.0)
+        du = dl * inv_tau
+        return du, tl.sum(dl * logit, axis=0) * inv_tau
 
 # %% ../../nbs/02_geopt/05_kernels.ipynb #b118ea5561624da68c537baed56e602f
 if HAS_TRITON:
@@ -139,22 +162,14 @@ if HAS_TRITON:
         cs, gs = tl.arange(0, BLOCK_C), tl.arange(0, BLOCK_G)
         cmask, gmask = cs < C, gs < G
         zm, wm = gmask[:, None] & cmask[None, :], cmask[:, None] & gmask[None, :]
-        w = tl.load(w_ptr + cs[:, None] * G + gs[None, :], mask=wm, other=0.0)
-        b = tl.load(b_ptr + gs, mask=gmask, other=0.0)
-        inv_tau = 1.0 / tl.load(tau_ptr + bh % H)
+        w, b, inv_tau = _params(w_ptr, b_ptr, tau_ptr, bh, H, G, cs, gs, cmask, gmask)
         gz = tl.load(gs_ptr + bh * G * C + gs[:, None] * C + cs[None, :], mask=zm, other=0.0)
         gn = tl.load(gn_ptr + bh * G + gs, mask=gmask, other=0.0)  # unused in MODE 1
         dt = tau_ptr.dtype.element_ty
-        dw = tl.zeros([BLOCK_C, BLOCK_G], dtype=dt)
-        db = tl.zeros([BLOCK_G], dtype=dt)
-        dz = tl.zeros([BLOCK_G, BLOCK_C], dtype=dt)
-        dtau = tl.zeros([BLOCK_G], dtype=dt)
+        dw, db = tl.zeros([BLOCK_C, BLOCK_G], dtype=dt), tl.zeros([BLOCK_G], dtype=dt)
+        dz, dtau = tl.zeros([BLOCK_G, BLOCK_C], dtype=dt), tl.zeros([BLOCK_G], dtype=dt)
         for start in range(0, ROWS, BLOCK_N):
-            rows = blk * ROWS + start + tl.arange(0, BLOCK_N)
-            rmask = rows < N
-            xm = rmask[:, None] & cmask[None, :]
-            offs = bh * N * C + rows[:, None] * C + cs[None, :]
-            x = tl.load(x_ptr + offs, mask=xm, other=0.0)
+            x, offs, xm, rmask = _rows(x_ptr, bh, blk * ROWS + start, N, C, cs, cmask, BLOCK_N)
             v = tl.load(v_ptr + offs, mask=xm, other=0.0)
             p, logit = _weights(x, w, b, inv_tau, gmask, rmask)
             dp = tl.sum(v[:, None, :] * gz[None, :, :], axis=2)  # (BN, BG)
@@ -163,13 +178,11 @@ if HAS_TRITON:
                 tl.store(dv_ptr + offs, tl.sum(p[:, :, None] * gz[None, :, :], axis=1), mask=xm)
             else:
                 dz += tl.sum(p[:, :, None] * v[:, None, :], axis=0)  # (BG, BC)
-            dl = p * (dp - tl.sum(p * dp, axis=1)[:, None])
-            dl = tl.where(rmask[:, None] & gmask[None, :], dl, 0.0)
-            du = dl * inv_tau
+            du, dtau_blk = _logit_grads(p, logit, dp, inv_tau, gmask, rmask)
             tl.store(dx_ptr + offs, tl.sum(du[:, None, :] * w[None, :, :], axis=2), mask=xm)
             dw += tl.sum(x[:, :, None] * du[:, None, :], axis=0)  # (BC, BG)
             db += tl.sum(du, axis=0)
-            dtau -= tl.sum(dl * logit, axis=0) * inv_tau
+            dtau -= dtau_blk
         base = (bh * NB + blk) * G
         tl.store(dw_ptr + (bh * NB + blk) * C * G + cs[:, None] * G + gs[None, :], dw, mask=wm)
         tl.store(db_ptr + base + gs, db, mask=gmask)

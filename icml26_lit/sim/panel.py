@@ -172,6 +172,24 @@ class PanelSystem:
         gamma = self.gamma_basis @ torch.tensor([math.cos(al), math.sin(al)], dtype=torch.float64)
         return PanelResult(self, gamma, al, math.sqrt(1 - mach**2))
 
+# %% ../../nbs/02_geopt/03_panel.ipynb #336f3ab31e604fa2b0c93ad4e152c38c
+def _sheet_velocity(
+    system: PanelSystem,  # the factorised contour
+    gamma: torch.Tensor,  # (P,) nodal vortex strengths
+    points: torch.Tensor,  # (M, 2) points on the contour
+) -> torch.Tensor:  # (M, 2) incompressible surface velocity
+    "The sheet's velocity at points on the contour: gamma linear along each panel (Panels)."
+    s = system
+    a, ab = s.coords[:-1], s.coords[1:] - s.coords[:-1]
+    t = ((points[:, None] - a) * ab).sum(-1) / (ab * ab).sum(-1)
+    q = a + t.clamp(0, 1).unsqueeze(-1) * ab
+    d, j = (points[:, None] - q).norm(dim=-1).min(1)
+    if (d > 1e-9).any():
+        raise ValueError("points: some points are not on the contour")
+    f = t[torch.arange(len(points)), j].clamp(0, 1)
+    g = gamma[j] * (1 - f) + gamma[j + 1] * f
+    return -g[:, None] * s.tangents[j]  # clockwise sheet: the outer flow runs against t
+
 # %% ../../nbs/02_geopt/03_panel.ipynb #59bbdb311c014d738909a11f9e486628
 @dataclass
 class PanelResult:
@@ -226,16 +244,7 @@ class PanelResult:
         points: torch.Tensor,  # (M, 2) points on the contour
     ) -> torch.Tensor:  # (M, 2) tangential velocity, disturbance divided by beta
         "The velocity at points on the contour: the sheet strength, linear along each panel."
-        s = self.system
-        a, ab = s.coords[:-1], s.coords[1:] - s.coords[:-1]
-        t = ((points[:, None] - a) * ab).sum(-1) / (ab * ab).sum(-1)
-        q = a + t.clamp(0, 1).unsqueeze(-1) * ab
-        d, j = (points[:, None] - q).norm(dim=-1).min(1)
-        if (d > 1e-9).any():
-            raise ValueError("points: some points are not on the contour")
-        f = t[torch.arange(len(points)), j].clamp(0, 1)
-        g = self.gamma[j] * (1 - f) + self.gamma[j + 1] * f
-        vel = -g[:, None] * s.tangents[j]  # clockwise sheet: the outer flow runs against t
+        vel = _sheet_velocity(self.system, self.gamma, points)
         return self._free(len(points)) + (vel - self._free(len(points))) / self.beta
 
 # %% ../../nbs/02_geopt/03_panel.ipynb #b43b363d81ae4b689946ece5c682cd59
