@@ -18,7 +18,7 @@ from ..md import BAOAB, bead_chain, kT_at, radius_graph
 
 # %% auto #0
 __all__ = ['CONFIG', 'BOND_K', 'charged_polymer', 'far_force_share', 'SchNetArm', 'DKMPArm', 'make_arm', 'train_arm', 'evaluate',
-           'run_pilot', 'time_steps', 'run_seed']
+           'run_pilot', 'time_steps', 'run_seed', 'smoke_step']
 
 # %% ../../nbs/07_dkmp/06_experiments.ipynb #59ad1e37
 # q and the learning rates picked by the cpu preset's pilot on seed 100: results/dkmp/pilot_cpu.json
@@ -320,3 +320,15 @@ def run_seed(data: dict, cfg, seed: int, dev) -> dict:
         out[kind] = evaluate(arm, data, test_idx, dev)
     out["zero_force_mae"] = float(data["forces"][test_idx].abs().mean())
     return out
+
+# %% ../../nbs/07_dkmp/06_experiments.ipynb #5e1d7a3c
+def smoke_step(cfg) -> None:
+    "One training step of each arm (DKMP, SchNet) on a tiny charged polymer at cfg's widths."
+    data = charged_polymer(32, 0, cfg.q, n_frames=3, burn_in=5, every=2)
+    tiny = type(cfg)(dict(cfg, n_train=2, batch=1))
+    dev = torch.device("cpu")
+    for kind, lr in (("dkmp", cfg.lr_dkmp), ("schnet", cfg.lr_schnet)):
+        arm = make_arm(kind, data, tiny, 0, dev)
+        train_arm(arm, data, tiny, 0, lr, 1, torch.arange(2), dev)
+        r = evaluate(arm, data, torch.arange(2, 3), dev)
+        assert math.isfinite(r["force_mae"]) and math.isfinite(r["energy_mae"]), (kind, r)
