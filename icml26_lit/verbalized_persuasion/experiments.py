@@ -26,7 +26,7 @@ from icml26_lit.verbalized_persuasion.prompt_psro import (
 from .receiver import ReceiverLM, bayes_posterior, make_corpus
 
 # %% auto #0
-__all__ = ['CONFIG', 'leak_check', 'train_receiver', 'receiver_error', 'final_value', 'run_seed', 'run_pilot',
+__all__ = ['CONFIG', 'leak_check', 'train_receiver', 'receiver_error', 'final_value', 'run_seed', 'smoke_step', 'run_pilot',
            'projected_seconds']
 
 # %% ../../nbs/19_verbalized_persuasion/07_experiments.ipynb #00b7d22e
@@ -150,6 +150,14 @@ def run_seed(cfg, seed: int, lr: float, leak: float) -> dict:
         )
     out["cpu_s"] = time.process_time() - t0
     return out
+
+# %% ../../nbs/19_verbalized_persuasion/07_experiments.ipynb #5a1e7c3d
+def smoke_step(cfg) -> dict:
+    "One receiver step and one PSRO iteration (obfuscation on and off) at the sizes of `cfg`."
+    tiny = type(cfg)(
+        dict(cfg, n_letters=32, steps=1, n_rollouts=1, n_iters=1, n_starts=1, n_final=1, n_test=8)
+    )
+    return run_seed(tiny, 0, cfg.lr, 0.2112)
 
 # %% ../../nbs/19_verbalized_persuasion/07_experiments.ipynb #a263a629
 def run_pilot(cfg, leak: float) -> dict:
