@@ -33,7 +33,7 @@ _BASE = dict(
     biased_temperature=2.0,
     n_eval=4096,
     n_test=2000,
-    # pilot picks on seeds 0-2 at the ci sizes: results/ldr/cpu.json (colab and full
+    # pilot picks on seeds 0-2 at the ci sizes: results/ldr/pilot_cpu.json (colab and full
     # reuse them at the nearest piloted size; they were not piloted there)
     lam=20.0,
     nll_weight_decay=[10.0, 10.0, 1.0],

@@ -28,7 +28,7 @@ def test_smoke_step_every_scale():
 
 
 def test_ci_preset_carries_the_committed_pilot_picks():
-    picks = json.loads((ROOT / "results" / "ldr" / "cpu.json").read_text())
+    picks = json.loads((ROOT / "results" / "ldr" / "pilot_cpu.json").read_text())
     ci = CONFIG.get("ci")
     assert ci.lam == picks["lam"] and ci.nll_weight_decay == picks["nll_weight_decay"]
     assert picks["n_data"] == ci.n_data and picks["steps"] == ci.steps
