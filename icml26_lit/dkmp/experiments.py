@@ -23,7 +23,7 @@ __all__ = ['CONFIG', 'BOND_K', 'charged_polymer', 'far_force_share', 'SchNetArm'
 # %% ../../nbs/07_dkmp/06_experiments.ipynb #59ad1e37
 # q and the learning rates picked by the cpu preset's pilot on seed 100: results/dkmp/pilot_cpu.json
 # (the experiments run at cpu scale is committed as results/dkmp/cpu.json)
-_PICKS = dict(q=1.0, lr_dkmp=3e-3, lr_schnet=3e-3)  # placeholder until the cpu pilot is committed
+_PICKS = dict(q=1.75, lr_dkmp=1e-3, lr_schnet=3e-3)  # no q reaches the split band: the nearest
 _CI = dict(
     n_beads=128,
     width=32,
