@@ -10,7 +10,8 @@ import time
 
 import torch
 
-from ..core import sizes
+from ..core import get_device, record_claim, sizes
+from ..core.distributed import map_units
 from icml26_lit.tfmpe.pipelines import (
     c2st,
     fit_direct,
@@ -24,7 +25,8 @@ from icml26_lit.tfmpe.pipelines import (
 from .tasks import HierarchicalGaussian, SimulationBudget
 
 # %% auto #0
-__all__ = ['CONFIG', 'SbiPosterior', 'fit_sbi', 'fit_method', 'evaluate', 'methods_for', 'smoke_step']
+__all__ = ['CONFIG', 'SbiPosterior', 'fit_sbi', 'fit_method', 'evaluate', 'methods_for', 'smoke_step', 'experiment_units',
+           'run_unit', 'run_experiment', 'record_claims']
 
 # %% ../../nbs/10_tfmpe/07_experiments.ipynb #1fc2938c
 _COMMON = dict(
@@ -306,3 +308,68 @@ def smoke_step(cfg) -> None:
         else:
             shape = post.sample({"y": torch.zeros(1, 2, task.n_obs)}, 3, n_steps=2)["mu"].shape
             assert shape == (3, 1, 1)
+
+# %% ../../nbs/10_tfmpe/07_experiments.ipynb #a10e0002
+def experiment_units(cfg, seed: int = 0) -> list:
+    "Every (S, B, seed, method) of the run, in a fixed order (Chapter 10, *One run*)."
+    seeds = range(seed, seed + cfg.n_seeds)
+    return [
+        (S, B, s, m)
+        for S in cfg.sites
+        for B in cfg.budgets
+        for s in seeds
+        for m in methods_for(cfg)
+    ]
+
+
+def run_unit(cfg, unit: tuple, device="cpu") -> dict:
+    "Fit one method on a fresh budget and score it: C2ST, RMSE, seconds, simulations used."
+    S, B, s, method = unit
+    task = HierarchicalGaussian(n_sites=S)
+    post, secs, bud = fit_method(method, task, S, B, cfg, seed=s, device=device)
+    res = evaluate(post, task, S, cfg, seed=s)
+    res.update(seconds=secs, sims=bud.used)
+    return res
+
+
+def run_experiment(cfg, seed: int = 0, device="auto", parallel: str = "units") -> dict | None:
+    "{(S, B, seed, method): metrics} of every unit, over the ranks; on rank 0 (else None)."
+    dev = get_device(device)
+    units = experiment_units(cfg, seed)
+    rows = map_units(lambda u: run_unit(cfg, u, dev), units, parallel)
+    return None if rows is None else dict(zip(units, rows))
+
+# %% ../../nbs/10_tfmpe/07_experiments.ipynb #a10e0004
+def record_claims(results: dict, cfg, scale: str, seed: int = 0) -> list:
+    "The paired rows of LF-TFMPE against each baseline at (S0, B0) (Chapter 10, *Paper vs.*)."
+    S0 = 5 if 5 in cfg.sites else cfg.sites[0]
+    B0 = 2000 if 2000 in cfg.budgets else cfg.budgets[0]
+    seeds = list(range(seed, seed + cfg.n_seeds))
+    src = (
+        "abstract (no number): LF sampling from single-site simulations is more "
+        "simulation-efficient"
+    )
+    out = []
+    for base in [m for m in ("sbi NPE", "direct TFMPE") if m in methods_for(cfg)]:
+        for key, metric in (
+            ("c2st", "C2ST against the exact posterior"),
+            ("rmse", "posterior-mean RMSE"),
+        ):
+            out.append(
+                record_claim(
+                    "10",
+                    f"LF-TFMPE beats {base} on {metric} (S={S0} sites, B={B0} site simulations)",
+                    ours=[results[(S0, B0, s, "LF-TFMPE")][key] for s in seeds],
+                    baseline=[results[(S0, B0, s, base)][key] for s in seeds],
+                    test="paired",
+                    higher_is_better=False,
+                    scale=scale,
+                    paper=None,
+                    paper_source=src,
+                    metric=metric,
+                    fails_if=f"{base}'s {metric} is lower than LF-TFMPE's at level 0.05 "
+                    "(one-sided paired t-test over seeds)",
+                    baseline_name=base,
+                )
+            )
+    return out
