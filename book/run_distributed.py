@@ -40,6 +40,20 @@ def parse_sets(items: list[str]) -> dict:
     return out
 
 
+def jsonable(obj):
+    "obj with tuple keys joined by '|' and tensors and arrays as lists, for the results file."
+    if isinstance(obj, dict):
+        return {
+            "|".join(map(str, k)) if isinstance(k, tuple) else str(k): jsonable(v)
+            for k, v in obj.items()
+        }
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if hasattr(obj, "tolist"):  # torch tensors, numpy arrays and scalars
+        return obj.tolist()
+    return obj
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--slug", required=True, help="the chapter's package, e.g. example")
@@ -94,7 +108,7 @@ def main(argv=None) -> int:
         nproc=world,
         parallel=a.parallel,
         overrides=overrides,
-        results=results,
+        results=jsonable(results),
         claims=[asdict(c) for c in load_claims(directory=claims_dir)],
     )
     dst = Path(a.out) if a.out else ROOT / "results" / a.slug / f"{scale}.json"

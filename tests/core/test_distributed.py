@@ -163,3 +163,16 @@ def test_parallel_mode_and_slice_are_checked():
         map_units(abs, [1], parallel="seeds")
     with pytest.raises(TypeError, match="n must be an int"):
         shard_slice(3.0)
+
+
+def test_results_become_json():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("rd", ROOT / "book" / "run_distributed.py")
+    rd = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rd)
+    import numpy as np
+
+    got = rd.jsonable({(5, 2000, 0, "NPE"): {"x": torch.tensor([1.5, 2.0]), "n": np.int64(3)}})
+    assert got == {"5|2000|0|NPE": {"x": [1.5, 2.0], "n": 3}}
+    assert json.loads(json.dumps(got)) == got

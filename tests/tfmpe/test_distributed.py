@@ -62,3 +62,29 @@ def test_run_experiment_units_split_over_two_ranks(one_and_two_ranks):
     for k in one:
         assert one[k][2] == two[k][2] <= 100
         assert abs(one[k][0] - two[k][0]) <= 1e-6 and abs(one[k][1] - two[k][1]) <= 1e-6, k
+
+
+def test_launcher_writes_the_claims_file(tmp_path):
+    "book/run_distributed.py on chapter 10: (S, B, seed, method) keys and tensors become JSON."
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "ci.json"
+    sets = "sites=[2] budgets=[100] n_seeds=2 n_steps=3 npe_epochs=1 n_test=2 n_post=20"
+    sets += " n_c2st=1 n_sbc=0 sample_steps=2 batch_size=16"
+    cmd = [sys.executable, str(root / "book" / "run_distributed.py"), "--slug", "tfmpe"]
+    cmd += ["--scale", "ci", "--seed", "3", "--out", str(out), "--set", *sets.split()]
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(root), TRITON_INTERPRET="0")
+    p = subprocess.run(cmd, env=env, cwd=root, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-3000:]
+    res = json.loads(out.read_text())
+    assert sorted(res["results"]) == sorted(
+        f"2|100|{s}|{m}" for s in (3, 4) for m in ("LF-TFMPE", "sbi NPE")
+    )
+    assert len(res["results"]["2|100|3|LF-TFMPE"]["samples"]) == 20  # a tensor, as a list
+    # the rows pair the run's own seeds (3 and 4), whatever --seed is
+    assert [c["n_ours"] for c in res["claims"]] == [2, 2]
