@@ -140,7 +140,7 @@ def _star_message_triton(pos, hub_pos, hub_feat, edge_index, mu, weight, par):
     )
     return out
 
-
+# %% ../../nbs/07_dkmp/05_kernels.ipynb #d7e0a0c1
 class StarMessageFunction(torch.autograd.Function):
     "Triton forward; backward by the differentiable reference (twice differentiable)."
 
