@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['CONFIG', 'nll_weight_decay', 'ZukoNSF', 'make_flow', 'training_data', 'run', 'balanced_modes', 'smoke_step', 'pilot',
-           'equal_ess_ratio']
+           'experiment_units', 'run_unit', 'flow_from', 'run_experiment', 'equal_ess_ratio', 'record_claims']
 
 # %% ../../nbs/09_ldr/06_experiments.ipynb #827ac4ca
 import math
@@ -13,11 +13,12 @@ import time
 import torch
 from torch import nn
 
-from ..core import sizes
+from ..core import get_device, record_claim, sizes
+from ..core.distributed import map_units
 from ..flows.coupling import CouplingFlow
 from .kernels import rq_spline
 from .objectives import evaluate, fit, temperature_weights
-from .targets import DoubleWell2D
+from .targets import DoubleWell2D, ManyWell, TiltedWell
 
 # %% ../../nbs/09_ldr/06_experiments.ipynb #13a30c97
 _BASE = dict(
@@ -236,6 +237,86 @@ def pilot(target, cfg, dev=torch.device("cpu")) -> dict:
         nll_weight_decay=[max(wd[n], key=wd[n].get) for n in cfg.n_data],
     )
 
+# %% ../../nbs/09_ldr/06_experiments.ipynb #d8df020f
+def experiment_units(cfg, seed: int = 0) -> list[dict]:
+    "Every run as a dict (case, seed, method, ...), in a fixed order (Chapter 09, *One run*)."
+    seeds, n_lo = [seed + 1000 + i for i in range(cfg.n_seeds)], cfg.n_data[0]
+    units = []
+    for s in seeds:  # exact data: NLL at every size, LDR at the smallest (cpu and up: every) size
+        first, unb = s == seeds[0], dict(case="unbiased", seed=s)  # first: flows for the figures
+        units += [dict(unb, method="nll", n=n, keep=first and n == n_lo) for n in cfg.n_data]
+        for n in cfg.n_data if cfg.ldr_curve else [n_lo]:
+            for kind in cfg.kinds if n == n_lo else ["var"]:
+                keep = first and n == n_lo and kind == "var"
+                units.append(dict(unb, method="nll+ldr", n=n, kind=kind, keep=keep))
+        if cfg.zuko:
+            units.append(dict(unb, method="nll", n=cfg.n_data[-1], model="zuko"))
+    for s in seeds:
+        units += [
+            dict(case="biased", seed=s, method=m, keep=s == seeds[0]) for m in ("nll", "nll+ldr")
+        ]
+        units += [dict(case="biased", seed=s, method="weighted nll")] if cfg.weighted_nll else []
+    for case, on, some, methods in (
+        ("tilted", cfg.tilted, seeds, ("nll", "nll+ldr")),
+        ("variational", cfg.variational, seeds, ("rkl", "rkl+ldr")),
+        ("many-well 32-D", cfg.many_well, seeds[:2], ("nll", "nll+ldr")),
+    ):
+        units += [dict(case=case, seed=s, method=m) for s in some for m in methods] if on else []
+    return units
+
+# %% ../../nbs/09_ldr/06_experiments.ipynb #4c79992e
+def run_unit(cfg, unit: dict, device="cpu") -> dict:
+    "One run of `experiment_units`, from its own seed; a kept flow as its weights (Chapter 09)."
+    u = dict(unit)
+    case, s, method = u.pop("case"), u.pop("seed"), u.pop("method")
+    dev, target, n_hi = torch.device(device), DoubleWell2D(a=4.0), cfg.n_data[-1]
+    if case == "unbiased":
+        out = run(target, method, u.pop("n"), s, cfg, dev, n_pool=n_hi, **u)
+    elif case == "biased":  # data at twice the temperature; weighted NLL at colab and full
+        w, t = method == "weighted nll", cfg.biased_temperature
+        out = run(target, "nll" if w else method, cfg.n_biased, s, cfg, dev, temperature=t, **u)
+        out = dict(out, method="weighted nll") if w else out
+    elif case == "tilted":  # 50/50 between the wells instead of the exact 87/13
+        tilted = TiltedWell(4.0, 1.0)
+        pool = tilted.sample(16 * cfg.n_biased, torch.Generator().manual_seed(s))
+        data = balanced_modes(pool, cfg.n_biased)
+        out = run(tilted, method, len(data), s, cfg, dev, data=data)
+    elif case == "variational":  # the n exact samples drawn are not trained on
+        out = run(target, method, cfg.n_biased, s, cfg, dev, lam=cfg.lam_variational)
+        out = dict(out, case=case)
+    elif case == "many-well 32-D":
+        c_mw = type(cfg)(dict(cfg, steps=cfg.many_well_steps))
+        out = dict(run(ManyWell(16, 4.0), method, n_hi, s, c_mw, dev), case=case)
+    else:
+        raise ValueError(f"unit={unit!r} is not a unit of this experiment")
+    if "flow" in out:  # results hold tensors, not modules: flow_from rebuilds it
+        out["flow"] = out["flow"].state_dict()
+    return out
+
+
+def flow_from(state: dict, cfg, dim: int = 2) -> nn.Module:
+    "Our flow with the weights `run_unit` kept (Chapter 09, *One run, on one process or many*)."
+    flow = make_flow("ours", dim, cfg, torch.device("cpu"))
+    flow.load_state_dict(state)
+    return flow
+
+# %% ../../nbs/09_ldr/06_experiments.ipynb #ec3aa9a2
+def run_experiment(cfg, seed: int = 0, device="auto") -> dict | None:
+    "Every run over the ranks, by case, and the untrained flow's scores; on rank 0 (else None)."
+    dev = get_device(device)
+    units = experiment_units(cfg, seed)
+    rows = map_units(lambda u: run_unit(cfg, u, dev), units)
+    if rows is None:
+        return None
+    out = dict(unbiased=[], biased=[], tilted=[], extra=[])
+    for u, r in zip(units, rows):
+        out[u["case"] if u["case"] in out else "extra"].append(r)
+    # the untrained flow is N(0, I) (zero last layers): its scores do not depend on its weights
+    untrained = make_flow("ours", 2, cfg, torch.device("cpu"))
+    g = torch.Generator().manual_seed(2)
+    out["untrained"] = evaluate(untrained, DoubleWell2D(a=4.0), cfg.n_eval, g)
+    return out
+
 # %% ../../nbs/09_ldr/06_experiments.ipynb #aac6806b
 def equal_ess_ratio(n_grid, ess_curve, ess_target: float, n_ref: int) -> float:
     "n*/n_ref where the ESS curve (linear in log n) hits a target (Chapter 09, *Data efficiency*)."
@@ -248,3 +329,191 @@ def equal_ess_ratio(n_grid, ess_curve, ess_target: float, n_ref: int) -> float:
             t = (ess_target - e0) / (e1 - e0)
             return math.exp(math.log(n0) + t * (math.log(n1) - math.log(n0))) / n_ref
     return math.inf  # censored: beyond the largest size
+
+# %% ../../nbs/09_ldr/06_experiments.ipynb #b7c3c320
+_SRC = "abstract: LDR improves final performance (no number for this benchmark)"
+_KINDS = {"var": "variance", "mad": "mean absolute deviation", "huber": "Huber"}
+
+
+def _values(rows: list, metric: str, seeds: list, **match) -> list:
+    "Per-seed values of `metric` in `seeds` order (the pairing of every paired test)."
+    hit = [r for r in rows if all(r[k] == v for k, v in match.items())]
+    hit = sorted(hit, key=lambda r: r["seed"])
+    if [r["seed"] for r in hit] != seeds:
+        raise ValueError(f"rows {match} have seeds {[r['seed'] for r in hit]}, not {seeds}")
+    return [r[metric] for r in hit]
+
+
+def _nll_name(cfg, n: int) -> str:
+    return f"NLL, weight decay {nll_weight_decay(cfg, n):g} (piloted)"
+
+
+def _row(scale, claim, metric, ours, baseline, hib, fails_if, **kw):
+    "One paired row of this chapter, recorded (Chapter 09, *Paper vs. this book*)."
+    kw = dict(dict(paper_source=_SRC, test="paired"), **kw)
+    return record_claim(
+        "09",
+        claim,
+        ours=ours,
+        baseline=baseline,
+        higher_is_better=hib,
+        scale=scale,
+        metric=metric,
+        fails_if=fails_if,
+        **kw,
+    )
+
+
+def _data_ratios(results: dict, cfg, seeds: list) -> list:
+    "Per seed, n*/n_min: where NLL's ESS reaches LDR's at n_min (Chapter 09, *Data efficiency*)."
+    n_lo, rows = cfg.n_data[0], results["unbiased"]
+    ldr_lo = _values(rows, "ess", seeds, model="ours", method="nll+ldr", kind="var", n=n_lo)
+    curves = [_values(rows, "ess", seeds, model="ours", method="nll", n=n) for n in cfg.n_data]
+    return [
+        equal_ess_ratio(cfg.n_data, [c[i] for c in curves], ldr_lo[i], n_lo)
+        for i in range(len(seeds))
+    ]
+
+# %% ../../nbs/09_ldr/06_experiments.ipynb #93ac8f88
+def _objective_claims(results: dict, cfg, scale: str, seeds: list) -> list:
+    "ESS (each dispersion) and log Z error at the smallest size (Chapter 09, *Paper vs.*)."
+    rows, untrained, n_lo = results["unbiased"], results["untrained"], cfg.n_data[0]
+    nll_lo = _values(rows, "ess", seeds, model="ours", method="nll", n=n_lo)
+    out = [
+        _row(
+            scale,
+            f"LDR ({_KINDS[kind]}) raises the ESS of tuned maximum likelihood at n={n_lo}",
+            "relative ESS",
+            _values(rows, "ess", seeds, model="ours", method="nll+ldr", kind=kind, n=n_lo),
+            nll_lo,
+            True,
+            f"tuned NLL's ESS exceeds LDR's ({kind}) at level 0.05, paired by seed",
+            floor=untrained["ess"],
+            baseline_name=_nll_name(cfg, n_lo),
+        )
+        for kind in cfg.kinds
+    ]
+    out.append(
+        _row(
+            scale,
+            f"LDR (variance) lowers the log Z error of tuned maximum likelihood at n={n_lo}",
+            "|log Z_hat - log Z|",
+            _values(rows, "log_Z_error", seeds, model="ours", method="nll+ldr", kind="var", n=n_lo),
+            _values(rows, "log_Z_error", seeds, model="ours", method="nll", n=n_lo),
+            False,
+            "LDR's log Z error exceeds tuned NLL's at level 0.05, paired by seed",
+            floor=untrained["log_Z_error"],
+            baseline_name=_nll_name(cfg, n_lo),
+        )
+    )
+    return out
+
+# %% ../../nbs/09_ldr/06_experiments.ipynb #d3e7e1c2
+def _efficiency_claims(results: dict, cfg, scale: str, seeds: list) -> list:
+    "LDR at n_min against NLL at k n_min (Chapter 09, *Paper vs. this book*)."
+    rows, n_lo, n_hi = results["unbiased"], cfg.n_data[0], cfg.n_data[-1]
+    k = 4 if 4 * n_lo in cfg.n_data else cfg.n_data[1] // n_lo  # the data ratio of the row
+    ratios = _data_ratios(results, cfg, seeds)
+    median, censored = sorted(ratios)[len(ratios) // 2], sum(math.isinf(r) for r in ratios)
+    row = _row(
+        scale,
+        f"LDR with {k}x less data is no worse than tuned NLL: ESS of LDR at n={n_lo} vs NLL at "
+        f"n={k * n_lo}",
+        "relative ESS",
+        _values(rows, "ess", seeds, model="ours", method="nll+ldr", kind="var", n=n_lo),
+        _values(rows, "ess", seeds, model="ours", method="nll", n=k * n_lo),
+        True,
+        f"LDR's ESS at n={n_lo} is below NLL's at n={k * n_lo} by more than the margin 0.02, at "
+        "level 0.05 (paired by seed, nested data)",
+        margin=0.02,
+        floor=results["untrained"]["ess"],
+        baseline_name=f"{_nll_name(cfg, k * n_lo)}, {k}x the data",
+        paper=10,
+        paper_metric="data ratio at equal performance; here ESS non-inferiority at 4x less data",
+        paper_source="abstract: sample-efficiency gains of up to one order of magnitude",
+        note=f"data ratio at equal ESS (interpolated), median over seeds {median:.3g}, "
+        f"{censored} of {len(ratios)} seeds censored beyond {n_hi // n_lo}x",
+    )
+    return [row]
+
+# %% ../../nbs/09_ldr/06_experiments.ipynb #3eb6393a
+def _data_claims(results: dict, cfg, scale: str, seeds: list) -> list:
+    "Biased data, and (cpu and up) the tilted well's mode weights (Chapter 09, *Paper vs.*)."
+    src, name = "abstract: LDR works with biased simulation data (no number)", cfg.n_biased
+    b = lambda m: _values(results["biased"], "ess", seeds, method=m)
+    out = [
+        _row(
+            scale,
+            f"LDR helps with biased data (T' = {cfg.biased_temperature:g} T, no weights): ESS",
+            "relative ESS",
+            b("nll+ldr"),
+            b("nll"),
+            True,
+            "NLL's ESS on the hot data exceeds LDR's at level 0.05, paired by seed",
+            floor=results["untrained"]["ess"],
+            baseline_name=_nll_name(cfg, name),
+            paper_source=src,
+        )
+    ]
+    if cfg.tilted:
+        t = lambda m: _values(results["tilted"], "mode_weight_error", seeds, method=m)
+        out.append(
+            _row(
+                scale,
+                "LDR corrects mode weights learned from 50/50-resampled tilted-well data",
+                "mode weight error",
+                t("nll+ldr"),
+                t("nll"),
+                False,
+                "LDR's mode-weight error exceeds NLL's at level 0.05, paired by seed",
+                baseline_name=_nll_name(cfg, name),
+                paper_source=src,
+            )
+        )
+    return out
+
+# %% ../../nbs/09_ldr/06_experiments.ipynb #652ae3f1
+def _check_claims(results: dict, cfg, scale: str, seeds: list) -> list:
+    "Parity with zuko's NSF, and (cpu and up) the variational row (Chapter 09, *Paper vs.*)."
+    out, n_hi = [], cfg.n_data[-1]
+    if cfg.zuko:
+        e = lambda m: _values(results["unbiased"], "ess", seeds, model=m, method="nll", n=n_hi)
+        out.append(
+            record_claim(
+                "09",
+                f"Implementation parity: our spline flow trained by NLL matches zuko's NSF "
+                f"(n={n_hi}, same data, budget and weight decay)",
+                ours=[a - b for a, b in zip(e("ours"), e("zuko"))],
+                reference=0.0,
+                higher_is_better=True,
+                test="tolerance",
+                tolerance=0.05,
+                scale=scale,
+                metric="ESS difference, ours - zuko (per seed)",
+                fails_if="the mean ESS difference lies outside +-0.05 at level 0.05",
+                paper_source="qualitative: no paper number, a check of our baseline",
+            )
+        )
+    if cfg.variational:
+        v = lambda m: _values(results["extra"], "ess", seeds, case="variational", method=m)
+        out.append(
+            _row(
+                scale,
+                "Reverse KL + LDR on a replay buffer vs reverse KL alone: ESS",
+                "relative ESS",
+                v("rkl+ldr"),
+                v("rkl"),
+                True,
+                "reverse KL alone has the higher ESS at level 0.05, paired by seed",
+                baseline_name="reverse KL",
+                paper_source="abstract: LDR works in purely variational training (no number)",
+            )
+        )
+    return out
+
+# %% ../../nbs/09_ldr/06_experiments.ipynb #2f3a9071
+def record_claims(results: dict, cfg, scale: str) -> list:
+    "Every row, paired over the seeds found in `results` (Chapter 09, *Paper vs. this book*)."
+    seeds = sorted({r["seed"] for r in results["unbiased"]})
+    parts = (_objective_claims, _efficiency_claims, _data_claims, _check_claims)
+    return [c for part in parts for c in part(results, cfg, scale, seeds)]

@@ -12,7 +12,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..core import get_device, sizes
+from ..core import get_device, record_claim, sizes
+from ..core.distributed import map_units
 from icml26_lit.slepian import (
     CartesianEncoder,
     FeatureStandardizer,
@@ -30,8 +31,9 @@ from icml26_lit.slepian.data import (
 )
 
 # %% auto #0
-__all__ = ['CONFIG', 'make_encoder', 'encode', 'r2_score', 'train_head', 'knn_predict', 'knn_baseline', 'run_density_experiment',
-           'run_prefecture_experiment', 'smoke_step']
+__all__ = ['CONFIG', 'make_encoder', 'encode', 'r2_score', 'train_head', 'knn_predict', 'knn_baseline', 'seed_line',
+           'run_density_experiment', 'map_grid', 'experiment_units', 'run_unit', 'run_experiment', 'record_claims',
+           'prefecture_summary', 'run_prefecture_experiment', 'smoke_step']
 
 # %% ../../nbs/01_slepian/06_experiments.ipynb #15c69bd8
 # ci: 30 epochs so that five encoders x three seeds fit 120 s on one thread
@@ -291,6 +293,30 @@ def _density_rows(
     return rows
 
 # %% ../../nbs/01_slepian/06_experiments.ipynb #a34666f6
+def _density_seed(cfg, encoders: dict, s: int, run_seed: int, device, cities=None, grid=None):
+    "Seed s's rows on a fresh task drawn with `run_seed` (Chapter 01, *The run*)."
+    cities = load_cities() if cities is None else cities
+    task = make_density_task(
+        cfg.n_train,
+        cfg.n_test,
+        cfg.theta_deg,
+        (cfg.center_lat, cfg.center_lon),
+        cfg.sigma_km,
+        cfg.frac_in_cap,
+        seed=run_seed,
+        cities=cities,
+    )
+    return _density_rows(cfg, encoders, task, s, run_seed, device, grid)
+
+
+def seed_line(rows: list[dict], s: int) -> str:
+    "Seed s's R² inside the cap and over the globe, method by method (Chapter 01, *The run*)."
+    scores = [
+        f"{r['encoder']} {r['r2_cap']:.3f}/{r['r2_global']:.3f}" for r in rows if r["seed"] == s
+    ]
+    return f"seed {s}: " + ", ".join(scores) + "  (R2 cap/global)"
+
+
 def run_density_experiment(
     cfg,
     device,
@@ -305,71 +331,227 @@ def run_density_experiment(
     rows = []
     for s in range(cfg.n_seeds):
         run_seed = seed * 1000 + s  # draws the task and the head's initialisation
-        task = make_density_task(
-            cfg.n_train,
-            cfg.n_test,
-            cfg.theta_deg,
-            (cfg.center_lat, cfg.center_lon),
-            cfg.sigma_km,
-            cfg.frac_in_cap,
-            seed=run_seed,
-            cities=cities,
-        )
-        rows += _density_rows(cfg, encoders, task, s, run_seed, device, grid)
+        rows += _density_seed(cfg, encoders, s, run_seed, device, cities, grid)
         if verbose:
-            print(
-                f"seed {s}: "
-                + ", ".join(
-                    f"{r['encoder']} {r['r2_cap']:.3f}/{r['r2_global']:.3f}"
-                    for r in rows
-                    if r["seed"] == s
+            print(seed_line(rows, s))
+    return rows
+
+# %% ../../nbs/01_slepian/06_experiments.ipynb #701c5590
+def _land_mask(cfg) -> dict:
+    "The land mask around the cap that the prefecture task draws from (a file read)."
+    lat0 = cfg.center_lat
+    band = (max(-90.0, lat0 - cfg.theta_deg - 1), min(90.0, lat0 + cfg.theta_deg + 1))
+    return load_land_mask(12, band)
+
+
+def _prefecture_rows(cfg, encoders: dict, mask: dict, s: int, run_seed: int, device) -> list:
+    "Seed s's rows: every encoder x head on one draw (Chapter 01, *The prefecture task*)."
+    center = (cfg.center_lat, cfg.center_lon)
+    data = make_prefecture_task(cfg.n_class, cfg.theta_deg, center, seed=run_seed, mask=mask)
+    n_tr = int(0.8 * len(data["y"]))
+    x_tr, y_tr = data["x"][:n_tr], data["y"][:n_tr]
+    x_te, y_te = data["x"][n_tr:], data["y"][n_tr:]
+    rows = []
+    for enc_name, enc in encoders.items():
+        f_tr, f_te = encode(enc, x_tr, device), encode(enc, x_te, device)
+        for head in cfg.heads.split(","):
+            sc = train_head(
+                f_tr,
+                y_tr,
+                {"test": (f_te, y_te)},
+                head,
+                cfg.epochs,
+                cfg.batch_size,
+                cfg.lr,
+                seed=run_seed,
+                n_classes=len(data["classes"]),
+            )
+            rows.append(
+                dict(
+                    encoder=enc_name, head=head, seed=s, n_features=enc.out_dim, accuracy=sc["test"]
                 )
-                + "  (R2 cap/global)"
             )
     return rows
 
+# %% ../../nbs/01_slepian/06_experiments.ipynb #4f4a0c44
+def map_grid() -> tuple[torch.Tensor, torch.Tensor]:
+    "(lat, lon) meshes of the map window around the cap, every 0.25° (Chapter 01, *Results*)."
+    return torch.meshgrid(
+        torch.arange(26.0, 46.01, 0.25, dtype=torch.float64),
+        torch.arange(125.0, 151.01, 0.25, dtype=torch.float64),
+        indexing="ij",
+    )
+
+
+def experiment_units(cfg, seed: int = 0) -> list:
+    "Every (task, seed, i) of the run, in a fixed order (Chapter 01, *One run*)."
+    tasks = ["density"] + (["prefecture"] if cfg.classification else [])
+    return [(task, seed, i) for task in tasks for i in range(cfg.n_seeds)]
+
+
+def run_unit(cfg, unit: tuple, device="cpu", encoders=None, cities=None, grid=None, mask=None):
+    "The rows of one (task, seed, i), drawn with seed * 1000 + i (Chapter 01, *One run*)."
+    task, seed, i = unit
+    if task not in ("density", "prefecture"):
+        raise ValueError(f"unit={unit!r} is not a unit of this experiment")
+    run_seed = seed * 1000 + i  # draws the task and the head's initialisation
+    if encoders is None:
+        encoders = {name: make_encoder(name, cfg) for name in cfg.encoders.split(",")}
+    if task == "density":
+        return _density_seed(cfg, encoders, i, run_seed, device, cities, grid)
+    mask = _land_mask(cfg) if mask is None else mask
+    return _prefecture_rows(cfg, encoders, mask, i, run_seed, device)
+
+
+def run_experiment(cfg, seed: int = 0, device="auto") -> dict | None:
+    "{'density': rows, 'prefecture': rows} of every unit over the ranks, on rank 0 (else None)."
+    dev = get_device(device)
+    # once per process: the encoders hold no trainable weights, the files are only read
+    encoders = {name: make_encoder(name, cfg) for name in cfg.encoders.split(",")}
+    cities = load_cities()
+    mask = _land_mask(cfg) if cfg.classification else None
+    grid = torch.stack([g.flatten() for g in map_grid()], 1)  # maps of each method's first seed
+    units = experiment_units(cfg, seed)
+    parts = map_units(lambda u: run_unit(cfg, u, dev, encoders, cities, grid, mask), units)
+    if parts is None:
+        return None
+    out = dict(density=[], prefecture=[])
+    for (task, _, _), rows in zip(units, parts):
+        out[task] += rows
+    return out
+
+# %% ../../nbs/01_slepian/06_experiments.ipynb #06666e48
+_CAP_ROWS = [  # (claim, ours, baseline, the baseline's name): R² inside the cap
+    (
+        "Inside the region, a Slepian encoder (L=40) beats spherical harmonics of the same "
+        "bandwidth (L=40)",
+        "slepian",
+        "sh_high",
+        "SH L=40 (same bandwidth)",
+    ),
+    (
+        "Inside the region, a Slepian encoder (L=40, 23 features) beats SH10 (L=9, 100 features)",
+        "slepian",
+        "sh",
+        "SH L=9 (feature-count row)",
+    ),
+    (
+        "Inside the region, the hybrid encoder beats spherical harmonics of the same "
+        "bandwidth (L=40)",
+        "hybrid",
+        "sh_high",
+        "SH L=40 (same bandwidth)",
+    ),
+    (
+        "Inside the region, the hybrid encoder (123 features) beats SH10 (L=9, 100 features)",
+        "hybrid",
+        "sh",
+        "SH L=9 (feature-count row)",
+    ),
+    (
+        "Inside the region, a Slepian encoder beats the 3-D Cartesian encoder at equal MLP head",
+        "slepian",
+        "cartesian",
+        "Cartesian 3-D",
+    ),
+    (
+        "Inside the region, a Slepian encoder beats kNN with great-circle distance",
+        "slepian",
+        "knn",
+        "sklearn kNN (haversine)",
+    ),
+]
+
+
+def _paired(rows: list[dict], ours: str, baseline: str, col: str, head: str = "mlp") -> tuple:
+    "Two methods' values of `col`, seed by seed (kNN's head is '-'); the seeds must agree."
+    sel = {
+        enc: sorted(
+            (r for r in rows if r["encoder"] == enc and r["head"] in (head, "-")),
+            key=lambda r: r["seed"],
+        )
+        for enc in (ours, baseline)
+    }
+    seeds = [[r["seed"] for r in sel[enc]] for enc in (ours, baseline)]
+    if not seeds[0] or seeds[0] != seeds[1]:
+        raise ValueError(f"{ours} and {baseline} must share their seeds, got {seeds}")
+    return tuple([r[col] for r in sel[enc]] for enc in (ours, baseline))
+
+# %% ../../nbs/01_slepian/06_experiments.ipynb #59512f11
+def record_claims(results: dict, cfg, scale: str) -> list:
+    "The paired rows, over the seeds found in `results` (Chapter 01, *Paper vs. this book*)."
+    rows, src = results["density"], "abstract and tables (no number)"
+    common = dict(higher_is_better=True, scale=scale, paper=None, paper_source=src, test="paired")
+    claims = []
+    for text, a, b, name in _CAP_ROWS:
+        ours, baseline = _paired(rows, a, b, "r2_cap")
+        claims.append(
+            record_claim(
+                "01",
+                text,
+                ours=ours,
+                baseline=baseline,
+                floor=0.0,
+                fails_if=f"{name} has the higher R² inside the cap over the paired seeds "
+                "(one-sided, 0.05)",
+                metric="R² inside the cap",
+                baseline_name=name,
+                **common,
+            )
+        )
+    ours, baseline = _paired(rows, "hybrid", "slepian", "r2_global")
+    claims.append(
+        record_claim(
+            "01",
+            "Over the globe, the hybrid keeps global performance where a pure Slepian encoder "
+            "degrades",
+            ours=ours,
+            baseline=baseline,
+            fails_if="the pure Slepian encoder has the higher R² over the globe (one-sided, 0.05)",
+            metric="R² over the globe",
+            baseline_name="Slepian L=40",
+            **common,
+        )
+    )
+    ours, baseline = _paired(rows, "hybrid", "sh", "r2_global")
+    claims.append(
+        record_claim(
+            "01",
+            "Over the globe, the hybrid is no worse than spherical harmonics (L=9) alone, "
+            "within 0.02 R²",
+            ours=ours,
+            baseline=baseline,
+            margin=0.02,
+            fails_if="the upper bound of hybrid minus SH10 R² over the globe lies below -0.02",
+            metric="R² over the globe",
+            baseline_name="SH L=9",
+            **common,
+        )
+    )
+    return claims
+
 # %% ../../nbs/01_slepian/06_experiments.ipynb #4fcb01c4
+def prefecture_summary(rows: list[dict]) -> str:
+    "Each encoder's mean accuracy over heads and seeds, a line each (Chapter 01, *Prefecture*)."
+    lines = []
+    for enc_name in dict.fromkeys(r["encoder"] for r in rows):
+        sel = [r for r in rows if r["encoder"] == enc_name]
+        acc = np.mean([r["accuracy"] for r in sel])
+        lines.append(f"{enc_name:10s} F={sel[0]['n_features']:5d}  accuracy {acc:.3f}")
+    return "\n".join(lines)
+
+
 def run_prefecture_experiment(
     cfg, device, seed: int = 0, mask: dict | None = None, verbose: bool = True
 ) -> list[dict]:
     "Every encoder x head x seed, one draw per seed: accuracy (Chapter 01, *The prefecture task*)."
-    center = (cfg.center_lat, cfg.center_lon)
-    if mask is None:  # read once, shared by every seed's draw
-        mask = load_land_mask(
-            12,
-            (max(-90.0, center[0] - cfg.theta_deg - 1), min(90.0, center[0] + cfg.theta_deg + 1)),
-        )
+    mask = _land_mask(cfg) if mask is None else mask  # read once, shared by every seed's draw
     encoders = {name: make_encoder(name, cfg) for name in cfg.encoders.split(",")}
     rows = []
     for s in range(cfg.n_seeds):
-        run_seed = seed * 1000 + s
-        data = make_prefecture_task(cfg.n_class, cfg.theta_deg, center, seed=run_seed, mask=mask)
-        n_tr = int(0.8 * len(data["y"]))
-        x_tr, y_tr, x_te, y_te = (
-            data["x"][:n_tr],
-            data["y"][:n_tr],
-            data["x"][n_tr:],
-            data["y"][n_tr:],
-        )
-        for enc_name, enc in encoders.items():
-            f_tr, f_te = encode(enc, x_tr, device), encode(enc, x_te, device)
-            for head in cfg.heads.split(","):
-                sc = train_head(
-                    f_tr,
-                    y_tr,
-                    {"test": (f_te, y_te)},
-                    head,
-                    cfg.epochs,
-                    cfg.batch_size,
-                    cfg.lr,
-                    seed=run_seed,
-                    n_classes=len(data["classes"]),
-                )
-                rows.append(dict(encoder=enc_name, head=head, seed=s, accuracy=sc["test"]))
+        rows += _prefecture_rows(cfg, encoders, mask, s, seed * 1000 + s, device)
     if verbose:
-        for enc_name in encoders:
-            acc = np.mean([r["accuracy"] for r in rows if r["encoder"] == enc_name])
-            print(f"{enc_name:10s} F={encoders[enc_name].out_dim:5d}  accuracy {acc:.3f}")
+        print(prefecture_summary(rows))
     return rows
 
 # %% ../../nbs/01_slepian/06_experiments.ipynb #14890e64
