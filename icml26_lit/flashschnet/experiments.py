@@ -11,7 +11,8 @@ import numpy as np
 import torch
 from scipy.stats import ks_2samp
 
-from ..core import sizes
+from ..core import get_device, record_claim, sizes
+from ..core.distributed import map_units
 from .memory import force_call_cost
 from .model import SchNet, frozen_parameters
 from ..md.chain import ChainPrior, bead_chain, bond_lengths, radius_of_gyration
@@ -21,7 +22,8 @@ from ..md.langevin import BAOAB, kT_at
 # %% auto #0
 __all__ = ['CONFIG', 'PATHS', 'OBSERVABLES', 'make_system', 'make_model', 'saved_bytes', 'smoke_step', 'force_agreement',
            'force_rounding', 'pyg_schnet', 'pyg_energy_and_forces', 'memory_table', 'md_samples', 'split_groups',
-           'ks_distances', 'integrated_autocorrelation', 'time_force_call', 'ladder_benchmark']
+           'ks_distances', 'integrated_autocorrelation', 'time_force_call', 'ladder_benchmark', 'experiment_units',
+           'md_summary', 'run_unit', 'run_experiment', 'record_claims']
 
 # %% ../../nbs/06_flashschnet/07_experiments.ipynb #035ea883
 _CI = dict(
@@ -459,3 +461,172 @@ def ladder_benchmark(cfg, seed: int, device, backend: str = "auto") -> list:
                 )
             )
     return rows
+
+# %% ../../nbs/06_flashschnet/07_experiments.ipynb #d8fe6b9d
+def experiment_units(cfg, seed: int = 0, device="cpu") -> list:
+    "Every unit of the run, the longest first (Chapter 06, *One run, on one process or many*)."
+    units = [("md", seed)] + [("ladder", seed)] * (torch.device(device).type == "cuda")
+    return units + [("seed", s) for s in range(seed, seed + cfg.n_seeds)]
+
+
+def md_summary(cfg, plain: dict, flash: dict) -> dict:
+    "Autocorrelation times, KS distances and R_g samples of the plain batch and the flash run."
+    groups = split_groups(plain, 2 * cfg.null_pairs + 1, cfg.md_replicas, cfg.md_beads)
+    tau = {k: integrated_autocorrelation(plain[k]) * cfg.md_every for k in OBSERVABLES}  # steps
+    ks_flash = ks_distances(flash, groups[0])
+    ks_null = [  # the largest KS distance of each plain-vs-plain pair
+        max(ks_distances(groups[2 * k + 1], groups[2 * k + 2]).values())
+        for k in range(cfg.null_pairs)
+    ]
+    runs = {"plain": groups[0], "+16-bit": flash}
+    return dict(
+        tau=tau,
+        mixing={k: cfg.md_steps / tau[k] for k in OBSERVABLES},
+        ks_flash=ks_flash,
+        ks_null=ks_null,
+        ks_ours=max(ks_flash.values()),
+        ks_tol=float(np.percentile(ks_null, 95)),
+        rg={name: r["rg"] for name, r in runs.items()},  # (T, md_replicas), for the histogram
+        stats={
+            name: {k: (float(r[k].mean()), float(r[k].std())) for k in OBSERVABLES}
+            for name, r in runs.items()
+        },
+        wall_s={"plain": plain["wall_s"], "+16-bit": flash["wall_s"]},
+    )
+
+
+def run_unit(cfg, unit: tuple, device="cpu") -> dict:
+    "('seed', s): force gap and saved bytes; ('md', s): the Langevin runs; ('ladder', s): GPU."
+    if not (isinstance(unit, tuple) and len(unit) == 2 and unit[0] in ("seed", "md", "ladder")):
+        raise ValueError(f"unit={unit!r} is not a unit of this experiment")
+    kind, s = unit
+    if kind == "seed":  # a new chain and new weights
+        z, pos, batch = (t.to(device) for t in make_system(cfg, s))
+        row = dict(seed=s, **force_rounding(cfg, s, z, pos, batch))
+        mem = memory_table(cfg, s, z, pos, batch)
+        names = ("plain", "+16-bit", "PyG SchNet")
+        return row | {f"saved {k} (MB)": mem[k]["measured"] / 1e6 for k in names}
+    if kind == "md":  # one plain batch of 2 null_pairs + 1 groups, and the flash run
+        n = (2 * cfg.null_pairs + 1) * cfg.md_replicas
+        z, pos, batch = (t.to(device) for t in make_system(cfg, s, n, n_beads=cfg.md_beads))
+        plain = md_samples(cfg, s, "plain", z, pos, batch, noise_seed=1000 * s + 1)
+        k = cfg.md_replicas * cfg.md_beads  # the flash run: the first md_replicas chains
+        flash = md_samples(cfg, s, "+16-bit", z[:k], pos[:k], batch[:k], noise_seed=1000 * s + 2)
+        return md_summary(cfg, plain, flash)
+    dev = torch.device(device)
+    return dict(device=torch.cuda.get_device_name(dev), rows=ladder_benchmark(cfg, s, dev))
+
+# %% ../../nbs/06_flashschnet/07_experiments.ipynb #536c2111
+def run_experiment(cfg, seed: int = 0, device="auto") -> dict | None:
+    "{'seeds': {seed: row}, 'md': md_summary, 'ladder': GPU rows or None}, on rank 0 (else None)."
+    dev = get_device(device)
+    units = experiment_units(cfg, seed, dev)
+    rows = map_units(lambda u: run_unit(cfg, u, dev), units)
+    if rows is None:
+        return None
+    out = dict(seeds={}, md=None, ladder=None)
+    for (kind, s), r in zip(units, rows):
+        if kind == "seed":
+            out["seeds"][s] = r
+        else:
+            out[kind] = r
+    return out
+
+# %% ../../nbs/06_flashschnet/07_experiments.ipynb #13e2ac04
+def _seed_claims(results: dict, scale: str) -> list:
+    "The force row and the two memory rows, paired over the seeds found in `results`."
+    rows = [results["seeds"][s] for s in sorted(results["seeds"])]
+    col = lambda k: [r[k] for r in rows]
+    force = record_claim(
+        "06",
+        "flash path gives the plain model's forces to float64 rounding (kcal/mol/A)",
+        ours=col("gap"),
+        reference=0.0,
+        test="tolerance",
+        tolerance=min(col("bound")),  # the tightest bound over the seeds
+        higher_is_better=False,
+        scale=scale,
+        paper=None,
+        paper_source="abstract (no number: 'retaining SchNet-level accuracy')",
+        fails_if="the 95% interval of the mean float64 force gap over seeds reaches past the "
+        "rounding bound (a lost or changed force term gives about 1e-2)",
+        metric="max |F_flash - F_plain|, float64",
+        baseline_name="plain SchNet (reference 0)",
+    )
+    memory = dict(test="paired", higher_is_better=False, effect="percent_reduction", scale=scale)
+    plain = record_claim(
+        "06",
+        "less saved-for-backward memory per force call than plain SchNet (MB)",
+        ours=col("saved +16-bit (MB)"),
+        baseline=col("saved plain (MB)"),
+        paper=80,
+        paper_metric="peak GPU memory, RTX PRO 6000 (ours: bytes saved for backward, hooks, CPU)",
+        paper_source="abstract (80% less peak memory than CGSchNet)",
+        fails_if="plain SchNet saves fewer bytes than the flash path, paired by seed at level 0.05",
+        metric="MB saved (hooks)",
+        baseline_name="plain SchNet, same weights",
+        **memory,
+    )
+    pyg = record_claim(
+        "06",
+        "less saved-for-backward memory than PyTorch Geometric's SchNet (MB)",
+        ours=col("saved +16-bit (MB)"),
+        baseline=col("saved PyG SchNet (MB)"),
+        paper=None,
+        paper_source="abstract (no number for a PyTorch Geometric baseline)",
+        fails_if="PyG's SchNet saves fewer bytes than the flash path, paired by seed at level 0.05",
+        metric="MB saved (hooks)",
+        baseline_name="torch_geometric SchNet, same widths",
+        **memory,
+    )
+    return [force, plain, pyg]
+
+# %% ../../nbs/06_flashschnet/07_experiments.ipynb #93872cb0
+def record_claims(results: dict, cfg, scale: str) -> list:
+    "Every row of the chapter from `run_experiment`'s results (the notebook and the launcher)."
+    out = _seed_claims(results, scale)
+    md = results["md"]
+    out.append(
+        record_claim(
+            "06",
+            "MD observables unchanged: R_g and bond-length distributions (KS distance)",
+            ours=md["ks_ours"],
+            reference=0.0,
+            test="tolerance",
+            tolerance=md["ks_tol"],
+            higher_is_better=False,
+            scale=scale,
+            paper=None,
+            paper_source="abstract (no number: 'negligible accuracy loss')",
+            fails_if="the largest flash-vs-plain KS distance exceeds the 95th percentile of "
+            "plain-vs-plain KS distances of runs of the same length",
+            metric="max KS distance over R_g and bond length",
+            baseline_name="plain SchNet",
+            note=f"{len(md['ks_null'])} plain-vs-plain pairs; run length "
+            f"{min(md['mixing'].values()):.0f} autocorrelation times or more",
+        )
+    )
+    if results.get("ladder") is not None:  # rates at the largest replica count
+        rows = results["ladder"]["rows"]
+        top = max(r["replicas"] for r in rows)
+        rates = {r["path"]: list(r["rates"]) for r in rows if r["replicas"] == top}
+        out.append(
+            record_claim(
+                "06",
+                "faster MD on a GPU: flash path (+16-bit) over plain SchNet (x)",
+                ours=rates["+16-bit"],
+                baseline=rates["plain"],
+                test="welch",
+                higher_is_better=True,
+                effect="ratio",
+                scale=scale,
+                paper=6.5,
+                paper_source="abstract (6.5x vs CGSchNet on an RTX PRO 6000)",
+                fails_if="plain SchNet's repeated throughputs beat the flash path's at level 0.05",
+                metric="timestep mol/s",
+                baseline_name="plain SchNet, same weights",
+                note=f"{results['ladder']['device']}, {int(top)} replicas; "
+                "the paper's 6.5x also includes torch.compile",
+            )
+        )
+    return out

@@ -12,14 +12,16 @@ import numpy as np
 import sympy as sp
 import torch
 
-from ..core import sizes
+from ..core import record_claim, sizes
+from ..core.distributed import map_units
 from .fitness import is_recovered, nguyen
 from .spbt import VAR_SYMBOLS, Library
 from .swpg import GCNSR
 
 # %% auto #0
-__all__ = ['CONFIG', 'expr_recovered', 'run_gcnsr', 'run_gplearn', 'run_pyoperon', 'run_deap', 'run_method', 'smoke_step',
-           'per_seed']
+__all__ = ['CONFIG', 'NAMES', 'expr_recovered', 'run_gcnsr', 'run_gplearn', 'run_pyoperon', 'run_deap', 'run_method',
+           'smoke_step', 'experiment_units', 'run_unit', 'run_experiment', 'per_seed', 'recovery_tables',
+           'record_claims']
 
 # %% ../../nbs/18_gcn_sr/06_experiments.ipynb #057e800d
 _SHARED = dict(depth=5, epsilon=0.1, entropy_weight=0.005, beta=0.5, temperature=0.1, n_test=1000)
@@ -465,6 +467,32 @@ def smoke_step(cfg) -> None:
         m.fit(X, y)
         assert m.n_evals <= cfg.batch_size + cfg.gp_offspring and math.isfinite(m.best_reward)
 
+# %% ../../nbs/18_gcn_sr/06_experiments.ipynb #1cf89b59
+def experiment_units(cfg, seed: int = 0) -> list:
+    "Every (task, seed, method) of the run, in a fixed order (Chapter 18, *One run*)."
+    seeds = range(seed, seed + cfg.n_seeds)
+    return [(task, s, m) for task in cfg.tasks for s in seeds for m in cfg.methods]
+
+
+def run_unit(cfg, unit: tuple) -> dict:
+    "One run of `method` on Nguyen-`task` with `seed`, as `run_method` returns it."
+    if not (isinstance(unit, tuple) and len(unit) == 3):
+        raise ValueError(f"unit={unit!r} is not a (task, seed, method) of this experiment")
+    task, s, method = unit
+    return run_method(method, task, s, cfg)  # on the CPU (see *Running every method*)
+
+
+def run_experiment(cfg, seed: int = 0, device="auto") -> dict | None:
+    "{method: runs in (task, seed) order} over the ranks, on rank 0 (else None); CPU searches."
+    units = experiment_units(cfg, seed)  # `device` is the launcher's: the searches use the CPU
+    rows = map_units(lambda u: run_unit(cfg, u), units)
+    if rows is None:
+        return None
+    results = {m: [] for m in cfg.methods}
+    for (_, _, method), r in zip(units, rows):
+        results[method].append(r)
+    return results
+
 # %% ../../nbs/18_gcn_sr/06_experiments.ipynb #dbd23ad0
 def per_seed(results: list, key: str, task: int | None = None, cap: float = 1e3) -> np.ndarray:
     "`key` per seed (sorted by seed), on benchmark `task` or averaged over benchmarks (Chapter 18)."
@@ -473,3 +501,71 @@ def per_seed(results: list, key: str, task: int | None = None, cap: float = 1e3)
     return np.array(
         [np.mean([min(float(r[key]), cap) for r in rs if r["seed"] == s]) for s in seeds]
     )
+
+# %% ../../nbs/18_gcn_sr/06_experiments.ipynb #eed1c228
+NAMES = {  # the baselines as the claims name them
+    "pg": "plain risk-seeking PG",
+    "pg_equal_updates": "PG at equal generator updates",
+    "gcn_sr_gp1": "GCN-SR with one GP generation",
+    "gplearn": "gplearn",
+    "imitation": "NGGPPS-style imitation",
+    "no_mask": "GCN-SR without the soft masks",
+    "pyoperon": "pyoperon",
+    "deap": "DEAP GP",
+}
+
+
+def recovery_tables(results: dict) -> tuple:
+    "Per-seed recovery and NRMSE of every (method, task) in `results`, and the tasks none solved."
+    methods = list(results)
+    tasks = list(dict.fromkeys(r["task"] for r in results[methods[0]]))
+    rec = {(m, t): per_seed(results[m], "recovered", t) for m in methods for t in tasks}
+    err = {(m, t): per_seed(results[m], "nrmse", t) for m in methods for t in tasks}
+    unsolved = [t for t in tasks if not any(rec[m, t].any() for m in methods)]
+    return rec, err, unsolved
+
+# %% ../../nbs/18_gcn_sr/06_experiments.ipynb #0ecefe5d
+def record_claims(results: dict, cfg, scale: str) -> list:
+    "GCN-SR against every baseline, per benchmark, paired over the seeds found in `results`."
+    rec, err, unsolved = recovery_tables(results)
+    tasks = list(dict.fromkeys(t for _, t in rec))
+    claims = []
+    for t in tasks:
+        for base in [m for m in results if m != "gcn_sr"]:
+            common = dict(
+                higher_is_better=True,
+                scale=scale,
+                paper=None,
+                test="paired",
+                paper_source="abstract (no number)",
+                baseline_name=base,
+            )
+            if t not in unsolved:
+                claims.append(
+                    record_claim(
+                        "18",
+                        f"GCN-SR recovers Nguyen-{t} more often than {NAMES[base]} "
+                        "at a matched budget",
+                        metric=f"exact recovery per seed, {cfg.budget} evaluations, Nguyen-{t}",
+                        ours=rec["gcn_sr", t],
+                        baseline=rec[base, t],
+                        fails_if=f"{NAMES[base]} recovers Nguyen-{t} on more seeds than GCN-SR "
+                        "(paired t-test over seeds, p < 0.05)",
+                        **common,
+                    )
+                )
+            common["higher_is_better"] = False
+            claims.append(
+                record_claim(
+                    "18",
+                    f"GCN-SR reaches a lower NRMSE on Nguyen-{t} than {NAMES[base]} "
+                    "at a matched budget",
+                    metric=f"best training NRMSE per seed, {cfg.budget} evaluations, Nguyen-{t}",
+                    ours=err["gcn_sr", t],
+                    baseline=err[base, t],
+                    fails_if=f"{NAMES[base]} reaches a lower best NRMSE on Nguyen-{t} than GCN-SR "
+                    "(paired t-test over seeds, p < 0.05)",
+                    **common,
+                )
+            )
+    return claims
