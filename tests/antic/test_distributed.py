@@ -3,6 +3,7 @@
 import pytest
 
 from icml26_lit.antic.experiments import CONFIG, experiment_units, run_unit
+from tests._trees import assert_trees_close as _close
 
 # a 16^2 run of 4 outer steps and a small network; three network seeds, so that rank 1 replays
 # seed 1 without having run the live run (it reruns the solver for the frames)
@@ -22,26 +23,6 @@ if res is not None:  # rank 0
                record={k: res["record"][k] for k in keep}, fit=res["record"]["artefact"]["records"])
     torch.save(out, sys.argv[1])
 """
-
-
-def _close(a, b, path="") -> None:
-    "a == b, floats within 1e-6, tensors equal to 1e-6, recursively."
-    import torch
-
-    if isinstance(a, dict):
-        assert sorted(a) == sorted(b), path
-        for k in a:
-            _close(a[k], b[k], f"{path}/{k}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b)):
-            _close(x, y, f"{path}/{i}")
-    elif isinstance(a, torch.Tensor):
-        assert a.shape == b.shape and (a.double() - b.double()).abs().max() <= 1e-6, path
-    elif isinstance(a, float):
-        assert abs(a - b) <= 1e-6, (path, a, b)
-    else:
-        assert a == b, (path, a, b)
 
 
 def test_run_experiment_units_split_over_two_ranks(one_and_two_ranks):

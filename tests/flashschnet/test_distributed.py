@@ -1,7 +1,7 @@
 """Chapter 06's run on one process and split over two gloo ranks: the same units, the same numbers,
 results the launcher can write as JSON, and the claims recorded from them."""
 
-import math
+from tests._trees import assert_trees_close as _close
 
 RUN = """
 import json, os, sys, tempfile, torch
@@ -25,24 +25,6 @@ if res is not None:  # rank 0
     out = dict(units=experiment_units(cfg, 3), seeds=res["seeds"], md=md, ladder=res["ladder"])
     torch.save(dict(out, claims=claims), sys.argv[1])
 """
-
-
-def _close(a, b, path="") -> None:
-    "a and b hold the same keys, strings and integers, and floats within 1e-6."
-    if isinstance(a, dict):
-        assert list(a) == list(b), path
-        for k in a:
-            _close(a[k], b[k], f"{path}/{k}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b)):
-            _close(x, y, f"{path}/{i}")
-    elif isinstance(a, float):
-        assert math.isclose(a, b, rel_tol=0, abs_tol=1e-6), (path, a, b)
-    elif hasattr(a, "shape"):  # a tensor
-        assert a.shape == b.shape and float((a - b).abs().max()) <= 1e-6, path
-    else:
-        assert a == b, (path, a, b)
 
 
 def test_run_experiment_units_split_over_two_ranks(one_and_two_ranks):

@@ -1,7 +1,7 @@
 """Chapter 18's run on one process and split over two gloo ranks: the same units, the same numbers,
 results the launcher can write as JSON, and the claims recorded from them."""
 
-import math
+from tests._trees import assert_trees_close as _close
 
 RUN = """
 import json, os, sys, tempfile, torch
@@ -22,22 +22,6 @@ if res is not None:  # rank 0
     runs = json.loads(json.dumps(jsonable(runs)))  # as book/run_distributed.py writes them
     torch.save(dict(units=experiment_units(cfg, 4), runs=runs, claims=claims), sys.argv[1])
 """
-
-
-def _close(a, b, path="") -> None:
-    "a and b hold the same keys, strings, integers and booleans, and floats within 1e-6."
-    if isinstance(a, dict):
-        assert list(a) == list(b), path
-        for k in a:
-            _close(a[k], b[k], f"{path}/{k}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b)):
-            _close(x, y, f"{path}/{i}")
-    elif isinstance(a, float) and math.isfinite(a):
-        assert math.isclose(a, b, rel_tol=0, abs_tol=1e-6), (path, a, b)
-    else:
-        assert a == b, (path, a, b)
 
 
 def test_run_experiment_units_split_over_two_ranks(one_and_two_ranks):

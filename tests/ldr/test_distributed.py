@@ -3,6 +3,7 @@
 import pytest
 
 from icml26_lit.ldr.experiments import CONFIG, experiment_units, run_unit
+from tests._trees import assert_trees_close as _close
 
 # two sizes, two seeds, tiny flows and a few steps: 12 runs, NLL, LDR, zuko's NSF and biased data
 RUN = """
@@ -20,26 +21,6 @@ if res is not None:  # rank 0
            for k in ("unbiased", "biased", "tilted", "extra")}
     torch.save(dict(out, untrained=res["untrained"]), sys.argv[1])
 """
-
-
-def _close(a, b, path="") -> None:
-    "a == b, floats within 1e-6, tensors within 1e-6, recursively."
-    import torch
-
-    if isinstance(a, dict):
-        assert sorted(a) == sorted(b), path
-        for k in a:
-            _close(a[k], b[k], f"{path}/{k}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b)):
-            _close(x, y, f"{path}/{i}")
-    elif isinstance(a, torch.Tensor):
-        assert a.shape == b.shape and (a.double() - b.double()).abs().max() <= 1e-6, path
-    elif isinstance(a, float):
-        assert abs(a - b) <= 1e-6, (path, a, b)
-    else:
-        assert a == b, (path, a, b)
 
 
 def test_run_experiment_units_split_over_two_ranks(one_and_two_ranks):
