@@ -1,11 +1,14 @@
-"""Chapter 10's fit under DistributedDataParallel: two gloo ranks fitting one estimator together,
-on batches that do not split evenly and with padded targets, end where one process ends."""
+"""Chapter 10 on two gloo ranks: the fit under DistributedDataParallel (batches that do not split
+evenly, padded targets) and the run's units split over the ranks both end where one process ends.
+One script does both, so the test pays for one pair of process launches."""
 
 import torch
 
-FIT = """
-import sys, torch
+SCRIPT = """
+import json, os, sys, tempfile, torch
+from book.run_distributed import jsonable
 from icml26_lit.core.distributed import data_parallel, init_distributed
+from icml26_lit.tfmpe.experiments import CONFIG, record_claims, run_experiment
 from icml26_lit.tfmpe.model import TFMPE
 from icml26_lit.tfmpe.tasks import HierarchicalGaussian
 rank, world = init_distributed()
@@ -18,73 +21,46 @@ est = TFMPE(task.labels, latent_dim=16, n_heads=2, n_encoder=1, backend="torch",
 with data_parallel():  # batches of 7: 4 + 3 examples on two ranks
     est.fit(p, o, masks=masks, n_steps=4, batch_size=7, lr=1e-2,
             generator=torch.Generator().manual_seed(1))
-if rank == 0:
-    out = [q.detach().clone() for q in est.net.parameters()]
-    torch.save((out, est.history["train"]), sys.argv[1])
-"""
-
-
-def test_fit_on_two_ranks_equals_one_process(one_and_two_ranks):
-    outs = one_and_two_ranks(FIT)
-    (a, la), (b, lb) = outs
-    # float32: the ranks' partial sums of the masked loss are added in another order than one
-    # process's sum, a few ulps (~1e-7 relative) per gradient; four Adam steps of lr 1e-2 carry
-    # that into the parameters at ~1e-6 of a step, far below the 1e-2 a step moves them: a
-    # wrong mask weight or a missing all-reduce shows at ~1e-3 and above
-    assert len(a) == len(b) > 0
-    for x, y in zip(a, b):
-        torch.testing.assert_close(x, y, rtol=0, atol=1e-5)
-    # the history holds the batch's loss on both (the ranks' all-reduced mean), not rank 0's part
-    torch.testing.assert_close(torch.tensor(la), torch.tensor(lb), rtol=1e-5, atol=0)
-
-
-RUN = """
-import sys, torch
-from icml26_lit.core.distributed import init_distributed
-from icml26_lit.tfmpe.experiments import CONFIG, run_experiment
-init_distributed()
 ci = CONFIG.get("ci")
 cfg = type(ci)(dict(ci, sites=[2], budgets=[100], n_seeds=2, n_steps=3, npe_epochs=1, n_test=2,
                     n_post=20, n_c2st=1, n_sbc=0, sample_steps=2, batch_size=16))
-res = run_experiment(cfg, 5, "cpu", parallel=sys.argv[2] if len(sys.argv) > 2 else "units")
-if res is not None:  # rank 0
-    torch.save({k: (v["c2st"], v["rmse"], v["sims"]) for k, v in res.items()}, sys.argv[1])
+res = run_experiment(cfg, 5, "cpu")  # the units split over the ranks
+if rank == 0:  # rank 0: the fit, and what the launcher does with the results
+    os.environ["ICML26_CLAIMS_DIR"] = tempfile.mkdtemp()
+    as_json = json.loads(json.dumps(jsonable(res)))
+    torch.save(dict(
+        params=[q.detach().clone() for q in est.net.parameters()],
+        history=est.history["train"],
+        units={k: (v["c2st"], v["rmse"], v["sims"]) for k, v in res.items()},
+        json_keys=sorted(as_json), json_samples=len(as_json["2|100|5|LF-TFMPE"]["samples"]),
+        claims=[c.n_ours for c in record_claims(res, cfg, "ci")],
+    ), sys.argv[1])
 """
 
 
-def test_run_experiment_units_split_over_two_ranks(one_and_two_ranks):
-    one, two = one_and_two_ranks(RUN)
-    # each unit is seeded from its own seed and runs on one rank, so the split changes nothing:
-    # the same float ops in the same order on one thread, equal to 1e-6 as the issue asks
-    assert (
-        list(one) == list(two) == [(2, 100, s, m) for s in (5, 6) for m in ("LF-TFMPE", "sbi NPE")]
+def test_fit_and_run_on_two_ranks_equal_one_process(one_and_two_ranks):
+    one, two = one_and_two_ranks(SCRIPT)
+    # the fit, float32: the ranks' partial sums of the masked loss are added in another order
+    # than one process's sum, a few ulps (~1e-7 relative) per gradient; four Adam steps of lr
+    # 1e-2 carry that into the parameters at ~1e-6 of a step, far below the 1e-2 a step moves
+    # them: a wrong mask weight or a missing all-reduce shows at ~1e-3 and above
+    assert len(one["params"]) == len(two["params"]) > 0
+    for x, y in zip(one["params"], two["params"]):
+        torch.testing.assert_close(x, y, rtol=0, atol=1e-5)
+    # the history holds the batch's loss on both (the ranks' all-reduced mean), not rank 0's part
+    torch.testing.assert_close(
+        torch.tensor(one["history"]), torch.tensor(two["history"]), rtol=1e-5, atol=0
     )
-    for k in one:
-        assert one[k][2] == two[k][2] <= 100
-        assert abs(one[k][0] - two[k][0]) <= 1e-6 and abs(one[k][1] - two[k][1]) <= 1e-6, k
-
-
-def test_launcher_writes_the_claims_file(tmp_path):
-    "book/run_distributed.py on chapter 10: (S, B, seed, method) keys and tensors become JSON."
-    import json
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    out = tmp_path / "ci.json"
-    sets = "sites=[2] budgets=[100] n_seeds=2 n_steps=3 npe_epochs=1 n_test=2 n_post=20"
-    sets += " n_c2st=1 n_sbc=0 sample_steps=2 batch_size=16"
-    cmd = [sys.executable, str(root / "book" / "run_distributed.py"), "--slug", "tfmpe"]
-    cmd += ["--scale", "ci", "--seed", "3", "--out", str(out), "--set", *sets.split()]
-    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(root), TRITON_INTERPRET="0")
-    p = subprocess.run(cmd, env=env, cwd=root, capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr[-3000:]
-    res = json.loads(out.read_text())
-    assert sorted(res["results"]) == sorted(
-        f"2|100|{s}|{m}" for s in (3, 4) for m in ("LF-TFMPE", "sbi NPE")
-    )
-    assert len(res["results"]["2|100|3|LF-TFMPE"]["samples"]) == 20  # a tensor, as a list
-    # the rows pair the run's own seeds (3 and 4), whatever --seed is
-    assert [c["n_ours"] for c in res["claims"]] == [2, 2]
+    # the run: each unit is seeded from its own seed and runs on one rank, so the split changes
+    # nothing: the same float ops in the same order on one thread, equal to 1e-6 as the issue asks
+    units = [(2, 100, s, m) for s in (5, 6) for m in ("LF-TFMPE", "sbi NPE")]
+    assert list(one["units"]) == list(two["units"]) == units
+    for k in units:
+        a, b = one["units"][k], two["units"][k]
+        assert a[2] == b[2] <= 100
+        assert abs(a[0] - b[0]) <= 1e-6 and abs(a[1] - b[1]) <= 1e-6, k
+    # the launcher's results file: (S, B, seed, method) keys joined by "|", tensors as lists
+    assert one["json_keys"] == sorted("|".join(map(str, k)) for k in units)
+    assert one["json_samples"] == 20
+    # one row per score against NPE, paired over the seeds found in the results (5 and 6)
+    assert one["claims"] == two["claims"] == [2, 2]
