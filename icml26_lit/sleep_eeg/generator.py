@@ -186,7 +186,10 @@ class LaplaceControl(nn.Module):
     def sample(self, windows, n_samples: int, generator=None) -> torch.Tensor:
         "Draws (n_samples, B, 80, n_out) from the predicted Laplace."
         loc, b = self(windows)
-        u = torch.rand((n_samples, *loc.shape), generator=generator) - 0.5
+        u = torch.rand((n_samples, *loc.shape), generator=generator)
+        # inverse CDF on the open interval: torch.rand can return exactly 0, where
+        # log1p(-2 |u - 1/2|) = log 0 would give an infinite draw (about once in 2^24 draws)
+        u = u.clamp(min=torch.finfo(u.dtype).eps) - 0.5
         return loc - b * torch.sign(u) * torch.log1p(-2 * u.abs())
 
 # %% ../../nbs/15_sleep_eeg/04_generator.ipynb #4aafff50

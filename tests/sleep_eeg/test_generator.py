@@ -101,6 +101,20 @@ def test_laplace_samples_follow_the_law(fresh_seed):
     assert float(((x.median(0).values - loc) / b).abs().max()) < 0.1, fresh_seed
 
 
+def test_laplace_sample_is_finite_at_a_zero_uniform(monkeypatch):
+    # torch.rand returns exactly 0 about once in 2^24 draws; the inverse CDF must stay finite there
+    g = torch.Generator().manual_seed(0)
+    c = LaplaceControl(2, L, d=16, n_layers=1, n_heads=2, generator=g).eval()
+    w = torch.randn(1, 10, L, generator=g)
+    monkeypatch.setattr(torch, "rand", lambda shape, generator=None: torch.zeros(shape))
+    x = c.sample(w, 3)
+    assert bool(torch.isfinite(x).all())
+    with torch.no_grad():
+        loc, b = c(w)
+    # the draw lands deep in the lower tail: loc - b log(1 / (2 eps)), eps = 2^-23
+    assert torch.allclose(x[0], loc - b * math.log(2.0**22), rtol=1e-5, atol=1e-5)
+
+
 def test_laplace_nll_is_minimised_at_the_median():
     # a constant target: the fitted location should reach it, the scale shrink
     g = torch.Generator().manual_seed(0)
