@@ -9,9 +9,20 @@ import math
 
 import torch
 
-from ..core import check_tensor
+from icml26_lit.core import (
+    HAS_TRITON,
+    check_tensor,
+    register_benchmark,
+    register_kernel,
+    resolve_backend,
+)
+
+if HAS_TRITON:
+    import triton
+    import triton.language as tl
 from icml26_lit.ro_hnn.biorthogonal import (
     _check_alpha,
+    activation_constants,
     sigma_d,
     sigma_d_prime,
     sigma_e,
@@ -19,17 +30,15 @@ from icml26_lit.ro_hnn.biorthogonal import (
 )
 
 # %% auto #0
-__all__ = ['biorthogonal_layer', 'biorthogonal_decoder_layer', 'decoder_transpose_jacobian']
+__all__ = ['biorthogonal_layer', 'biorthogonal_decoder_layer', 'decoder_transpose_jacobian', 'bytes_model']
 
 # %% ../../nbs/03_ro_hnn/06_kernels.ipynb #7ff89d56
-_BACKENDS = ("auto", "torch")
+_BACKENDS = ("auto", "triton", "torch")
 
 
 def _check_layer_args(x, psi, bias, alpha, extra, extra_name, backend):
     if backend not in _BACKENDS:
-        raise ValueError(
-            f"backend must be one of {_BACKENDS} (no Triton kernel yet), got {backend!r}"
-        )
+        raise ValueError(f"backend must be one of {_BACKENDS}, got {backend!r}")
     _check_alpha(alpha)
     x = check_tensor(x, "x", ndim=2, dtypes=(torch.float32, torch.float64))
     psi = check_tensor(psi, "psi", ndim=2, dtypes=(x.dtype,), finite=False)
@@ -46,20 +55,23 @@ def biorthogonal_layer(
     bias: torch.Tensor,  # (N,) shared bias
     alpha: float = math.pi / 10,  # activation angle in (0, pi/4)
     tangent: torch.Tensor | None = None,  # (B, N) input tangent x_dot, or None
-    backend: str = "auto",  # "auto" or "torch" (both the reference for now)
+    backend: str = "auto",  # "auto" (Triton on CUDA), "triton" or "torch"
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     "Encoder layer z = sigma_e(Psi^T (x - b)) and its JVP (Chapter 03, *The encoder layer*)."
     _check_layer_args(x, psi, bias, alpha, tangent, "tangent", backend)
     if x.shape[1] != psi.shape[0]:
         raise ValueError(f"x must have {psi.shape[0]} columns (psi's rows), got {x.shape[1]}")
+    if tangent is not None and tangent.shape != x.shape:
+        raise ValueError(
+            f"tangent must have x's shape {tuple(x.shape)}, got {tuple(tangent.shape)}"
+        )
+    if resolve_backend(backend, x, psi) == "triton":
+        t = tangent.contiguous() if tangent is not None else None
+        return _EncoderLayer.apply(x.contiguous(), t, psi.contiguous(), bias.contiguous(), alpha)
     a = (x - bias) @ psi
     z = sigma_e(a, alpha)
     if tangent is None:
         return z, None
-    if tangent.shape != x.shape:
-        raise ValueError(
-            f"tangent must have x's shape {tuple(x.shape)}, got {tuple(tangent.shape)}"
-        )
     # z_dot = sigma_e'(a) * (Psi^T x_dot)
     return z, sigma_e_prime(a, alpha) * (tangent @ psi)
 
@@ -71,13 +83,17 @@ def biorthogonal_decoder_layer(
     bias: torch.Tensor,  # (N,) shared bias
     alpha: float = math.pi / 10,  # activation angle in (0, pi/4)
     cotangent: torch.Tensor | None = None,  # (B, r) latent momentum, or None
-    backend: str = "auto",  # "auto" or "torch"
+    backend: str = "auto",  # "auto" (Triton on CUDA), "triton" or "torch"
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     "Decoder layer Phi sigma_d(z) + b and the lift's VJP (Chapter 03, *The decoder layer*)."
     _check_layer_args(z, psi, bias, alpha, cotangent, "cotangent", backend)
     check_tensor(phi, "phi", shape=tuple(psi.shape), dtypes=(z.dtype,), finite=False)
     if z.shape[1] != psi.shape[1]:
         raise ValueError(f"z must have {psi.shape[1]} columns (psi's columns), got {z.shape[1]}")
+    if resolve_backend(backend, z, psi) == "triton":
+        v = cotangent.contiguous() if cotangent is not None else None
+        args = (phi.contiguous(), psi.contiguous(), bias.contiguous(), alpha)
+        return _DecoderLayer.apply(z.contiguous(), v, *args)
     s = sigma_d(z, alpha)
     x = s @ phi.T + bias
     if cotangent is None:
@@ -93,3 +109,297 @@ def decoder_transpose_jacobian(
 ) -> torch.Tensor:
     "The encoder side of the lift, sigma_d'(z) * (Phi^T p) (Chapter 03, *The decoder layer*)."
     return sigma_d_prime(z, alpha) * (p @ phi)
+
+# %% ../../nbs/03_ro_hnn/06_kernels.ipynb #e4fdc29a
+if HAS_TRITON:
+
+    @triton.jit
+    def _encoder_layer_kernel(
+        x_ptr,
+        t_ptr,
+        psi_ptr,
+        bias_ptr,
+        c_ptr,
+        z_ptr,
+        zd_ptr,
+        n_rows,
+        N,
+        R,
+        HAS_T: tl.constexpr,
+        BLOCK_B: tl.constexpr,
+        BLOCK_K: tl.constexpr,
+        BLOCK_R: tl.constexpr,
+    ):
+        rows = tl.program_id(0) * BLOCK_B + tl.arange(0, BLOCK_B)
+        cols = tl.program_id(1) * BLOCK_R + tl.arange(0, BLOCK_R)
+        rmask, cmask = rows < n_rows, cols < R
+        acc = tl.zeros((BLOCK_B, BLOCK_R), dtype=x_ptr.dtype.element_ty)
+        acc_t = tl.zeros((BLOCK_B, BLOCK_R), dtype=x_ptr.dtype.element_ty)
+        for k0 in range(0, N, BLOCK_K):  # a = (x - b) Psi and u = x_dot Psi from one Psi tile
+            ks = k0 + tl.arange(0, BLOCK_K)
+            kmask = ks < N
+            m2 = rmask[:, None] & kmask[None, :]
+            w = tl.load(
+                psi_ptr + ks[:, None] * R + cols[None, :],
+                mask=kmask[:, None] & cmask[None, :],
+                other=0.0,
+            )
+            xb = tl.load(x_ptr + rows[:, None] * N + ks[None, :], mask=m2, other=0.0)
+            xb = xb - tl.load(bias_ptr + ks, mask=kmask, other=0.0)[None, :]
+            acc += tl.sum(xb[:, :, None] * w[None, :, :], axis=1)
+            if HAS_T:
+                tb = tl.load(t_ptr + rows[:, None] * N + ks[None, :], mask=m2, other=0.0)
+                acc_t += tl.sum(tb[:, :, None] * w[None, :, :], axis=1)
+        t1, t2, t3 = tl.load(c_ptr), tl.load(c_ptr + 1), tl.load(c_ptr + 2)
+        t4, t5, t6 = tl.load(c_ptr + 3), tl.load(c_ptr + 4), tl.load(c_ptr + 5)
+        y = t4 * acc + t5
+        root = tl.sqrt(y * y + t6)
+        out = rows[:, None] * R + cols[None, :]
+        omask = rmask[:, None] & cmask[None, :]
+        tl.store(z_ptr + out, t1 * acc + t2 - t3 * root, mask=omask)  # sigma_e(a)
+        if HAS_T:  # epilogue: z_dot = sigma_e'(a) u
+            tl.store(zd_ptr + out, (t1 - t3 * t4 * y / root) * acc_t, mask=omask)
+
+# %% ../../nbs/03_ro_hnn/06_kernels.ipynb #e4fdc29ar
+if HAS_TRITON:
+    register_kernel(
+        "03",
+        _encoder_layer_kernel,
+        {
+            **{k: "*fp32" for k in ("x_ptr", "t_ptr", "psi_ptr", "bias_ptr", "c_ptr", "z_ptr")},
+            "zd_ptr": "*fp32",
+            "n_rows": "i32",
+            "N": "i32",
+            "R": "i32",
+            "HAS_T": "constexpr",
+            "BLOCK_B": "constexpr",
+            "BLOCK_K": "constexpr",
+            "BLOCK_R": "constexpr",
+        },
+        {"HAS_T": True, "BLOCK_B": 16, "BLOCK_K": 16, "BLOCK_R": 16},
+        name="biorthogonal_encoder_layer",
+    )
+
+# %% ../../nbs/03_ro_hnn/06_kernels.ipynb #9dd46f93
+if HAS_TRITON:
+
+    @triton.jit
+    def _decoder_layer_kernel(
+        z_ptr,
+        v_ptr,
+        phi_ptr,
+        psi_ptr,
+        bias_ptr,
+        c_ptr,
+        x_ptr,
+        p_ptr,
+        n_rows,
+        N,
+        R,
+        HAS_V: tl.constexpr,
+        BLOCK_B: tl.constexpr,
+        BLOCK_N: tl.constexpr,
+        BLOCK_K: tl.constexpr,
+    ):
+        rows = tl.program_id(0) * BLOCK_B + tl.arange(0, BLOCK_B)
+        cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+        rmask, cmask = rows < n_rows, cols < N
+        t1, t2, t3 = tl.load(c_ptr), tl.load(c_ptr + 1), tl.load(c_ptr + 2)
+        t4, t5, t6 = tl.load(c_ptr + 3), tl.load(c_ptr + 4), tl.load(c_ptr + 5)
+        acc = tl.zeros((BLOCK_B, BLOCK_N), dtype=x_ptr.dtype.element_ty)
+        acc_v = tl.zeros((BLOCK_B, BLOCK_N), dtype=x_ptr.dtype.element_ty)
+        for k0 in range(0, R, BLOCK_K):  # x = sigma_d(z) Phi^T, p = (sigma_e'(s) v) Psi^T
+            ks = k0 + tl.arange(0, BLOCK_K)
+            kmask = ks < R
+            m2 = rmask[:, None] & kmask[None, :]
+            wmask = kmask[:, None] & cmask[None, :]
+            zz = tl.load(z_ptr + rows[:, None] * R + ks[None, :], mask=m2, other=0.0)
+            y = t4 * zz - t5
+            s = t1 * zz - t2 + t3 * tl.sqrt(y * y + t6)  # prologue: s = sigma_d(z)
+            ph = tl.load(phi_ptr + cols[None, :] * R + ks[:, None], mask=wmask, other=0.0)
+            acc += tl.sum(s[:, :, None] * ph[None, :, :], axis=1)
+            if HAS_V:
+                vv = tl.load(v_ptr + rows[:, None] * R + ks[None, :], mask=m2, other=0.0)
+                ye = t4 * s + t5
+                w = (t1 - t3 * t4 * ye / tl.sqrt(ye * ye + t6)) * vv  # sigma_e'(s) v
+                ps = tl.load(psi_ptr + cols[None, :] * R + ks[:, None], mask=wmask, other=0.0)
+                acc_v += tl.sum(w[:, :, None] * ps[None, :, :], axis=1)
+        out = rows[:, None] * N + cols[None, :]
+        omask = rmask[:, None] & cmask[None, :]
+        tl.store(
+            x_ptr + out, acc + tl.load(bias_ptr + cols, mask=cmask, other=0.0)[None, :], mask=omask
+        )
+        if HAS_V:
+            tl.store(p_ptr + out, acc_v, mask=omask)
+
+# %% ../../nbs/03_ro_hnn/06_kernels.ipynb #9dd46f93r
+if HAS_TRITON:
+    register_kernel(
+        "03",
+        _decoder_layer_kernel,
+        {
+            **{k: "*fp32" for k in ("z_ptr", "v_ptr", "phi_ptr", "psi_ptr", "bias_ptr", "c_ptr")},
+            "x_ptr": "*fp32",
+            "p_ptr": "*fp32",
+            "n_rows": "i32",
+            "N": "i32",
+            "R": "i32",
+            "HAS_V": "constexpr",
+            "BLOCK_B": "constexpr",
+            "BLOCK_N": "constexpr",
+            "BLOCK_K": "constexpr",
+        },
+        {"HAS_V": True, "BLOCK_B": 16, "BLOCK_N": 16, "BLOCK_K": 16},
+        name="biorthogonal_decoder_layer",
+    )
+
+# %% ../../nbs/03_ro_hnn/06_kernels.ipynb #13079f52
+_BLOCK = 16  # rows, reduction and output tiles; 16^3 products per step fit every target
+
+
+def _constants(alpha: float, like: torch.Tensor) -> torch.Tensor:
+    return torch.tensor(activation_constants(alpha), dtype=like.dtype, device=like.device)
+
+
+def _encoder_launch(x, tangent, psi, bias, consts):
+    (n_rows, n), r = x.shape, psi.shape[1]
+    z = x.new_empty(n_rows, r)
+    zd = x.new_empty(n_rows, r) if tangent is not None else z
+    if n_rows and r:
+        grid = (triton.cdiv(n_rows, _BLOCK), triton.cdiv(r, _BLOCK))
+        t = tangent if tangent is not None else x
+        _encoder_layer_kernel[grid](
+            x,
+            t,
+            psi,
+            bias,
+            consts,
+            z,
+            zd,
+            n_rows,
+            n,
+            r,
+            HAS_T=tangent is not None,
+            BLOCK_B=_BLOCK,
+            BLOCK_K=_BLOCK,
+            BLOCK_R=_BLOCK,
+        )
+    return z, (zd if tangent is not None else None)
+
+
+def _decoder_launch(z, cotangent, phi, psi, bias, consts):
+    (n_rows, r), n = z.shape, psi.shape[0]
+    x = z.new_empty(n_rows, n)
+    p = z.new_empty(n_rows, n) if cotangent is not None else x
+    if n_rows and n:
+        grid = (triton.cdiv(n_rows, _BLOCK), triton.cdiv(n, _BLOCK))
+        v = cotangent if cotangent is not None else z
+        _decoder_layer_kernel[grid](
+            z,
+            v,
+            phi,
+            psi,
+            bias,
+            consts,
+            x,
+            p,
+            n_rows,
+            n,
+            r,
+            HAS_V=cotangent is not None,
+            BLOCK_B=_BLOCK,
+            BLOCK_N=_BLOCK,
+            BLOCK_K=_BLOCK,
+        )
+    return x, (p if cotangent is not None else None)
+
+# %% ../../nbs/03_ro_hnn/06_kernels.ipynb #858d2fe0
+def _sigma_e_second(x, alpha):
+    "sigma_e''(x) = -t3 t4^2 t6 / ((t4 x + t5)^2 + t6)^(3/2), for the backward."
+    _, _, t3, t4, t5, t6 = activation_constants(alpha)
+    return -t3 * t4**2 * t6 / ((t4 * x + t5) ** 2 + t6) ** 1.5
+
+
+class _EncoderLayer(torch.autograd.Function):
+    "Triton forward (z, z_dot); the backward by the explicit chain rule in PyTorch."
+
+    @staticmethod
+    def forward(ctx, x, tangent, psi, bias, alpha):
+        z, zd = _encoder_launch(x, tangent, psi, bias, _constants(alpha, x))
+        ctx.save_for_backward(x, tangent, psi, bias)
+        ctx.alpha = alpha
+        return z, zd
+
+    @staticmethod
+    def backward(ctx, gz, gzd):
+        x, tangent, psi, bias = ctx.saved_tensors
+        xb = x - bias
+        a = xb @ psi
+        ga = gz * sigma_e_prime(a, ctx.alpha) if gz is not None else torch.zeros_like(a)
+        gt = gpsi_t = None
+        if tangent is not None and gzd is not None:
+            u = tangent @ psi  # z_dot = sigma_e'(a) u
+            ga = ga + gzd * u * _sigma_e_second(a, ctx.alpha)
+            gu = gzd * sigma_e_prime(a, ctx.alpha)
+            gt, gpsi_t = gu @ psi.T, tangent.T @ gu
+        gx = ga @ psi.T
+        gpsi = xb.T @ ga + (gpsi_t if gpsi_t is not None else 0)
+        return gx, gt, gpsi, -gx.sum(0), None
+
+
+class _DecoderLayer(torch.autograd.Function):
+    "Triton forward (x, J_rho^T v); the backward by the explicit chain rule in PyTorch."
+
+    @staticmethod
+    def forward(ctx, z, cotangent, phi, psi, bias, alpha):
+        x, p = _decoder_launch(z, cotangent, phi, psi, bias, _constants(alpha, z))
+        ctx.save_for_backward(z, cotangent, phi, psi)
+        ctx.alpha = alpha
+        return x, p
+
+    @staticmethod
+    def backward(ctx, gx, gp):
+        z, v, phi, psi = ctx.saved_tensors
+        s = sigma_d(z, ctx.alpha)
+        gx = torch.zeros(z.shape[0], phi.shape[0], dtype=z.dtype) if gx is None else gx
+        gs, gphi = gx @ phi, gx.T @ s
+        gv = gpsi = None
+        if v is not None and gp is not None:
+            de = sigma_e_prime(s, ctx.alpha)  # p = (de v) Psi^T
+            gw = gp @ psi
+            gv, gpsi = gw * de, gp.T @ (de * v)
+            gs = gs + gw * v * _sigma_e_second(s, ctx.alpha)
+        return gs * sigma_d_prime(z, ctx.alpha), gv, gphi, gpsi, gx.sum(0), None
+
+# %% ../../nbs/03_ro_hnn/06_kernels.ipynb #b67d6c0b
+def bytes_model(batch: int, n: int, r: int, itemsize: int = 4) -> dict:
+    "Global-memory bytes and flops of the fused encoder layer + JVP (Chapter 03, *Kernels*)."
+    fused = (2 * batch * n + n * r + n + 2 * batch * r) * itemsize
+    # the reference also writes and reads x - b (B N), a, sigma_e'(a) and Psi^T x_dot (3 B r)
+    reference = fused + (2 * batch * n + 6 * batch * r) * itemsize
+    return dict(
+        bytes=fused,
+        reference_bytes=reference,
+        flops=4 * batch * n * r,
+        note="fused: x, x_dot and Psi read once; z and z_dot written once",
+    )
+
+
+def _bench(device, batch=4096, n=3000, r=32):
+    g = torch.Generator(device=device).manual_seed(0)
+    x, t = torch.randn(2, batch, n, device=device, generator=g).unbind(0)
+    psi = torch.randn(n, r, device=device, generator=g) / n**0.5
+    bias = torch.zeros(n, device=device)
+    return {
+        "torch": lambda: biorthogonal_layer(x, psi, bias, tangent=t, backend="torch"),
+        "triton": lambda: biorthogonal_layer(x, psi, bias, tangent=t, backend="triton"),
+    }
+
+
+for _n, _r in ((600, 128), (3000, 32), (12000, 32)):
+    register_benchmark(
+        "03",
+        f"biorthogonal_layer_jvp[B=4096,N={_n},r={_r}]",
+        lambda device, n=_n, r=_r: _bench(device, 4096, n, r),
+        lambda n=_n, r=_r: bytes_model(4096, n, r),
+    )

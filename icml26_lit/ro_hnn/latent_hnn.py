@@ -5,6 +5,8 @@
 # %% ../../nbs/03_ro_hnn/03_latent_hnn.ipynb #27a3e3b5
 from __future__ import annotations
 
+import contextlib
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -69,6 +71,7 @@ class LatentHNN(nn.Module):
         self.register_buffer("diag", (tril[0] == tril[1]).nonzero().flatten(), persistent=False)
         self.cholesky_net = _MLP(n, width, n * (n + 1) // 2, generator, dtype)
         self.potential_net = _MLP(n, width, 1, generator, dtype)
+        self._reuse = None  # the q-terms cache; a list only inside `reuse_q_terms`
 
     def _cholesky(self, q, jacobian: bool = True):
         "L (B, n, n) and dL/dq (B, n, n, n), or None when `jacobian` is False."
@@ -100,20 +103,42 @@ def _hamiltonian(self: LatentHNN, q: torch.Tensor, p: torch.Tensor) -> torch.Ten
     return 0.5 * (u * u).sum(1) + 0.5 * self.eps * (p * p).sum(1) + potential
 
 
+def _q_terms(self: LatentHNN, q, jacobian: bool):
+    "L(q) and, with `jacobian`, dL/dq and dV/dq; reused for the same q tensor in `reuse_q_terms`."
+    c, grad = self._reuse, torch.is_grad_enabled()
+    if c and c[0] is q and c[1] == grad and (c[3] is not None or not jacobian):
+        return c[2], c[3], c[4]
+    L, dL = self._cholesky(q, jacobian)
+    dV = self.potential_net(q)[1][:, 0, :] if jacobian else None
+    if c is not None:  # keep q itself, so its id cannot be reused by another tensor
+        c[:] = [q, grad, L, dL, dV]
+    return L, dL, dV
+
+
+@contextlib.contextmanager
+def _reuse_q_terms(self: LatentHNN):
+    "Inside, calls at the same q (the same tensor object) share L, dL/dq, dV/dq."
+    old, self._reuse = self._reuse, []
+    try:
+        yield self
+    finally:
+        self._reuse = old
+
+
 def _dh_dp(self: LatentHNN, q, p):
     "dH/dp = L L^T p + eps p, (B, n): needs L only, no derivative of a network."
-    L, _ = self._cholesky(q, jacobian=False)
+    L, _, _ = _q_terms(self, q, jacobian=False)
     u = (p[:, None, :] @ L)[:, 0]  # L^T p
     return (L @ u[..., None])[..., 0] + self.eps * p
 
 
 def _dh_dq(self: LatentHNN, q, p):
     "dH/dq_k = u^T (d_k L)^T p + d_k V, (B, n), by forward-mode Jacobians of the MLPs."
-    L, dL = self._cholesky(q)
+    L, dL, dV = _q_terms(self, q, jacobian=True)
     u = (p[:, None, :] @ L)[:, 0]  # L^T p
     # sum_ij p_i (d_k L)_ij u_j: contract dL (B, i, j, k) with p and u
     kinetic = (dL * (p[:, :, None, None] * u[:, None, :, None])).sum((1, 2))
-    return kinetic + self.potential_net(q)[1][:, 0, :]
+    return kinetic + dV
 
 # %% ../../nbs/03_ro_hnn/03_latent_hnn.ipynb #55afce6e
 class _HamiltonField:
@@ -154,3 +179,4 @@ def _inverse_mass(self: LatentHNN, q: torch.Tensor) -> torch.Tensor:
 LatentHNN.hamiltonian = _hamiltonian
 LatentHNN.vector_field = _vector_field
 LatentHNN.inverse_mass = _inverse_mass
+LatentHNN.reuse_q_terms = _reuse_q_terms

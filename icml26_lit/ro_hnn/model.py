@@ -79,11 +79,12 @@ class ROHNN(nn.Module):
         n_steps = _check_int(n_steps, "n_steps")
         h = self.h if h is None else _check_h(h, self.h_max)
         z0 = check_tensor(z0, "z0", shape=(None, 2 * self.n))
-        q, p, zs = z0[:, : self.n], z0[:, self.n :], [z0]
+        q, p, zs = z0[:, : self.n].contiguous(), z0[:, self.n :].contiguous(), [z0]
         it = self.iterations if train else None
-        for _ in range(n_steps):
-            q, p = generalized_leapfrog_step(self.hnn.vector_field, q, p, h, it)
-            zs.append(torch.cat([q, p], 1))
+        with self.hnn.reuse_q_terms():  # one MLP Jacobian pass per step, at q1
+            for _ in range(n_steps):
+                q, p = generalized_leapfrog_step(self.hnn.vector_field, q, p, h, it)
+                zs.append(torch.cat([q, p], 1))
         return torch.stack(zs)
 
     def rollout(self, x0: torch.Tensor, n_steps: int, h: float | None = None, train=False):
@@ -208,13 +209,23 @@ def train_model(
     batch: int = 64,  # windows per step
     lr: float = 1e-3,  # learning rate
     generator: torch.Generator | None = None,  # draws the batches
+    autoencoder_lr: float | None = None,  # ROHNN only: its autoencoder's rate; None: lr
 ) -> list[float]:
     "Train in place; the loss of every step (Chapter 03, *Training*)."
     steps, batch = _check_int(steps, "steps"), _check_int(batch, "batch")
-    if not (isinstance(lr, (int, float)) and 0 < lr < 1):
-        raise ValueError(f"lr must lie in (0, 1), got {lr!r}")
+    for name, v in (("lr", lr), ("autoencoder_lr", autoencoder_lr)):
+        if v is not None and not (isinstance(v, (int, float)) and 0 < v < 1):
+            raise ValueError(f"{name} must lie in (0, 1), got {v!r}")
     windows = check_tensor(windows, "windows", ndim=3)
-    opt = geoopt.optim.RiemannianAdam(model.parameters(), lr=lr)  # Adam off the manifold
+    groups = [dict(params=list(model.parameters()), lr=lr)]
+    if autoencoder_lr is not None:
+        if not isinstance(model, ROHNN):
+            raise ValueError("autoencoder_lr applies to ROHNN only (its biorthogonal autoencoder)")
+        groups = [
+            dict(params=list(model.autoencoder.parameters()), lr=autoencoder_lr),
+            dict(params=list(model.hnn.parameters()), lr=lr),
+        ]
+    opt = geoopt.optim.RiemannianAdam(groups)  # Adam off the manifold
     losses = []
     for _ in range(steps):
         idx = torch.randint(windows.shape[1], (batch,), generator=generator)

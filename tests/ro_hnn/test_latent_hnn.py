@@ -92,3 +92,35 @@ def test_bad_input():
         hnn.vector_field(torch.zeros(3, 3, dtype=F64), torch.zeros(3, 3, dtype=F64))
     with pytest.raises(ValueError, match="p contains NaN"):
         hnn.vector_field(torch.zeros(3, 2, dtype=F64), torch.full((3, 2), float("nan"), dtype=F64))
+
+
+def test_reused_q_terms_change_nothing_but_the_cost(fresh_seed):
+    from icml26_lit.sim import generalized_leapfrog_step
+
+    g = torch.Generator().manual_seed(fresh_seed)
+    hnn = LatentHNN(2, width=16, generator=g)
+    q0, p0 = (0.3 * torch.randn(2, 5, 2, generator=g, dtype=F64)).unbind(0)
+    calls = []
+    hnn.potential_net.register_forward_hook(lambda *a: calls.append(1))
+
+    def rollout(n_steps):
+        q, p = q0, p0
+        for _ in range(n_steps):
+            q, p = generalized_leapfrog_step(hnn.vector_field, q, p, 0.05, 3)
+        loss = (q**2).sum() + (p**2).sum()
+        return q, p, torch.autograd.grad(loss, list(hnn.cholesky_net.parameters()))
+
+    plain = rollout(4)
+    n_plain, calls[:] = len(calls), []
+    with hnn.reuse_q_terms():
+        reused = rollout(4)
+    # the same operations on the same inputs: bit-identical states
+    for a, b in zip(plain[:2], reused[:2]):
+        torch.testing.assert_close(a, b, atol=0, rtol=0)
+    # the backward sums a shared node's contributions in another order: rounding, 1e-12
+    for a, b in zip(plain[2], reused[2]):
+        torch.testing.assert_close(a, b, atol=1e-12, rtol=1e-12)
+    # per step: 3 half-kick updates + 1 closing kick at 2 networks' Jacobians before, and
+    # 1 (at q1, shared with the next step's opening kick) plus the first step's q0 after
+    assert (n_plain, len(calls)) == (4 * 4, 4 + 1), (fresh_seed, n_plain, len(calls))
+    assert hnn._reuse is None

@@ -76,7 +76,16 @@ def test_training_keeps_biorthogonality_and_lowers_the_loss(fresh_seed):
 
 def test_loss_gradient_is_first_order_and_matches_finite_differences(fresh_seed):
     w = make_windows(_data(), 4)[:, :6]
-    model = ROHNN([5, 3, 2], generator=torch.Generator().manual_seed(fresh_seed))
+    # a random Psi with a near-singular Psi^T Psi gives a large Phi and latent momenta in the
+    # hundreds (seen: 210 at seed 1344106143), where 3 fixed-point updates at h = 0.05 diverge
+    # before any training; such draws are skipped for the next seed (this test is about the
+    # gradient, the fixed point's range is tested in tests/sim)
+    seed = fresh_seed
+    while True:
+        model = ROHNN([5, 3, 2], generator=torch.Generator().manual_seed(seed))
+        if float(model.encode(w.flatten(0, 1)).abs().max()) < 20:
+            break
+        seed += 1
     loss, terms = window_loss(model, w)
     assert set(terms) == {"prediction", "reconstruction_q", "reconstruction_p", "latent"}
     torch.testing.assert_close(loss, sum(terms.values()))
@@ -150,7 +159,30 @@ def test_bad_input():
         model.rollout(torch.zeros(2, 10, dtype=F64), 0)
     with pytest.raises(ValueError, match="lr"):
         train_model(model, make_windows(_data(), 4), 1, lr=-1.0)
+    with pytest.raises(ValueError, match="autoencoder_lr"):
+        train_model(model, make_windows(_data(), 4), 1, autoencoder_lr=2.0)
+    with pytest.raises(ValueError, match="ROHNN only"):
+        train_model(LatentNODE(10), make_windows(_data(), 4), 1, autoencoder_lr=0.05)
     with pytest.raises(ValueError, match="horizon"):
         make_windows(_data(steps=5), 8)
     with pytest.raises(ValueError, match="h must lie"):
         LatentNODE(10, h=0.0)
+
+
+def test_autoencoder_lr_sets_the_autoencoders_adam_step(fresh_seed):
+    # Adam's first step moves every parameter with a nonzero gradient by lr * g / (|g| + eps),
+    # i.e. by lr up to eps / |g|: the autoencoder's biases by autoencoder_lr, the HNN's by lr
+    model = ROHNN([5, 3, 2], generator=torch.Generator().manual_seed(fresh_seed))
+    hnn0 = [p.detach().clone() for p in model.hnn.parameters()]
+    bias0 = [layer.bias.detach().clone() for layer in model.autoencoder.layers]
+    w = make_windows(_data(seed=fresh_seed % 1000), 4)
+    g = torch.Generator().manual_seed(fresh_seed)
+    train_model(model, w, 1, batch=8, lr=1e-4, generator=g, autoencoder_lr=1e-2)
+    for layer, b0 in zip(model.autoencoder.layers, bias0):
+        step = (layer.bias.detach() - b0).abs()
+        torch.testing.assert_close(step, torch.full_like(step, 1e-2), rtol=1e-4, atol=0)
+    steps = torch.cat(
+        [(p.detach() - p0).abs().flatten() for p, p0 in zip(model.hnn.parameters(), hnn0)]
+    )
+    assert float(steps.max()) <= 1e-4 * (1 + 1e-6), fresh_seed
+    assert float(steps.max()) > 0.9e-4, fresh_seed
