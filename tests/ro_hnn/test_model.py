@@ -64,14 +64,19 @@ def test_training_keeps_biorthogonality_and_lowers_the_loss(fresh_seed):
     w = make_windows(_data(seed=fresh_seed % 1000), 8)
     model = ROHNN([5, 3, 2], generator=torch.Generator().manual_seed(fresh_seed))
     g = torch.Generator().manual_seed(fresh_seed + 1)
-    losses = []
+    with torch.no_grad():  # the loss on every window: minibatch losses differ by their batches
+        before = float(window_loss(model, w)[0])
     for _ in range(15):  # one step at a time, checking Psi^T Phi = I after each
-        losses += train_model(model, w, 1, batch=16, lr=3e-3, generator=g)
+        train_model(model, w, 1, batch=16, lr=3e-3, generator=g)
         for layer in model.autoencoder.layers:
             # the retraction solves for Phi: the residual is rounding of an r x r solve
             err = (layer.psi.T @ layer.phi - torch.eye(layer.psi.shape[1], dtype=F64)).abs().max()
             assert float(err) < 1e-10, (fresh_seed, float(err))
-    assert losses[-1] < losses[0], fresh_seed
+    with torch.no_grad():
+        after = float(window_loss(model, w)[0])
+    # the first and last minibatch losses compared noisy batches: 5 of 60 seeds failed that way
+    # (e.g. 264023058: 1.60 -> 1.76) while the loss on all windows fell (1.52 -> 1.37)
+    assert after < before, (fresh_seed, before, after)
 
 
 def test_loss_gradient_is_first_order_and_matches_finite_differences(fresh_seed):
