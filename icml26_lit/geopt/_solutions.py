@@ -87,12 +87,12 @@ register_exercise(
 
 # %% ../../nbs/02_geopt/90_exercises.ipynb #8a65eabff63a45729fe45fb5ade58bdc
 def _test_b4() -> float:
-    from icml26_lit.geopt.experiments import CONFIG, labelled_data, load_airfoils, run_arm
+    from icml26_lit.geopt.experiments import CONFIG, label_pool, labelled_data, run_arm
 
     torch.set_num_threads(1)
     cfg = CONFIG.get("ci")
     cfg.update(steps=100)
-    pool = load_airfoils("labelled", limit=cfg.pool, n_points=41)[1]
+    pool = label_pool(cfg.pool)[1]
     return float(run_arm(cfg, labelled_data(cfg, 0, pool), 4, 0)["test"])
 
 
