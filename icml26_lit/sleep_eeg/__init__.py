@@ -49,6 +49,7 @@ from icml26_lit.sleep_eeg.downstream import (
     fit_stager,
     stage_accuracy,
 )
+from . import _solutions  # noqa: F401  (registers the exercises)
 
 # %% ../../nbs/15_sleep_eeg/00_overview.ipynb #c8c3f7fd
 __all__ = [

@@ -58,9 +58,10 @@ def stationary_law(P: np.ndarray) -> np.ndarray:
     return pi / pi.sum()
 
 # %% auto #0
-__all__ = ['STAGES', 'EPOCH_S', 'BASE_TRANSITIONS', 'BETA', 'BACKGROUND', 'EEG_UV', 'RATE_OFFSET', 'RATE_CV', 'AMPLITUDE',
-           'INSPIRATION', 'transition_matrix', 'stationary_law', 'simulate_hypnogram', 'simulate_eeg', 'breath_wave',
-           'simulate_respiration', 'Cohort', 'simulate_cohort']
+__all__ = ['STAGES', 'EPOCH_S', 'BASE_TRANSITIONS', 'BETA', 'BETA_SPREAD', 'BACKGROUND', 'EEG_UV', 'TRANSITION_SHARE',
+           'SUBJECT_SD', 'EPOCH_SD', 'LEVEL_SD', 'EYES_CLOSED', 'MUSCLE', 'MUSCLE_UV', 'RATE_OFFSET', 'RATE_CV',
+           'AMPLITUDE', 'INSPIRATION', 'transition_matrix', 'stationary_law', 'simulate_hypnogram', 'mixed_stages',
+           'simulate_eeg', 'breath_wave', 'simulate_respiration', 'Cohort', 'simulate_cohort']
 
 # %% ../../nbs/15_sleep_eeg/01_simulator.ipynb #9cecb9a1
 def simulate_hypnogram(
@@ -94,9 +95,15 @@ def simulate_hypnogram(
     return out
 
 # %% ../../nbs/15_sleep_eeg/01_simulator.ipynb #dbeb4d6d
-BETA = (1.0, 1.5, 2.0, 2.6, 1.3)  # background spectral exponent per stage
+BETA = (1.0, 1.4, 2.0, 2.6, 1.3)  # background spectral exponent per stage
+BETA_SPREAD = 0.4  # per-epoch mix of 1/f^(beta - 0.4) and 1/f^(beta + 0.4)
 BACKGROUND = (1.0, 1.0, 1.2, 1.5, 0.9)  # background amplitude per stage
 EEG_UV = 10.0  # microvolts per unit
+TRANSITION_SHARE = 0.5  # most of an epoch beside a stage change that carries its neighbour
+SUBJECT_SD, EPOCH_SD, LEVEL_SD = 0.4, 0.8, 0.3  # log-sd: a person's rhythms, an epoch's, level
+EYES_CLOSED = 0.5  # share of wake epochs with eyes closed (full alpha)
+MUSCLE = (0.4, 0.13, 0.04, 0.0, 0.04)  # share of epochs with a muscle artefact per stage
+MUSCLE_UV = 1.0  # its amplitude (units of EEG_UV)
 
 
 def _check_fs(fs, name: str, step: float = EPOCH_S) -> int:
@@ -111,10 +118,34 @@ def _check_fs(fs, name: str, step: float = EPOCH_S) -> int:
 
 def _bursts(t, centres, freqs, width, amp, phase):
     "Sum of Gaussian-windowed sinusoids (E, n) from (E, B) centres, freqs, amplitudes, phases."
-    env = torch.exp(-0.5 * ((t[None, None] - centres[..., None]) / width) ** 2)
-    return (
-        amp[..., None] * env * torch.sin(2 * np.pi * freqs[..., None] * t + phase[..., None])
-    ).sum(1)
+    n, fs = len(t), float(1 / (t[1] - t[0]))
+    half = int(np.ceil(4 * width * fs))  # the envelope is below e^-8 beyond 4 widths
+    idx = torch.round(centres * fs).long()[..., None] + torch.arange(-half, half + 1)  # (E, B, L)
+    inside = (idx >= 0) & (idx < n)
+    idx = idx.clamp(0, n - 1)
+    tt = t[idx]
+    env = torch.exp(-0.5 * ((tt - centres[..., None]) / width) ** 2)
+    v = amp[..., None] * env * torch.sin(2 * np.pi * freqs[..., None] * tt + phase[..., None])
+    out = torch.zeros(len(centres), n, dtype=t.dtype)
+    return out.scatter_add_(1, idx.flatten(1), (v * inside).flatten(1))
+
+
+def mixed_stages(
+    stages: torch.Tensor,  # (E,) stage ints of one night
+    n: int,  # samples per epoch
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
+    "Per-sample stages (E, n): an epoch beside a change carries up to half of its neighbour."
+    st, E = stages, len(stages)
+    nxt, prv = torch.cat([st[1:], st[-1:]]), torch.cat([st[:1], st[:-1]])
+    cn, cp = nxt != st, prv != st
+    share = TRANSITION_SHARE / (1 + (cn & cp).double())  # the epoch's own stage keeps most
+    u = torch.rand((2, E), generator=generator, dtype=torch.float64)
+    k_end, k_start = (share * u[0] * n).long(), (share * u[1] * n).long()
+    i = torch.arange(n)[None]
+    ss = st[:, None].expand(E, n)
+    ss = torch.where(cn[:, None] & (i >= n - k_end[:, None]), nxt[:, None], ss)
+    return torch.where(cp[:, None] & (i < k_start[:, None]), prv[:, None], ss)
 
 # %% ../../nbs/15_sleep_eeg/01_simulator.ipynb #85a0147c
 def simulate_eeg(
@@ -135,30 +166,46 @@ def simulate_eeg(
     n, E, da = _check_fs(fs, "fs"), len(st), age - 20.0
     t = torch.arange(n, dtype=torch.float64) / fs
     r = lambda *s: torch.rand(s, generator=generator, dtype=torch.float64)  # noqa: E731
+    rn = lambda *s: torch.randn(s, generator=generator, dtype=torch.float64)  # noqa: E731
+    ss = mixed_stages(st, n, generator)  # the stage of every sample
+    coef = lambda v: torch.tensor(v, dtype=torch.float64)[ss]  # noqa: E731
+    person = torch.exp(SUBJECT_SD * rn(4))  # alpha, spindles, slow waves, theta of this subject
+    ep = lambda: torch.exp(EPOCH_SD * rn(E, 1))  # noqa: E731  (a rhythm's epoch-to-epoch factor)
     x = torch.zeros(E, n, dtype=torch.float64)
-    for s in range(5):
-        idx = torch.nonzero(st == s).flatten()
-        if len(idx):
-            x[idx] = BACKGROUND[s] * pink_noise((len(idx), n), BETA[s], generator=generator)
+    for s in range(5):  # background: a per-epoch mix of two exponents around BETA[s]
+        rows = torch.nonzero((ss == s).any(1)).flatten()
+        if len(rows):
+            w, m = r(len(rows), 1), (len(rows), n)
+            lo = pink_noise(m, BETA[s] - BETA_SPREAD, generator=generator)
+            hi = pink_noise(m, min(BETA[s] + BETA_SPREAD, 3.0), generator=generator)
+            x[rows] += BACKGROUND[s] * (w.sqrt() * lo + (1 - w).sqrt() * hi) * (ss[rows] == s)
+    x *= torch.exp(LEVEL_SD * rn(E, 1))
     sw = lambda k: 2.0 * max(1 - 0.008 * da, 0.1) * (1.15 if female else 1.0) * k  # noqa: E731
-    # alpha (W strong, N1 weak): a 0.2-Hz amplitude modulation of a sinusoid near the peak
+    # alpha (W, eyes closed; N1 weak): a 0.2-Hz amplitude modulation of a sinusoid near the peak
     fa = 10.5 - 0.02 * da + 0.2 * (r(E, 1) - 0.5)
     alpha = (1 + 0.5 * torch.sin(2 * np.pi * 0.2 * t + 6.3 * r(E, 1))) * torch.sin(
         2 * np.pi * fa * t + 6.3 * r(E, 1)
     )
-    x += torch.tensor([1.2, 0.3, 0, 0, 0.1], dtype=torch.float64)[st, None] * alpha
-    # spindles in N2: up to 8 bursts an epoch, ~1 s long
+    eyes = torch.where(r(E, 1) < EYES_CLOSED, 1.0, 0.15)
+    x += coef([1.2, 0.3, 0, 0, 0.1]) * person[0] * eyes * ep() * alpha
+    # spindles in N2: up to 8 bursts an epoch, ~1 s long, 20 uV
     rate = 3.0 * max(1 - 0.006 * da, 0.1) * (1.2 if female else 1.0)
     on = (torch.arange(8)[None] < torch.poisson(torch.full((E, 1), rate), generator)).double()
-    sp = _bursts(t, 1 + 28 * r(E, 8), 12 + 2 * r(E, 8), 0.25, 1.5 * on, 6.3 * r(E, 8))
-    x += (st == 2).double()[:, None] * sp
-    # slow waves: three 0.5-2 Hz components, full in N3, a third in N2
+    sp = _bursts(t, 1 + 28 * r(E, 8), 12 + 2 * r(E, 8), 0.25, 2.0 * on, 6.3 * r(E, 8))
+    x += (ss == 2).double() * person[1] * sp
+    # slow waves: three 0.5-2 Hz components, full in N3, 0.6 of it in N2 (K-complexes)
     slow = sum(torch.sin(2 * np.pi * (0.5 + 1.5 * r(E, 1)) * t + 6.3 * r(E, 1)) for _ in range(3))
-    x += torch.tensor([0, 0, sw(0.35), sw(1.0), 0], dtype=torch.float64)[st, None] * slow / 3**0.5
-    # theta with a sawtooth harmonic in REM (some in N1)
+    x += coef([0, 0, sw(0.6), sw(1.0), 0]) * person[2] * ep() * slow / 3**0.5
+    # theta with a sawtooth harmonic in REM, almost as much in N1
     ft, ph = 4.5 + 2 * r(E, 1), 6.3 * r(E, 1)
     th = torch.sin(2 * np.pi * ft * t + ph) + 0.35 * torch.sin(4 * np.pi * ft * t + 2 * ph)
-    x += torch.tensor([0, 0.3, 0, 0, 0.9], dtype=torch.float64)[st, None] * th
+    x += coef([0, 0.5, 0, 0, 0.55]) * person[3] * ep() * th
+    # muscle artefacts: high-frequency bursts, mostly in wake
+    emg = (r(E, 1) < torch.tensor(MUSCLE, dtype=torch.float64)[st, None]).double()
+    rows = torch.nonzero(emg.flatten()).flatten()
+    e = rn(len(rows), n + 2)  # twice-differenced white noise: power rising towards Nyquist
+    hf = (e[:, 2:] - 2 * e[:, 1:-1] + e[:, :-2]) / 6**0.5
+    x[rows] += MUSCLE_UV * torch.exp(0.5 * rn(len(rows), 1)) * hf
     return (EEG_UV * gain * (1.1 if female else 1.0) * x).float()
 
 # %% ../../nbs/15_sleep_eeg/01_simulator.ipynb #943fbddd
