@@ -9,11 +9,23 @@ import math
 
 import torch
 
-from ..core import check_tensor
-from ..sphere import real_sph_harm_xyz
+from icml26_lit.core import (
+    HAS_TRITON,
+    check_tensor,
+    register_benchmark,
+    register_kernel,
+    resolve_backend,
+)
+from ..md import build_csr
+from ..sphere import normalized_legendre, real_sph_harm_xyz
+
+if HAS_TRITON:
+    import triton
+    import triton.language as tl
 
 # %% auto #0
-__all__ = ['CUTOFF_SCALES', 'radial_basis', 'power_spectrum_reference', 'power_spectrum']
+__all__ = ['CUTOFF_SCALES', 'radial_basis', 'power_spectrum_reference', 'harmonic_coefficients', 'PowerSpectrumFunction',
+           'power_spectrum']
 
 # %% ../../nbs/08_triforces/06_kernels.ipynb #97abbcdc
 CUTOFF_SCALES = (0.5, 0.75, 1.0)
@@ -40,7 +52,7 @@ def radial_basis(
     bessel = math.sqrt(2 / cutoff) * torch.sin(n * math.pi * r[:, None] / cutoff) / r[:, None]
     scales = torch.tensor(CUTOFF_SCALES, dtype=r.dtype, device=r.device) * cutoff
     cut = 0.5 * (torch.cos(math.pi * r[:, None] / scales) + 1) * (r[:, None] < scales)
-    return (bessel[:, :, None] * cut[:, None, :]).reshape(r.shape[0], -1)
+    return (bessel[:, :, None] * cut[:, None, :]).reshape(r.shape[0], 3 * n_radial)
 
 # %% ../../nbs/08_triforces/06_kernels.ipynb #c2ee5074
 def power_spectrum_reference(edge_vec, edge_dst, n_atoms, radial_weights, cutoff, l_max):
@@ -56,7 +68,384 @@ def power_spectrum_reference(edge_vec, edge_dst, n_atoms, radial_weights, cutoff
     ]
     return torch.stack(blocks, dim=-1).reshape(n_atoms, -1)  # [a, b, l] row-major
 
-# %% ../../nbs/08_triforces/06_kernels.ipynb #cdf4d9fe
+# %% ../../nbs/08_triforces/06_kernels.ipynb #a0282eda
+_COEF: dict = {}
+
+
+def harmonic_coefficients(
+    l_max: int,  # L
+    dtype: torch.dtype = torch.float64,
+    device="cpu",
+) -> torch.Tensor:
+    "Q_lm(z) = P_l^|m|(z) / s^|m| as polynomial coefficients ((L+1)^2, L+1) (Chapter 08)."
+    if isinstance(l_max, bool) or not isinstance(l_max, int) or l_max < 0:
+        raise ValueError(f"l_max must be a non-negative int, got {l_max!r}")
+    key = (l_max, dtype, str(device))
+    if key not in _COEF:
+        z = torch.cos(torch.linspace(0.1, math.pi - 0.1, l_max + 1, dtype=torch.float64))
+        Q = normalized_legendre(z, torch.ones_like(z), l_max)  # (L+1 nodes, L+1, L+1)
+        V = z[:, None] ** torch.arange(l_max + 1, dtype=torch.float64)  # Vandermonde
+        rows = [Q[:, l, abs(m)] for l in range(l_max + 1) for m in range(-l, l + 1)]
+        coef = torch.linalg.solve(V, torch.stack(rows, 1)).T  # degree <= L: exact interpolation
+        _COEF[key] = coef.to(dtype=dtype, device=device).contiguous()
+    return _COEF[key]
+
+# %% ../../nbs/08_triforces/06_kernels.ipynb #7a330325
+if HAS_TRITON:
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _edge_terms(
+        vec_ptr,
+        perm_ptr,
+        w_ptr,
+        coef_ptr,
+        e0,
+        e1,
+        CUTOFF: tl.constexpr,
+        NORM: tl.constexpr,
+        A: tl.constexpr,
+        NB: tl.constexpr,
+        L: tl.constexpr,
+        BE: tl.constexpr,
+        BA: tl.constexpr,
+        BB: tl.constexpr,
+        BLM: tl.constexpr,
+    ):
+        "One block of a target's edges: basis (BE, BB), mixed radials (BE, BA), Y (BE, BLM)."
+        offs = e0 + tl.arange(0, BE)
+        ok = offs < e1
+        eid = tl.load(perm_ptr + offs, mask=ok, other=0)
+        x = tl.load(vec_ptr + eid * 3 + 0, mask=ok, other=1.0)
+        y = tl.load(vec_ptr + eid * 3 + 1, mask=ok, other=0.0)
+        z = tl.load(vec_ptr + eid * 3 + 2, mask=ok, other=0.0)
+        r = tl.sqrt(x * x + y * y + z * z)
+        ux, uy, uz = x / r, y / r, z / r
+        # basis column k = 3 (n - 1) + s: Bessel n times the cosine cutoff at scale s
+        k = tl.arange(0, BB)
+        n = (k // 3 + 1).to(r.dtype)
+        sc = tl.where(k % 3 == 0, 0.5, tl.where(k % 3 == 1, 0.75, 1.0)).to(r.dtype) * CUTOFF
+        rr = r[:, None]
+        arg = n[None, :] * (3.141592653589793 / CUTOFF) * rr
+        inside = (rr < sc[None, :]) & (k[None, :] < NB) & ok[:, None]
+        cut = tl.where(inside, 0.5 * (tl.cos(3.141592653589793 * rr / sc[None, :]) + 1.0), 0.0)
+        basis = NORM * tl.sin(arg) / rr * cut  # (BE, BB)
+        a = tl.arange(0, BA)
+        wmask = (a[:, None] < A) & (k[None, :] < NB)
+        w = tl.load(w_ptr + a[:, None] * NB + k[None, :], mask=wmask, other=0.0)  # (BA, BB)
+        radial = tl.sum(basis[:, None, :] * w[None, :, :], axis=2)  # (BE, BA)
+        # Y_lm = Q_lm(z) T_m(x, y): Q a polynomial in z (coefficients coef[lm, 0..L]),
+        # T = 1, sqrt2 Re (x + iy)^|m| (m > 0) or sqrt2 Im (x + iy)^|m| (m < 0)
+        j = tl.arange(0, BLM)
+        l_of = tl.sqrt(j.to(tl.float32) + 0.5).to(tl.int32)
+        m_of = j - l_of * l_of - l_of
+        m_abs = tl.abs(m_of)
+        q = tl.zeros((BE, BLM), dtype=r.dtype)
+        zp = tl.full((BE,), 1.0, r.dtype)
+        for d in tl.static_range(L + 1):
+            cd = tl.load(coef_ptr + j * (L + 1) + d, mask=j < (L + 1) * (L + 1), other=0.0)
+            q += cd[None, :] * zp[:, None]
+            zp = zp * uz
+        t = tl.full((BE, BLM), 1.0, r.dtype)
+        cm = tl.full((BE,), 1.0, r.dtype)
+        sm = tl.zeros((BE,), dtype=r.dtype)
+        for mm in tl.static_range(1, L + 1):
+            cm, sm = cm * ux - sm * uy, cm * uy + sm * ux
+            val = tl.where(m_of[None, :] > 0, cm[:, None], sm[:, None]) * 1.4142135623730951
+            t = tl.where(m_abs[None, :] == mm, val, t)
+        ylm = q * t  # (BE, BLM); columns >= (L+1)^2 are 0 through coef
+        return ok, eid, r, ux, uy, uz, arg, cut, basis, w, radial, ylm, q, l_of, m_of
+
+# %% ../../nbs/08_triforces/06_kernels.ipynb #a91916d4
+if HAS_TRITON:
+
+    @triton.jit
+    def _density(
+        vec_ptr,
+        perm_ptr,
+        w_ptr,
+        coef_ptr,
+        e0,
+        e1,
+        CUTOFF: tl.constexpr,
+        NORM: tl.constexpr,
+        A: tl.constexpr,
+        NB: tl.constexpr,
+        L: tl.constexpr,
+        BE: tl.constexpr,
+        BA: tl.constexpr,
+        BB: tl.constexpr,
+        BLM: tl.constexpr,
+    ):
+        "c_i[a, lm] (BA, BLM) of one target, summed over its CSR edge range [e0, e1)."
+        c = tl.zeros((BA, BLM), dtype=vec_ptr.dtype.element_ty)
+        for s in range(e0, e1, BE):
+            out = _edge_terms(
+                vec_ptr, perm_ptr, w_ptr, coef_ptr, s, e1, CUTOFF, NORM, A, NB, L, BE, BA, BB, BLM
+            )
+            radial, ylm = out[10], out[11]
+            c += tl.sum(radial[:, :, None] * ylm[:, None, :], axis=0)  # in registers only
+        return c
+
+    @triton.jit
+    def power_spectrum_fwd_kernel(
+        vec_ptr, perm_ptr, ptr_ptr, w_ptr, coef_ptr, c_ptr, p_ptr, n_atoms,
+        CUTOFF: tl.constexpr, NORM: tl.constexpr, A: tl.constexpr, NB: tl.constexpr,
+        L: tl.constexpr, BE: tl.constexpr, BA: tl.constexpr, BB: tl.constexpr,
+        BLM: tl.constexpr, ATOMS: tl.constexpr,
+    ):  # fmt: skip
+        "ATOMS targets per program: c_i (A, (L+1)^2) and p_i[a, b, l], no edge x A x lm tensor."
+        NLM: tl.constexpr = (L + 1) * (L + 1)
+        a = tl.arange(0, BA)
+        j = tl.arange(0, BLM)
+        l_of = tl.sqrt(j.to(tl.float32) + 0.5).to(tl.int32)
+        cmask = (a[:, None] < A) & (j[None, :] < NLM)
+        pmask = (a[:, None] < A) & (a[None, :] < A)
+        for i in range(
+            tl.program_id(0) * ATOMS, tl.minimum(tl.program_id(0) * ATOMS + ATOMS, n_atoms)
+        ):
+            e0 = tl.load(ptr_ptr + i)
+            e1 = tl.load(ptr_ptr + i + 1)
+            c = _density(
+                vec_ptr, perm_ptr, w_ptr, coef_ptr, e0, e1, CUTOFF, NORM, A, NB, L, BE, BA, BB, BLM
+            )
+            tl.store(c_ptr + i * (A * NLM) + a[:, None] * NLM + j[None, :], c, mask=cmask)
+            prod = c[:, None, :] * c[None, :, :]  # (BA, BA, BLM)
+            base = p_ptr + i * (A * A * (L + 1)) + a[:, None] * (A * (L + 1)) + a[None, :] * (L + 1)
+            for l in tl.static_range(L + 1):  # contraction over m within each degree l
+                pl = tl.sum(tl.where(l_of[None, None, :] == l, prod, 0.0), axis=2)
+                tl.store(base + l, pl, mask=pmask)
+
+    _SIG_FWD = dict(
+        vec_ptr="*fp32", perm_ptr="*i64", ptr_ptr="*i64", w_ptr="*fp32", coef_ptr="*fp32",
+        c_ptr="*fp32", p_ptr="*fp32", n_atoms="i32",
+    )  # fmt: skip
+
+# %% ../../nbs/08_triforces/06_kernels.ipynb #c553f03c
+if HAS_TRITON:
+
+    @triton.jit
+    def _radial_grad(
+        r, arg, cut, d_basis, CUTOFF: tl.constexpr, NORM: tl.constexpr, BB: tl.constexpr
+    ):
+        "dL/dr (BE,) from dL/d basis (BE, BB): Bessel' x cutoff + Bessel x cutoff'."
+        k = tl.arange(0, BB)
+        rr = r[:, None]
+        n = (k // 3 + 1).to(r.dtype)
+        sc = tl.where(k % 3 == 0, 0.5, tl.where(k % 3 == 1, 0.75, 1.0)).to(r.dtype) * CUTOFF
+        sin_a = tl.sin(arg)
+        bes = NORM * sin_a / rr
+        dbes = NORM * (n[None, :] * (3.141592653589793 / CUTOFF) * tl.cos(arg) - sin_a / rr) / rr
+        dcut = -0.5 * 3.141592653589793 / sc[None, :] * tl.sin(3.141592653589793 * rr / sc[None, :])
+        dcut = tl.where(cut != 0.0, dcut, 0.0)
+        return tl.sum(d_basis * (dbes * cut + bes * dcut), axis=1)
+
+    @triton.jit
+    def _angular_grad(
+        ux, uy, uz, q, d_y, coef_ptr, L: tl.constexpr, BE: tl.constexpr, BLM: tl.constexpr
+    ):
+        "dL/du (3 x (BE,)) from dL/dY (BE, BLM), with Y = Q(z) T(x, y) as polynomials in u."
+        j = tl.arange(0, BLM)
+        l_of = tl.sqrt(j.to(tl.float32) + 0.5).to(tl.int32)
+        m_of = j - l_of * l_of - l_of
+        dq = tl.zeros((BE, BLM), dtype=ux.dtype)
+        zp = tl.full((BE,), 1.0, ux.dtype)
+        for d in tl.static_range(1, L + 1):
+            cd = tl.load(coef_ptr + j * (L + 1) + d, mask=j < (L + 1) * (L + 1), other=0.0)
+            dq += (cd * d)[None, :] * zp[:, None]
+            zp = zp * uz
+        t = tl.full((BE, BLM), 1.0, ux.dtype)
+        tx = tl.zeros((BE, BLM), dtype=ux.dtype)
+        ty = tl.zeros((BE, BLM), dtype=ux.dtype)
+        cp = tl.full((BE,), 1.0, ux.dtype)  # Re (x + iy)^(m-1)
+        sp = tl.zeros((BE,), dtype=ux.dtype)  # Im (x + iy)^(m-1)
+        pos = m_of[None, :] > 0
+        for mm in tl.static_range(1, L + 1):
+            cn, sn = cp * ux - sp * uy, cp * uy + sp * ux
+            hit = tl.abs(m_of)[None, :] == mm
+            t = tl.where(hit, tl.where(pos, cn[:, None], sn[:, None]) * 1.4142135623730951, t)
+            # d Re(w^m)/dx = m Re w^(m-1), d Im/dx = m Im; d Re/dy = -m Im, d Im/dy = m Re
+            tx = tl.where(
+                hit, tl.where(pos, cp[:, None], sp[:, None]) * 1.4142135623730951 * mm, tx
+            )
+            ty = tl.where(
+                hit, tl.where(pos, -sp[:, None], cp[:, None]) * 1.4142135623730951 * mm, ty
+            )
+            cp, sp = cn, sn
+        gx = tl.sum(d_y * q * tx, axis=1)
+        gy = tl.sum(d_y * q * ty, axis=1)
+        return gx, gy, tl.sum(d_y * dq * t, axis=1)
+
+# %% ../../nbs/08_triforces/06_kernels.ipynb #4e85fa27
+if HAS_TRITON:
+
+    @triton.jit
+    def power_spectrum_bwd_kernel(
+        vec_ptr, perm_ptr, ptr_ptr, w_ptr, coef_ptr, c_ptr, gp_ptr, gvec_ptr, gw_ptr, n_atoms,
+        CUTOFF: tl.constexpr, NORM: tl.constexpr, A: tl.constexpr, NB: tl.constexpr,
+        L: tl.constexpr, BE: tl.constexpr, BA: tl.constexpr, BB: tl.constexpr,
+        BLM: tl.constexpr, ATOMS: tl.constexpr,
+    ):  # fmt: skip
+        "Gradients of p for ATOMS targets: their edges' vectors and this program's share of dW."
+        NLM: tl.constexpr = (L + 1) * (L + 1)
+        a = tl.arange(0, BA)
+        j = tl.arange(0, BLM)
+        k = tl.arange(0, BB)
+        l_of = tl.sqrt(j.to(tl.float32) + 0.5).to(tl.int32)
+        gw = tl.zeros((BA, BB), dtype=vec_ptr.dtype.element_ty)
+        g3 = (a[:, None, None] < A) & (a[None, :, None] < A) & (j[None, None, :] < NLM)
+        for i in range(
+            tl.program_id(0) * ATOMS, tl.minimum(tl.program_id(0) * ATOMS + ATOMS, n_atoms)
+        ):
+            e0 = tl.load(ptr_ptr + i)
+            e1 = tl.load(ptr_ptr + i + 1)
+            cm = (a[:, None] < A) & (j[None, :] < NLM)
+            c = tl.load(c_ptr + i * (A * NLM) + a[:, None] * NLM + j[None, :], mask=cm, other=0.0)
+            # dL/dc[a, lm] = sum_b (G[a, b, l] + G[b, a, l]) c[b, lm]
+            gb = gp_ptr + i * (A * A * (L + 1)) + l_of[None, None, :]
+            g1 = tl.load(
+                gb + a[:, None, None] * (A * (L + 1)) + a[None, :, None] * (L + 1),
+                mask=g3,
+                other=0.0,
+            )
+            g2 = tl.load(
+                gb + a[None, :, None] * (A * (L + 1)) + a[:, None, None] * (L + 1),
+                mask=g3,
+                other=0.0,
+            )
+            dc = tl.sum((g1 + g2) * c[None, :, :], axis=1)  # (BA, BLM)
+            for s in range(e0, e1, BE):
+                ok, eid, r, ux, uy, uz, arg, cut, basis, w, radial, ylm, q, l_, m_ = _edge_terms(
+                    vec_ptr,
+                    perm_ptr,
+                    w_ptr,
+                    coef_ptr,
+                    s,
+                    e1,
+                    CUTOFF,
+                    NORM,
+                    A,
+                    NB,
+                    L,
+                    BE,
+                    BA,
+                    BB,
+                    BLM,
+                )
+                d_rad = tl.sum(ylm[:, None, :] * dc[None, :, :], axis=2)  # (BE, BA)
+                d_y = tl.sum(radial[:, :, None] * dc[None, :, :], axis=1)  # (BE, BLM)
+                gw += tl.sum(d_rad[:, :, None] * basis[:, None, :], axis=0)  # (BA, BB)
+                d_basis = tl.sum(d_rad[:, :, None] * w[None, :, :], axis=1)  # (BE, BB)
+                g_r = _radial_grad(r, arg, cut, d_basis, CUTOFF, NORM, BB)
+                gx, gy, gz = _angular_grad(ux, uy, uz, q, d_y, coef_ptr, L, BE, BLM)
+                # u = vec / r: dL/dvec = g_r u + (g_u - (g_u . u) u) / r
+                dot = gx * ux + gy * uy + gz * uz
+                tl.store(gvec_ptr + eid * 3 + 0, g_r * ux + (gx - dot * ux) / r, mask=ok)
+                tl.store(gvec_ptr + eid * 3 + 1, g_r * uy + (gy - dot * uy) / r, mask=ok)
+                tl.store(gvec_ptr + eid * 3 + 2, g_r * uz + (gz - dot * uz) / r, mask=ok)
+        wmask = (a[:, None] < A) & (k[None, :] < NB)
+        tl.store(
+            gw_ptr + tl.program_id(0) * (A * NB) + a[:, None] * NB + k[None, :], gw, mask=wmask
+        )
+
+    _SIG_BWD = dict(
+        vec_ptr="*fp32", perm_ptr="*i64", ptr_ptr="*i64", w_ptr="*fp32", coef_ptr="*fp32",
+        c_ptr="*fp32", gp_ptr="*fp32", gvec_ptr="*fp32", gw_ptr="*fp32", n_atoms="i32",
+    )  # fmt: skip
+
+# %% ../../nbs/08_triforces/06_kernels.ipynb #c3d69906
+if HAS_TRITON:
+    # compiled for sm_75 and sm_90 at the chapter's sizes: A = 6 channels, 18 basis functions,
+    # l <= 4
+    _CONST = dict(CUTOFF=5.0, NORM=math.sqrt(2 / 5.0), A=6, NB=18, L=4, BE=16, BA=8, BB=32, BLM=32)
+    _CONST["ATOMS"] = 8
+
+    def _register(name, kernel, signature):
+        for t in ("fp32", "fp64"):
+            sig = {k: v.replace("fp32", t) for k, v in signature.items()}
+            sig |= dict.fromkeys(_CONST, "constexpr")
+            register_kernel("08", kernel, sig, _CONST, name=f"{name}_{t}")
+
+    _register("power_spectrum_fwd", power_spectrum_fwd_kernel, _SIG_FWD)
+    _register("power_spectrum_bwd", power_spectrum_bwd_kernel, _SIG_BWD)
+
+# %% ../../nbs/08_triforces/06_kernels.ipynb #94c9c44e
+_TILE = dict(BE=16, ATOMS=8)  # edges per inner block, targets per program
+
+
+def _p2(n: int) -> int:
+    return max(2, triton.next_power_of_2(n)) if HAS_TRITON else n
+
+
+def _meta(radial_weights, cutoff, l_max) -> dict:
+    n_ch, n_basis = radial_weights.shape
+    return dict(
+        CUTOFF=float(cutoff),
+        NORM=math.sqrt(2 / cutoff),
+        A=n_ch,
+        NB=n_basis,
+        L=l_max,
+        BE=_TILE["BE"],
+        BA=_p2(n_ch),
+        BB=_p2(n_basis),
+        BLM=_p2((l_max + 1) ** 2),
+        ATOMS=_TILE["ATOMS"],
+    )
+
+
+def _launch_fwd(edge_vec, radial_weights, ptr, perm, n_atoms, cutoff, l_max):
+    "p (N, A * A * (L+1)) and c (N, A, (L+1)^2) from the fused forward kernel."
+    m = _meta(radial_weights, cutoff, l_max)
+    coef = harmonic_coefficients(l_max, edge_vec.dtype, edge_vec.device)
+    c = edge_vec.new_zeros(n_atoms, m["A"], (l_max + 1) ** 2)
+    p = edge_vec.new_zeros(n_atoms, m["A"] * m["A"] * (l_max + 1))
+    grid = (triton.cdiv(n_atoms, m["ATOMS"]),)
+    power_spectrum_fwd_kernel[grid](edge_vec, perm, ptr, radial_weights, coef, c, p, n_atoms, **m)
+    return p, c
+
+
+def _launch_bwd(grad_p, edge_vec, radial_weights, ptr, perm, c, cutoff, l_max):
+    "dL/d edge_vec (E, 3) and dL/dW (A, 3 N_r) from the fused backward kernel."
+    m = _meta(radial_weights, cutoff, l_max)
+    n_atoms = c.shape[0]
+    coef = harmonic_coefficients(l_max, edge_vec.dtype, edge_vec.device)
+    grid = (triton.cdiv(n_atoms, m["ATOMS"]),)
+    g_vec = torch.zeros_like(edge_vec)  # every edge has one target: written once, no atomics
+    g_w = edge_vec.new_zeros(grid[0], *radial_weights.shape)  # one share per program
+    power_spectrum_bwd_kernel[grid](
+        edge_vec, perm, ptr, radial_weights, coef, c, grad_p.contiguous(), g_vec, g_w, n_atoms, **m
+    )
+    return g_vec, g_w.sum(0)
+
+# %% ../../nbs/08_triforces/06_kernels.ipynb #866b8994
+class PowerSpectrumFunction(torch.autograd.Function):
+    "The fused kernel with its Triton backward; double backward through the reference."
+
+    @staticmethod
+    def forward(ctx, edge_vec, radial_weights, edge_dst, n_atoms, cutoff, l_max):
+        ptr, perm = build_csr(edge_dst, n_atoms)  # the target CSR: no atomics anywhere
+        p, c = _launch_fwd(edge_vec, radial_weights, ptr, perm, n_atoms, cutoff, l_max)
+        ctx.save_for_backward(edge_vec, radial_weights, edge_dst, ptr, perm, c)
+        ctx.meta = (n_atoms, cutoff, l_max)
+        return p
+
+    @staticmethod
+    def backward(ctx, grad_p):
+        edge_vec, W, edge_dst, ptr, perm, c = ctx.saved_tensors
+        n_atoms, cutoff, l_max = ctx.meta
+        need = ctx.needs_input_grad[:2]
+        if torch.is_grad_enabled():  # create_graph=True: differentiate the reference instead
+            inputs = [x for x, n in zip((edge_vec, W), need) if n]
+            with torch.enable_grad():
+                p = power_spectrum_reference(edge_vec, edge_dst, n_atoms, W, cutoff, l_max)
+                grads = iter(torch.autograd.grad(p, inputs, grad_p, create_graph=True))
+            g_v, g_w = (next(grads) if n else None for n in need)
+            return g_v, g_w, None, None, None, None
+        g_v, g_w = _launch_bwd(grad_p, edge_vec, W, ptr, perm, c, cutoff, l_max)
+        return (g_v if need[0] else None), (g_w if need[1] else None), None, None, None, None
+
+# %% ../../nbs/08_triforces/06_kernels.ipynb #461e33fc
 def power_spectrum(
     edge_vec: torch.Tensor,  # (E, 3) x_j + S C - x_i, non-zero
     edge_dst: torch.Tensor,  # (E,) target atom i of each edge
@@ -64,7 +453,7 @@ def power_spectrum(
     radial_weights: torch.Tensor,  # (A, 3 N_r) mixing W
     cutoff: float = 5.0,  # r_c, A
     l_max: int = 4,  # harmonics up to this degree
-    backend: str = "auto",  # "auto" | "torch" | "triton"
+    backend: str = "auto",  # "auto" (Triton on CUDA) | "torch" | "triton" (interpreter on CPU)
 ) -> torch.Tensor:
     "Learnable power spectrum p_i[a, b, l] as (N, A * A * (l_max + 1)) (Chapter 08, *Kernels*)."
     if backend not in ("auto", "torch", "triton"):
@@ -85,6 +474,46 @@ def power_spectrum(
     cutoff = _check_cutoff(cutoff)
     if isinstance(l_max, bool) or not isinstance(l_max, int) or l_max < 0:
         raise ValueError(f"l_max must be a non-negative int, got {l_max!r}")
-    if backend == "triton":
-        raise NotImplementedError("the Triton power-spectrum kernel is not written yet")
-    return power_spectrum_reference(edge_vec, edge_dst, n_atoms, radial_weights, cutoff, l_max)
+    be = resolve_backend(backend, edge_vec, radial_weights)
+    if be == "torch" or n_atoms == 0 or edge_vec.shape[0] == 0:
+        return power_spectrum_reference(edge_vec, edge_dst, n_atoms, radial_weights, cutoff, l_max)
+    return PowerSpectrumFunction.apply(edge_vec, radial_weights, edge_dst, n_atoms, cutoff, l_max)
+
+# %% ../../nbs/08_triforces/06_kernels.ipynb #7bcb6d43
+def _bench_model(E=10**6, A=6, NB=18, L=4, bytes_per=4):
+    "Bytes and FLOPs of one forward at E edges and E / 30 targets (fp32)."
+    N, lm = E // 30, (L + 1) ** 2
+    io = bytes_per * (3 * E + N * (A * A * (L + 1) + A * lm)) + 8 * (2 * E + N)
+    # the reference also writes and reads the basis, the mixed radials, Y and the E x A x lm terms
+    extra = bytes_per * 2 * E * (NB + A + lm + A * lm)
+    flops = E * (20 * NB + 2 * A * NB + 12 * lm + 2 * A * lm) + N * 2 * A * A * lm
+    return dict(
+        bytes=io,
+        flops=flops,
+        reference_bytes=io + extra,
+        note=f"E={E:,}, N={N:,}, A={A}, l<={L}, fp32; the eager E x A x lm tensor alone takes "
+        f"{E * A * lm * bytes_per / 2**20:.0f} MiB, the kernel's output "
+        f"{N * A * A * (L + 1) * bytes_per / 2**20:.0f} MiB",
+    )
+
+
+def _bench(device, E=10**6, A=6, NB=18):
+    g = torch.Generator().manual_seed(0)
+    N = E // 30
+    vec = (torch.randn(E, 3, generator=g) * 2).to(device)
+    dst = torch.randint(0, N, (E,), generator=g).to(device)
+    W = torch.randn(A, NB, generator=g).to(device)
+    vg, Wg = vec.clone().requires_grad_(), W.clone().requires_grad_()
+
+    def both(backend):
+        power_spectrum(vg, dst, N, Wg, backend=backend).sum().backward()
+
+    return {
+        "triton": lambda: power_spectrum(vec, dst, N, W, backend="triton"),
+        "torch": lambda: power_spectrum_reference(vec, dst, N, W, 5.0, 4),
+        "triton fwd+bwd": lambda: both("triton"),
+        "torch fwd+bwd": lambda: both("torch"),
+    }
+
+
+register_benchmark("08", "power_spectrum", _bench, _bench_model)
