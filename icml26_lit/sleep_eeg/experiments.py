@@ -33,7 +33,7 @@ from .tokenizer import SpectrogramTokenizer, fit_tokenizer, spectrogram_mae
 
 # %% auto #0
 __all__ = ['CONFIG', 'seed_data', 'stagers', 'calibrate', 'fit_token_side', 'fit_laplace', 'translate', 'scores', 'oracle_mae',
-           'run_seed', 'run_pilot', 'projected_seconds']
+           'run_seed', 'run_pilot', 'projected_seconds', 'smoke_step']
 
 # %% ../../nbs/15_sleep_eeg/07_experiments.ipynb #c4fc6946
 # picked by the cpu preset's pilot on seed 99: results/sleep_eeg/pilot_cpu.json
@@ -299,3 +299,16 @@ def projected_seconds(cfg, t: dict) -> float:
         + n_k * (cfg.tok_steps * t["tok"] + cfg.steps * t["token"] + decode)
     )
     return cfg.n_seeds * per_seed + t.get("overhead", 5.0)
+
+# %% ../../nbs/15_sleep_eeg/07_experiments.ipynb #5e11a0c1
+def smoke_step(cfg) -> None:
+    "One tiny seed (and a tiny pilot where the preset runs one): fails fast before the long run."
+    small = dict(n_translator=4, n_labelled=3, n_test=3, hours=2 / 3, tok_steps=5, steps=3)
+    tiny = type(cfg)(dict(cfg, **small, k_sweep=tuple(cfg.k_sweep)[:1]))
+    r = run_seed(tiny, 0)
+    assert np.isfinite([r["es_token"], r["es_laplace"], r["mae_greedy"], r["acc_synth"]]).all()
+    if cfg.run_pilot:
+        one = dict(coupling_grid=tuple(cfg.coupling_grid)[:1], lr_grid=tuple(cfg.lr_grid)[:1])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a tiny cohort need not reach the calibration band
+            run_pilot(type(tiny)(dict(tiny, **one)))
