@@ -90,10 +90,37 @@ def harmonic_coefficients(
         _COEF[key] = coef.to(dtype=dtype, device=device).contiguous()
     return _COEF[key]
 
-# %% ../../nbs/08_triforces/06_kernels.ipynb #7a330325
+# %% ../../nbs/08_triforces/06_kernels.ipynb #7a330324
 if HAS_TRITON:
     import triton
     import triton.language as tl
+
+    @triton.jit
+    def _edge_ylm(ux, uy, uz, r, coef_ptr, L: tl.constexpr, BE: tl.constexpr, BLM: tl.constexpr):
+        "Real Y_lm (BE, BLM) of unit vectors, with Q_lm(z) and each column's l and m."
+        # Y_lm = Q_lm(z) T_m(x, y): Q a polynomial in z (coefficients coef[lm, 0..L]),
+        # T = 1, sqrt2 Re (x + iy)^|m| (m > 0) or sqrt2 Im (x + iy)^|m| (m < 0)
+        j = tl.arange(0, BLM)
+        l_of = tl.sqrt(j.to(tl.float32) + 0.5).to(tl.int32)
+        m_of = j - l_of * l_of - l_of
+        m_abs = tl.abs(m_of)
+        q = tl.zeros((BE, BLM), dtype=r.dtype)
+        zp = tl.full((BE,), 1.0, r.dtype)
+        for d in tl.static_range(L + 1):
+            cd = tl.load(coef_ptr + j * (L + 1) + d, mask=j < (L + 1) * (L + 1), other=0.0)
+            q += cd[None, :] * zp[:, None]
+            zp = zp * uz
+        t = tl.full((BE, BLM), 1.0, r.dtype)
+        cm = tl.full((BE,), 1.0, r.dtype)
+        sm = tl.zeros((BE,), dtype=r.dtype)
+        for mm in tl.static_range(1, L + 1):
+            cm, sm = cm * ux - sm * uy, cm * uy + sm * ux
+            val = tl.where(m_of[None, :] > 0, cm[:, None], sm[:, None]) * 1.4142135623730951
+            t = tl.where(m_abs[None, :] == mm, val, t)
+        return q * t, q, l_of, m_of  # Y (BE, BLM): columns >= (L+1)^2 are 0 through coef
+
+# %% ../../nbs/08_triforces/06_kernels.ipynb #7a330325
+if HAS_TRITON:
 
     @triton.jit
     def _edge_terms(
@@ -135,26 +162,7 @@ if HAS_TRITON:
         wmask = (a[:, None] < A) & (k[None, :] < NB)
         w = tl.load(w_ptr + a[:, None] * NB + k[None, :], mask=wmask, other=0.0)  # (BA, BB)
         radial = tl.sum(basis[:, None, :] * w[None, :, :], axis=2)  # (BE, BA)
-        # Y_lm = Q_lm(z) T_m(x, y): Q a polynomial in z (coefficients coef[lm, 0..L]),
-        # T = 1, sqrt2 Re (x + iy)^|m| (m > 0) or sqrt2 Im (x + iy)^|m| (m < 0)
-        j = tl.arange(0, BLM)
-        l_of = tl.sqrt(j.to(tl.float32) + 0.5).to(tl.int32)
-        m_of = j - l_of * l_of - l_of
-        m_abs = tl.abs(m_of)
-        q = tl.zeros((BE, BLM), dtype=r.dtype)
-        zp = tl.full((BE,), 1.0, r.dtype)
-        for d in tl.static_range(L + 1):
-            cd = tl.load(coef_ptr + j * (L + 1) + d, mask=j < (L + 1) * (L + 1), other=0.0)
-            q += cd[None, :] * zp[:, None]
-            zp = zp * uz
-        t = tl.full((BE, BLM), 1.0, r.dtype)
-        cm = tl.full((BE,), 1.0, r.dtype)
-        sm = tl.zeros((BE,), dtype=r.dtype)
-        for mm in tl.static_range(1, L + 1):
-            cm, sm = cm * ux - sm * uy, cm * uy + sm * ux
-            val = tl.where(m_of[None, :] > 0, cm[:, None], sm[:, None]) * 1.4142135623730951
-            t = tl.where(m_abs[None, :] == mm, val, t)
-        ylm = q * t  # (BE, BLM); columns >= (L+1)^2 are 0 through coef
+        ylm, q, l_of, m_of = _edge_ylm(ux, uy, uz, r, coef_ptr, L, BE, BLM)
         return ok, eid, r, ux, uy, uz, arg, cut, basis, w, radial, ylm, q, l_of, m_of
 
 # %% ../../nbs/08_triforces/06_kernels.ipynb #a91916d4
@@ -187,6 +195,9 @@ if HAS_TRITON:
             radial, ylm = out[10], out[11]
             c += tl.sum(radial[:, :, None] * ylm[:, None, :], axis=0)  # in registers only
         return c
+
+# %% ../../nbs/08_triforces/06_kernels.ipynb #a91916d5
+if HAS_TRITON:
 
     @triton.jit
     def power_spectrum_fwd_kernel(
@@ -317,22 +328,9 @@ if HAS_TRITON:
             dc = tl.sum((g1 + g2) * c[None, :, :], axis=1)  # (BA, BLM)
             for s in range(e0, e1, BE):
                 ok, eid, r, ux, uy, uz, arg, cut, basis, w, radial, ylm, q, l_, m_ = _edge_terms(
-                    vec_ptr,
-                    perm_ptr,
-                    w_ptr,
-                    coef_ptr,
-                    s,
-                    e1,
-                    CUTOFF,
-                    NORM,
-                    A,
-                    NB,
-                    L,
-                    BE,
-                    BA,
-                    BB,
-                    BLM,
-                )
+                    vec_ptr, perm_ptr, w_ptr, coef_ptr, s, e1, CUTOFF, NORM,
+                    A, NB, L, BE, BA, BB, BLM,
+                )  # fmt: skip
                 d_rad = tl.sum(ylm[:, None, :] * dc[None, :, :], axis=2)  # (BE, BA)
                 d_y = tl.sum(radial[:, :, None] * dc[None, :, :], axis=1)  # (BE, BLM)
                 gw += tl.sum(d_rad[:, :, None] * basis[:, None, :], axis=0)  # (BA, BB)
@@ -349,6 +347,8 @@ if HAS_TRITON:
             gw_ptr + tl.program_id(0) * (A * NB) + a[:, None] * NB + k[None, :], gw, mask=wmask
         )
 
+# %% ../../nbs/08_triforces/06_kernels.ipynb #4e85fa28
+if HAS_TRITON:
     _SIG_BWD = dict(
         vec_ptr="*fp32", perm_ptr="*i64", ptr_ptr="*i64", w_ptr="*fp32", coef_ptr="*fp32",
         c_ptr="*fp32", gp_ptr="*fp32", gvec_ptr="*fp32", gw_ptr="*fp32", n_atoms="i32",
