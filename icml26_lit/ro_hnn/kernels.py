@@ -361,7 +361,7 @@ class _DecoderLayer(torch.autograd.Function):
     def backward(ctx, gx, gp):
         z, v, phi, psi = ctx.saved_tensors
         s = sigma_d(z, ctx.alpha)
-        gx = torch.zeros(z.shape[0], phi.shape[0], dtype=z.dtype) if gx is None else gx
+        gx = z.new_zeros(z.shape[0], phi.shape[0]) if gx is None else gx
         gs, gphi = gx @ phi, gx.T @ s
         gv = gpsi = None
         if v is not None and gp is not None:

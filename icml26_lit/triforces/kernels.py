@@ -92,8 +92,6 @@ def harmonic_coefficients(
 
 # %% ../../nbs/08_triforces/06_kernels.ipynb #7a330324
 if HAS_TRITON:
-    import triton
-    import triton.language as tl
 
     @triton.jit
     def _edge_ylm(ux, uy, uz, r, coef_ptr, L: tl.constexpr, BE: tl.constexpr, BLM: tl.constexpr):
