@@ -109,6 +109,20 @@ def random_alloy(rng, max_atoms: int = 8, strain: float = 0.04, rattle=(0.05, 0.
     return atoms
 
 # %% ../../nbs/08_triforces/01_alloys.ipynb #a0553481
+def _as_structure(atoms: Atoms, labelled: bool = True) -> dict:
+    "One alloy as a dict of tensors; with `labelled`, its EMT energy (eV) and forces (eV/A)."
+    s = dict(
+        numbers=torch.tensor(atoms.numbers, dtype=torch.long),
+        pos=torch.tensor(atoms.positions, dtype=torch.float64),
+        cell=torch.tensor(atoms.cell[:], dtype=torch.float64),
+        lattice=LATTICES.index(atoms.info["lattice"]),
+    )
+    if labelled:
+        energy, forces = emt_label(atoms)
+        s.update(energy=energy, forces=torch.tensor(forces, dtype=torch.float64))
+    return s
+
+
 def make_alloy_dataset(
     n: int,  # number of structures
     seed: int = 0,  # numpy seed: the same seed draws the same structures
@@ -125,21 +139,7 @@ def make_alloy_dataset(
     if not 0 <= rattle[0] <= rattle[1] < 1:
         raise ValueError(f"rattle must be (low, high) with 0 <= low <= high < 1 A, got {rattle}")
     rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(n):
-        atoms = random_alloy(rng, max_atoms, strain, rattle)
-        energy, forces = emt_label(atoms)
-        out.append(
-            dict(
-                numbers=torch.tensor(atoms.numbers, dtype=torch.long),
-                pos=torch.tensor(atoms.positions, dtype=torch.float64),
-                cell=torch.tensor(atoms.cell[:], dtype=torch.float64),
-                energy=energy,  # eV
-                forces=torch.tensor(forces, dtype=torch.float64),  # eV/A
-                lattice=LATTICES.index(atoms.info["lattice"]),
-            )
-        )
-    return out
+    return [_as_structure(random_alloy(rng, max_atoms, strain, rattle)) for _ in range(n)]
 
 # %% ../../nbs/08_triforces/01_alloys.ipynb #06e0cce0
 def collate(

@@ -17,6 +17,8 @@ from ..core import sizes
 from icml26_lit.triforces.alloys import (
     ELEMENTS,
     LATTICES,
+    _as_structure,
+    _check_count,
     element_fractions,
     make_alloy_dataset,
     random_alloy,
@@ -73,35 +75,17 @@ CONFIG = sizes(
 )
 
 # %% ../../nbs/08_triforces/07_experiments.ipynb #94b658cf
-def _check_int(x, name: str, low: int) -> int:
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(x).__name__}")
-    if x < low:
-        raise ValueError(f"{name} must be >= {low}, got {x}")
-    return int(x)
-
-
 def make_unlabelled(n: int, seed: int, max_atoms: int = 8, strain: float = 0.04) -> list[dict]:
     "`n` alloys without labels (numbers, pos, cell, lattice) for pre-training (Chapter 08)."
-    n, seed = _check_int(n, "n", 0), _check_int(seed, "seed", 0)
+    n, seed = _check_count(n, "n", 0), _check_count(seed, "seed", 0)
+    max_atoms = _check_count(max_atoms, "max_atoms", 1)
     rng = np.random.default_rng([seed, 7])  # a stream apart from make_alloy_dataset's
-    out = []
-    for _ in range(n):
-        atoms = random_alloy(rng, _check_int(max_atoms, "max_atoms", 1), strain)
-        out.append(
-            dict(
-                numbers=torch.tensor(atoms.numbers, dtype=torch.long),
-                pos=torch.tensor(atoms.positions, dtype=torch.float64),
-                cell=torch.tensor(atoms.cell[:], dtype=torch.float64),
-                lattice=LATTICES.index(atoms.info["lattice"]),
-            )
-        )
-    return out
+    return [_as_structure(random_alloy(rng, max_atoms, strain), labelled=False) for _ in range(n)]
 
 
 def make_seed_data(seed: int, cfg) -> dict:
     "Unlabelled, labelled (max n_labels) and test structures of one seed (Chapter 08)."
-    seed = _check_int(seed, "seed", 0)
+    seed = _check_count(seed, "seed", 0)
     n_lab = max(cfg.n_labels)
     lab = make_alloy_dataset(n_lab + cfg.n_test, seed, cfg.max_atoms, cfg.strain)
     return dict(
@@ -118,7 +102,7 @@ def make_arm(kind: str, seed: int, cfg) -> TriForces:
     "A fresh arm: 'A' the interaction stream alone, 'B' or 'C' TriForces (Chapter 08)."
     if kind not in ARMS:
         raise ValueError(f"kind must be one of {ARMS}, got {kind!r}")
-    g = torch.Generator().manual_seed(1000 * _check_int(seed, "seed", 0) + 1)
+    g = torch.Generator().manual_seed(1000 * _check_count(seed, "seed", 0) + 1)
     streams = ("interaction",) if kind == "A" else ("composition", "structure", "interaction")
     return TriForces(cfg.d, backend=cfg.backend, streams=streams, cutoff=cfg.cutoff, generator=g)
 
@@ -219,7 +203,7 @@ def time_steps(data: dict, cfg, n_steps: int = 20) -> dict:
 # %% ../../nbs/08_triforces/07_experiments.ipynb #7a1cfb66
 def run_seed(seed: int, cfg, data: dict | None = None, keep_embeddings: bool = False) -> dict:
     "Test MAEs of arms A, B, C and the Ridge M0 per label budget for one seed (Chapter 08)."
-    seed = _check_int(seed, "seed", 0)
+    seed = _check_count(seed, "seed", 0)
     data = make_seed_data(seed, cfg) if data is None else data
     t = time.process_time()
     pre = pretrained(seed, data["unlabelled"], cfg)
