@@ -355,9 +355,16 @@ def run_pilot(cfg, pool) -> dict:
         pick["labels"] = [4, 8]
     elif b16 > 0.6:
         pick.update(n_volume=256, steps=150)
+    # how far the band is: B@16 with 3x and 10x the steps, and the training labels' channel means
+    b16_by_steps = {"100": b16}
+    for steps in (300, 1000):
+        b16_by_steps[str(steps)] = run_arm(type(c)(c | dict(steps=steps)), data, 16, 0)["test"]
+    mean = data["y"][:16].mean(dim=(0, 1)).expand_as(data["y_test"])
     return dict(
         b8=b8,
         b16=b16,
+        b16_by_steps=b16_by_steps,
+        channel_mean=float(rel_l2(mean, data["y_test"]).mean()),
         in_band=0.15 <= b16 <= 0.6,
         gap_ok=b16 <= 0.9 * b8,
         pick=pick,
