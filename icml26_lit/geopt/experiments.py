@@ -344,6 +344,7 @@ def run_seed(cfg, seed: int, state: dict, pool: list) -> dict:
     return out
 
 
+# %% ../../nbs/02_geopt/06_experiments.ipynb #09938a8c606f4913859ba2fc0cbcab72
 def run_pilot(cfg, pool) -> dict:
     "Calibration at ci sizes, seed 0: B@8 and B@16, then the pick the issue's rule makes."
     c = CONFIG.get("ci")
