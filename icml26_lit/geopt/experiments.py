@@ -343,7 +343,6 @@ def run_seed(cfg, seed: int, state: dict, pool: list) -> dict:
     out["steps_B"] = steps_to(out[f"curve_B@{n0}"], target, cfg.steps)
     return out
 
-
 # %% ../../nbs/02_geopt/06_experiments.ipynb #09938a8c606f4913859ba2fc0cbcab72
 def run_pilot(cfg, pool) -> dict:
     "Calibration at ci sizes, seed 0: B@8 and B@16, then the pick the issue's rule makes."
