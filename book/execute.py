@@ -31,6 +31,11 @@ from layout import (
 )
 
 CPU_S: dict[Path, float] = {}  # notebook -> CPU seconds of its last run (papermill + kernel)
+# The machine's slowness against the reference machine the budgets were set on, measured by the
+# speed probe (icml26_lit.core.scale.speed_probe) before and after the stage: the runner stops a
+# notebook at 1.5 x its budget x this factor, clipped to [1, SPEED_CAP]
+SPEED: dict[str, float] = {}
+SPEED_CAP = 3.0  # beyond 3x slower the machine is broken, not slow: the budgets stay as they are
 
 
 def _env() -> dict:
@@ -52,6 +57,26 @@ def _env() -> dict:
         TRITON_INTERPRET="0",
     )
     return env
+
+
+def measure_speed() -> float:
+    "Run the speed probe in a fresh one-thread process; its time over the reference machine's."
+    code = (
+        "from icml26_lit.core.scale import speed_probe, PROBE_REFERENCE_S as r; "
+        "print(speed_probe() / r)"
+    )
+    env = {k: v for k, v in _env().items() if k != "ICML26_SPEED_FACTOR"}
+    r = subprocess.run(
+        [PY, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
+    if r.returncode != 0:
+        raise RuntimeError("the speed probe failed:\n" + r.stderr[-2000:])
+    return float(r.stdout.split()[-1])
+
+
+def stop_factor() -> float:
+    "The factor on every budget's 1.5x stop limit: the slower probe of the run, in [1, SPEED_CAP]."
+    return min(SPEED_CAP, max([1.0, *SPEED.values()]))
 
 
 def nb_env(nb: Path, env: dict) -> dict:
@@ -241,7 +266,14 @@ def execute(
         f"{', offline (network namespace with loopback only)' if prefix else ''}",
         flush=True,
     )
-    env = dict(_env(), ICML26_PACKAGE_SHA=pkg)
+    SPEED.clear()
+    SPEED["start"] = measure_speed()
+    print(
+        f"speed probe: this machine is {SPEED['start']:.2f}x the reference's time; the runner "
+        f"stops a notebook at 1.5 x its budget x {stop_factor():.2f}",
+        flush=True,
+    )
+    env = dict(_env(), ICML26_PACKAGE_SHA=pkg, ICML26_SPEED_FACTOR=f"{stop_factor():.3f}")
     first = [nb for nb in nbs if (nb.name not in LAST or nb.parent != NBS) and nb not in fresh]
     last = [nb for nb in nbs if nb not in first and nb not in fresh]
     results = {}
@@ -254,7 +286,7 @@ def execute(
     with cf.ThreadPoolExecutor(jobs) as pool:
         futs = {
             pool.submit(
-                run_one, nb, exec_path(nb), params, prefix, nb_env(nb, env), 2 * budget_s(nb) + 60
+                run_one, nb, exec_path(nb), params, prefix, nb_env(nb, env), timeout_s(nb)
             ): nb
             for nb in first
         }
@@ -268,13 +300,15 @@ def execute(
                 f"{nb.relative_to(ROOT)}",
                 flush=True,
             )
+    SPEED["end"] = measure_speed()  # a machine that slowed during the stage: the slower counts
+    TIMINGS["speed"] = dict(SPEED, stop_factor=round(stop_factor(), 3))
     TIMINGS["notebooks"] = {str(nb.relative_to(ROOT)): round(r[0], 1) for nb, r in results.items()}
     TIMINGS["notebooks_cpu"] = {
         str(nb.relative_to(ROOT)): round(CPU_S.get(nb, 0.0), 1) for nb in results
     }
     write_timings()  # the Performance page, run last, projects the 19-chapter run from these
     for nb in last:
-        results[nb] = run_one(nb, exec_path(nb), params, prefix, env, 2 * budget_s(nb) + 60)
+        results[nb] = run_one(nb, exec_path(nb), params, prefix, env, timeout_s(nb))
         print(
             f"  {'FAILED' if results[nb][1] else 'ok':6s} {results[nb][0]:7.1f} s  "
             f"{nb.relative_to(ROOT)}",
@@ -283,8 +317,19 @@ def execute(
     return timing_table(results)
 
 
+def timeout_s(nb: Path) -> float:
+    "Kill a notebook's kernel past twice its budget plus a minute, times the speed factor."
+    return (2 * budget_s(nb) + 60) * stop_factor()
+
+
 def timing_table(results: dict) -> int:
     print("\nnotebook timings (scale=ci)")
+    if SPEED:
+        print(
+            "  speed probe: "
+            + ", ".join(f"{k} {v:.2f}x" for k, v in SPEED.items())
+            + f" the reference machine's time; stop limit 1.5 x budget x {stop_factor():.2f}"
+        )
     print(
         f"  {'seconds':>8s} {'cpu s':>7s} {'budget':>7s} {'peak MB':>8s}  status          notebook"
     )
@@ -297,7 +342,7 @@ def timing_table(results: dict) -> int:
             if err
             else ("OVER BUDGET" if wall > b else ("OVER 2 GB" if peak > 2048 else "ok"))
         )
-        if err or wall > 1.5 * b:
+        if err or wall > 1.5 * b * stop_factor():
             bad += 1
         cpu = CPU_S.get(nb, 0.0)
         print(f"  {wall:8.1f} {cpu:7.1f} {b:7d} {peak:8.0f}  {status:15s} {nb.relative_to(ROOT)}")
@@ -307,7 +352,10 @@ def timing_table(results: dict) -> int:
     print(f"  {total:8.1f} s of notebook time in all")
     over = [nb for nb, (w, e, _) in results.items() if not e and w > budget_s(nb)]
     if over:
-        print(f"  {len(over)} notebook(s) over budget; more than 1.5x the budget fails the run")
+        print(
+            f"  {len(over)} notebook(s) over budget; more than 1.5x the budget"
+            f" x {stop_factor():.2f} (the speed factor) fails the run"
+        )
     fails = [nb for nb, (w, e, _) in results.items() if e]
     print(
         f"  peak memory of any notebook: {max((r[2] for r in results.values()), default=0):.0f} MB "

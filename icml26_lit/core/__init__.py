@@ -15,6 +15,9 @@ from icml26_lit.core.scale import (
     sizes,
     get_device,
     seed_everything,
+    speed_probe,
+    speed_factor,
+    check_projection,
 )
 from icml26_lit.core.kernels import (
     HAS_TRITON,
@@ -53,6 +56,9 @@ __all__ = [
     "sizes",
     "get_device",
     "seed_everything",
+    "speed_probe",
+    "speed_factor",
+    "check_projection",
     "HAS_TRITON",
     "BACKENDS",
     "resolve_backend",

@@ -18,7 +18,7 @@ import torch
 from .claims import provenance, repo_root
 
 # %% auto #0
-__all__ = ['BENCHMARKS', 'CARDS', 'Benchmark', 'register_benchmark', 'card_ceiling', 'run_benchmarks']
+__all__ = ['BENCHMARKS', 'CARDS', 'Benchmark', 'register_benchmark', 'card_ceiling', 'variant_agreement', 'run_benchmarks']
 
 # %% ../../nbs/00_core/05_bench.ipynb #cc9a215a
 @dataclass
@@ -66,6 +66,41 @@ def card_ceiling(name: str):
             return v
     return None
 
+# %% ../../nbs/00_core/05_bench.ipynb #e93f7689
+def _tensors(out) -> list:
+    "The tensors in a variant's output, in order (through tuples, lists and dict values)."
+    if isinstance(out, torch.Tensor):
+        return [out.detach().clone()]
+    if isinstance(out, dict):
+        out = list(out.values())
+    if isinstance(out, (tuple, list)):
+        return [t for o in out for t in _tensors(o)]
+    return []
+
+
+def _rel_diff(got: list, ref: list) -> float | None:
+    "Largest |got - ref| over the largest |ref| (float64); None where the outputs do not pair."
+    if not ref or len(got) != len(ref) or any(a.shape != b.shape for a, b in zip(got, ref)):
+        return None
+    diff = max((a.double() - b.double()).abs().max().item() for a, b in zip(got, ref) if a.numel())
+    scale = max(b.double().abs().max().item() for b in ref if b.numel())
+    return diff / scale if scale > 0 else diff
+
+
+def variant_agreement(variants: dict) -> dict:
+    "Each `triton...` variant against its `torch...` partner, one call each (*Agreement*)."
+    rows = {}
+    for name, call in variants.items():
+        partner = name.replace("triton", "torch", 1)
+        if not name.startswith("triton") or partner not in variants:
+            continue
+        ref = _tensors(variants[partner]())
+        got = _tensors(call())
+        again = _tensors(variants[partner]())  # differs if the reference or a variant has state
+        if (d := _rel_diff(got, ref)) is not None:
+            rows[name] = dict(rel_diff=d, reference_repeat=_rel_diff(again, ref))
+    return rows
+
 # %% ../../nbs/00_core/05_bench.ipynb #791dabd4
 def _model(b: Benchmark) -> dict:
     m = dict(b.bytes_model())
@@ -98,6 +133,7 @@ def _time_one(b: Benchmark, m: dict, compile: bool) -> dict:
     row = dict(chapter=b.chapter, name=b.name, model=m, timings_ms={}, gbps={}, tflops={})
     try:
         variants = dict(b.fn(torch.device("cuda")))
+        row["agreement"] = variant_agreement(variants)  # before timing: see *Agreement*
         if compile and "torch" in variants:
             variants["torch.compile"] = torch.compile(variants["torch"])
         for v, call in variants.items():
@@ -128,6 +164,17 @@ def run_benchmarks(
     name = torch.cuda.get_device_name(0)
     ceiling = card_ceiling(name)
     t_start, rows = time.perf_counter(), []
+    result = dict(
+        card=name,
+        ceiling=dict(zip(("GB/s", "fp32 TFLOP/s", "fp16 TFLOP/s"), ceiling)) if ceiling else None,
+        provenance=provenance("cuda"),
+        budget_s=budget_s,
+        benchmarks=rows,
+    )
+    out = pathlib.Path(out_dir) if out_dir else repo_root() / "results" / "bench"
+    out.mkdir(parents=True, exist_ok=True)
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")
+    path = out / f"{slug}-{_dt.date.today().isoformat()}.json"
     for b in chosen:
         if time.perf_counter() - t_start > budget_s:
             rows.append(dict(chapter=b.chapter, name=b.name, skipped="budget spent"))
@@ -137,26 +184,15 @@ def run_benchmarks(
         if ceiling and row.get("gbps"):
             row["fraction_of_peak_bandwidth"] = {v: g / ceiling[0] for v, g in row["gbps"].items()}
         rows.append(row)
-        if verbose:
+        path.write_text(json.dumps(dict(result, wall_s=time.perf_counter() - t_start), indent=1))
+        if verbose:  # the file is rewritten after each benchmark: a killed run keeps what it timed
             print(
                 b.chapter,
                 b.name,
                 {k: round(v, 4) for k, v in row.get("timings_ms", {}).items()},
+                {k: f"{a['rel_diff']:.1e}" for k, a in row.get("agreement", {}).items()},
                 row.get("error", ""),
             )
-    result = dict(
-        card=name,
-        ceiling=dict(zip(("GB/s", "fp32 TFLOP/s", "fp16 TFLOP/s"), ceiling)) if ceiling else None,
-        provenance=provenance("cuda"),
-        budget_s=budget_s,
-        wall_s=time.perf_counter() - t_start,
-        benchmarks=rows,
-    )
-    out = pathlib.Path(out_dir) if out_dir else repo_root() / "results" / "bench"
-    out.mkdir(parents=True, exist_ok=True)
-    slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")
-    path = out / f"{slug}-{_dt.date.today().isoformat()}.json"
-    path.write_text(json.dumps(result, indent=1))
     if verbose:
         print(f"wrote {path}")
     return path

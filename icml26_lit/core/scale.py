@@ -5,15 +5,18 @@
 # %% ../../nbs/00_core/01_scale.ipynb #b7137b3a
 from __future__ import annotations
 
+import math
 import os
 import random
+import time
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['SCALE_NAMES', 'DEVICE_NAMES', 'Scale', 'Config', 'NoPresetError', 'Sizes', 'sizes', 'get_device', 'seed_everything']
+__all__ = ['SCALE_NAMES', 'DEVICE_NAMES', 'PROBE_REFERENCE_S', 'RUNNER_STOP', 'CI_BUDGET_S', 'Scale', 'Config', 'NoPresetError',
+           'Sizes', 'sizes', 'get_device', 'seed_everything', 'speed_probe', 'speed_factor', 'check_projection']
 
 # %% ../../nbs/00_core/01_scale.ipynb #8af45fae
 SCALE_NAMES = ("ci", "cpu", "colab", "full")
@@ -176,3 +179,89 @@ def seed_everything(seed: int) -> torch.Generator:
     torch.manual_seed(seed)  # also seeds every CUDA device
     os.environ["PYTHONHASHSEED"] = str(seed)  # for subprocesses started from here
     return torch.Generator().manual_seed(seed)
+
+# %% ../../nbs/00_core/01_scale.ipynb #aa6e0f57
+# speed_probe() on the reference machine, idle: 0.359, 0.367 and 0.358 s in three processes, on
+# the day the book's papermill stage took 2,432 s of notebook time there, each within its budget
+PROBE_REFERENCE_S = 0.36
+RUNNER_STOP = 1.5  # the book's runner stops a notebook at 1.5 x its budget x the speed factor
+CI_BUDGET_S = 120.0  # an experiments notebook's budget at scale="ci" on the reference machine
+
+
+def _probe_once(steps: int) -> float:
+    g = torch.Generator().manual_seed(0)
+    lin = [torch.nn.Linear(a, b) for a, b in ((64, 128), (128, 128), (128, 64))]
+    net = torch.nn.Sequential(lin[0], torch.nn.Tanh(), lin[1], torch.nn.Tanh(), lin[2])
+    opt = torch.optim.Adam(net.parameters(), 1e-3)
+    x, y = torch.randn(2, 256, 64, generator=g)
+    a = torch.randn(192, 192, dtype=torch.float64, generator=g)
+    t0 = time.process_time()
+    for _ in range(steps):
+        loss = (net(x) - y).square().mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        a = torch.tanh(a @ a.T / 192)
+    return time.process_time() - t0
+
+
+def speed_probe(repeats: int = 5, steps: int = 200) -> float:
+    "CPU seconds of a fixed one-thread workload, fastest of `repeats` (Chapter 0, *Time budgets*)."
+    for name, v in (("repeats", repeats), ("steps", steps)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name}={v!r} must be a positive integer")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the notebooks' setting; restored below
+    try:
+        _probe_once(5)  # warm-up: first calls allocate
+        return min(_probe_once(steps) for _ in range(repeats))
+    finally:
+        torch.set_num_threads(threads)
+
+# %% ../../nbs/00_core/01_scale.ipynb #3a5cfeee
+def speed_factor() -> float:
+    "How much slower than the reference this machine runs (`ICML26_SPEED_FACTOR`; 1 if unset)."
+    raw = os.environ.get("ICML26_SPEED_FACTOR", "")
+    if raw == "":
+        return 1.0
+    try:
+        f = float(raw)
+    except ValueError:
+        raise ValueError(f"ICML26_SPEED_FACTOR={raw!r} must be a number") from None
+    if not math.isfinite(f) or f <= 0:
+        raise ValueError(f"ICML26_SPEED_FACTOR={raw!r} must be a positive finite number")
+    return f
+
+
+def check_projection(
+    projected_s: float, scale: str, target_s: float = 110.0, budget_s: float | None = None
+) -> float:
+    """Judge a notebook's projected CPU seconds `projected_s` (Chapter 0, *Time budgets*).
+
+    At `ci`: print a warning above `target_s` (in reference seconds) and raise where the book's
+    runner would stop the notebook (1.5 x 120 s x the speed factor). At other scales: raise above
+    `budget_s` when given. Returns the projection in reference-machine seconds."""
+    if isinstance(projected_s, bool) or not isinstance(projected_s, (int, float)):
+        raise TypeError(f"projected_s={projected_s!r} must be a number of seconds")
+    if not math.isfinite(projected_s) or projected_s < 0:
+        raise ValueError(f"projected_s={projected_s!r} must be finite and >= 0")
+    scale = Scale.get(scale).name
+    f = max(1.0, speed_factor())
+    ref_s = projected_s / f
+    if scale == "ci":
+        if ref_s > target_s:
+            print(
+                f"WARNING: projected {projected_s:.0f} s ({ref_s:.0f} s at reference speed) "
+                f"is over the {target_s:.0f} s target"
+            )
+        limit = RUNNER_STOP * CI_BUDGET_S * f
+        if projected_s > limit:
+            raise RuntimeError(
+                f"projected {projected_s:.0f} s is over the runner's limit {limit:.0f} s "
+                f"(1.5 x {CI_BUDGET_S:.0f} s x speed factor {f:.2f}): apply the preset's fallbacks"
+            )
+    elif budget_s is not None and projected_s > budget_s:
+        raise RuntimeError(
+            f"projected {projected_s:.0f} s is over the {budget_s:.0f} s budget of scale={scale!r}"
+        )
+    return ref_s

@@ -20,6 +20,32 @@ def test_budgets():
     assert layout.budget_s(Path("nbs/06_x/01_model.ipynb")) == 30
 
 
+def test_stop_limit_follows_the_speed_probe(monkeypatch, capsys):
+    exp, other = ROOT / "nbs/06_x/05_experiments.ipynb", ROOT / "nbs/06_x/01_model.ipynb"
+    monkeypatch.setattr(execute, "SPEED", {})
+    assert execute.stop_factor() == 1.0 and execute.timeout_s(exp) == 300
+    # 150 s of a 120 s budget: reported over budget; 190 s: stopped on a reference-speed machine
+    assert execute.timing_table({exp: (150.0, None, 100.0), other: (20.0, None, 100.0)}) == 0
+    assert "OVER BUDGET" in capsys.readouterr().out
+    assert execute.timing_table({exp: (190.0, None, 100.0)}) == 1
+    # the slower of the two probes counts: 190 s passes on a machine 1.9x slower at the end
+    monkeypatch.setattr(execute, "SPEED", {"start": 0.8, "end": 1.9})
+    assert execute.stop_factor() == 1.9
+    assert execute.timing_table({exp: (190.0, None, 100.0)}) == 0
+    assert execute.timing_table({other: (86.0, None, 100.0)}) == 1  # 30 s x 1.5 x 1.9 = 85.5 s
+    out = capsys.readouterr().out
+    assert "start 0.80x, end 1.90x" in out and "OVER BUDGET" in out
+    # never more than SPEED_CAP: a broken machine does not stretch the budgets without end
+    monkeypatch.setattr(execute, "SPEED", {"start": 10.0})
+    assert execute.stop_factor() == execute.SPEED_CAP == 3.0
+    assert execute.timeout_s(other) == 3 * 120
+
+
+def test_speed_probe_runs_in_a_fresh_process():
+    f = execute.measure_speed()
+    assert 0.05 < f < 20, f  # a ratio to the reference machine's probe time
+
+
 def test_notebooks_front_page_last_and_core_always(capsys):
     nbs = layout.notebooks(["00"])
     assert [p.name for p in nbs[-2:]] == [

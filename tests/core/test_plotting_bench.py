@@ -12,7 +12,7 @@ from icml26_lit.core import (
     run_benchmarks,
     stepped_figure,
 )
-from icml26_lit.core.bench import card_ceiling
+from icml26_lit.core.bench import card_ceiling, variant_agreement
 
 
 def test_stepped_figure_visibility():
@@ -71,3 +71,29 @@ def test_bench_cli_runs_on_cpu(capsys):
     if not torch.cuda.is_available():
         assert main(["00"]) is None
         assert "no GPU timing was taken" in capsys.readouterr().out
+
+
+def test_variant_agreement_pairs_triton_with_torch():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(64, 8, dtype=torch.float64, generator=g)
+    c = torch.randn(5, 8, dtype=torch.float64, generator=g)
+
+    def nearest(z):  # an integer output, as vq_nearest's indices
+        return torch.cdist(z, c).argmin(1)
+
+    a = variant_agreement(
+        {
+            "torch K=5": lambda: (nearest(x), x.square().sum()),
+            "triton K=5": lambda: (nearest(x), x.square().sum() * (1 + 1e-9)),
+            "torch": lambda: x,
+            "triton": lambda: x[:-1],  # shapes differ: not comparable, left out
+            "triton_coo": lambda: x,  # no "torch_coo": left out
+        }
+    )
+    assert set(a) == {"triton K=5"}
+    # the sum is the largest magnitude, so the relative difference is its 1e-9
+    assert a["triton K=5"]["rel_diff"] == pytest.approx(1e-9, rel=1e-6)
+    assert a["triton K=5"]["reference_repeat"] == 0.0
+    # a wrong index shows: 1 - 0 over the largest index or sum
+    wrong = variant_agreement({"torch": lambda: nearest(x), "triton": lambda: nearest(x) * 0})
+    assert wrong["triton"]["rel_diff"] == 1.0

@@ -83,3 +83,62 @@ def test_cpu_preset_is_optional():
         match="scale='laptop' is not a known scale; valid scales are 'ci', 'cpu', 'colab', 'full'",
     ):
         four.get("laptop")
+
+
+def test_speed_factor_reads_the_runner(monkeypatch):
+    from icml26_lit.core.scale import speed_factor
+
+    monkeypatch.delenv("ICML26_SPEED_FACTOR", raising=False)
+    assert speed_factor() == 1.0
+    monkeypatch.setenv("ICML26_SPEED_FACTOR", "1.75")
+    assert speed_factor() == 1.75
+    for bad in ("fast", "nan", "0", "-2"):
+        monkeypatch.setenv("ICML26_SPEED_FACTOR", bad)
+        with pytest.raises(ValueError, match="ICML26_SPEED_FACTOR"):
+            speed_factor()
+
+
+def test_check_projection_limits(monkeypatch, capsys):
+    from icml26_lit.core.scale import check_projection
+
+    monkeypatch.delenv("ICML26_SPEED_FACTOR", raising=False)
+    assert check_projection(100.0, "ci") == 100.0 and capsys.readouterr().out == ""
+    assert check_projection(100.0, "ci", target_s=90) == 100.0
+    assert "over the 90 s target" in capsys.readouterr().out
+    check_projection(180.0, "ci")  # the runner's limit itself passes
+    with pytest.raises(RuntimeError, match="180 s"):
+        check_projection(180.5, "ci")
+    # a machine measured 2x slower: the limit doubles, the target is judged at reference speed
+    monkeypatch.setenv("ICML26_SPEED_FACTOR", "2.0")
+    assert check_projection(340.0, "ci") == 170.0
+    assert "170 s at reference speed" in capsys.readouterr().out
+    with pytest.raises(RuntimeError, match="360 s"):
+        check_projection(361.0, "ci")
+    # a faster machine never tightens the limit
+    monkeypatch.setenv("ICML26_SPEED_FACTOR", "0.5")
+    assert check_projection(179.0, "ci") == 179.0
+    # larger scales: only the preset's own budget, when named
+    assert check_projection(1e4, "colab") == 1e4
+    with pytest.raises(RuntimeError, match="900 s budget of scale='cpu'"):
+        check_projection(901.0, "cpu", budget_s=900)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -1.0, "90", True])
+def test_check_projection_rejects_bad_input(bad):
+    from icml26_lit.core.scale import check_projection
+
+    with pytest.raises((TypeError, ValueError), match="projected_s"):
+        check_projection(bad, "ci")
+    with pytest.raises(ValueError, match="scale"):
+        check_projection(1.0, "laptop")
+
+
+def test_speed_probe_is_cpu_time_of_fixed_work():
+    from icml26_lit.core.scale import speed_probe
+
+    t1 = speed_probe(repeats=3, steps=10)
+    t4 = speed_probe(repeats=3, steps=40)
+    # four times the steps: between 2x and 8x the time (the warm-up and timer noise blur a 4x)
+    assert 2 * t1 < t4 < 8 * t1, (t1, t4)
+    with pytest.raises(ValueError, match="steps=0"):
+        speed_probe(steps=0)
