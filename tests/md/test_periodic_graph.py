@@ -1,4 +1,4 @@
-"""periodic_radius_graph against ase's neighbour list (matscipy's "ijS" convention), brute force."""
+"""periodic_radius_graph against matscipy's and ase's neighbour lists ("ijS"), brute force."""
 
 import numpy as np
 import pytest
@@ -8,6 +8,7 @@ from icml26_lit.md import periodic_radius_graph
 
 ase_nl = pytest.importorskip("ase.neighborlist")
 ase = pytest.importorskip("ase")
+matscipy_nl = pytest.importorskip("matscipy.neighbours")
 
 
 def _random_cell(g, scale):
@@ -22,6 +23,12 @@ def _triples(ei, shift):
     return sorted((int(j), int(i), *map(int, s)) for (j, i), s in zip(ei.t(), shift))
 
 
+def _matscipy_triples(pos, cell, r):
+    atoms = ase.Atoms("H" * len(pos), positions=pos.numpy(), cell=cell.numpy(), pbc=True)
+    i, j, S = matscipy_nl.neighbour_list("ijS", atoms, r)  # D = x_j - x_i + S cell
+    return sorted((int(b), int(a), *map(int, s)) for a, b, s in zip(i, j, S))
+
+
 def _ase_triples(pos, cell, r):
     atoms = ase.Atoms("H" * len(pos), positions=pos.numpy(), cell=cell.numpy(), pbc=True)
     i, j, S = ase_nl.neighbor_list("ijS", atoms, r)  # D = x_j - x_i + S cell
@@ -29,13 +36,14 @@ def _ase_triples(pos, cell, r):
 
 
 @pytest.mark.parametrize("n_atoms, scale, r", [(1, 2.0, 5.0), (3, 3.0, 4.0), (8, 5.0, 5.0)])
-def test_matches_ase_neighbour_list(fresh_seed, n_atoms, scale, r):
+def test_matches_matscipy_and_ase_neighbour_lists(fresh_seed, n_atoms, scale, r):
     g = torch.Generator().manual_seed(fresh_seed)
     for _ in range(3):
         cell = _random_cell(g, scale)
         # fractional coordinates in [-0.5, 1.5): atoms outside the cell too
         pos = (torch.rand(n_atoms, 3, generator=g, dtype=torch.float64) * 2 - 0.5) @ cell
         ei, shift = periodic_radius_graph(pos, cell, r)
+        assert _triples(ei, shift) == _matscipy_triples(pos, cell, r)
         assert _triples(ei, shift) == _ase_triples(pos, cell, r)
         vec = pos[ei[0]] + shift.double() @ cell - pos[ei[1]]
         assert bool((vec.norm(dim=1) < r).all())
@@ -46,7 +54,8 @@ def test_matches_ase_neighbour_list(fresh_seed, n_atoms, scale, r):
 def test_one_atom_cell_smaller_than_cutoff():
     cell = torch.tensor([[0.0, 1.8, 1.8], [1.8, 0.0, 1.8], [1.8, 1.8, 0.0]], dtype=torch.float64)
     ei, shift = periodic_radius_graph(torch.zeros(1, 3, dtype=torch.float64), cell, 5.0)
-    assert _triples(ei, shift) == _ase_triples(torch.zeros(1, 3, dtype=torch.float64), cell, 5.0)
+    one = torch.zeros(1, 3, dtype=torch.float64)
+    assert _triples(ei, shift) == _matscipy_triples(one, cell, 5.0) == _ase_triples(one, cell, 5.0)
     assert bool((ei == 0).all()) and not bool((shift == 0).all(1).any())  # no home self-edge
     # fcc nearest neighbours: 12 at a / sqrt2 = 2.546 A
     d = (shift.double() @ cell).norm(dim=1)
