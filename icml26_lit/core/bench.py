@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
 import pathlib
 import re
 import time
@@ -79,11 +80,19 @@ def _tensors(out) -> list:
 
 
 def _rel_diff(got: list, ref: list) -> float | None:
-    "Largest |got - ref| over the largest |ref| (float64); None where the outputs do not pair."
+    "Largest |got - ref| over the largest finite |ref| (float64); None where outputs do not pair."
     if not ref or len(got) != len(ref) or any(a.shape != b.shape for a, b in zip(got, ref)):
         return None
-    diff = max((a.double() - b.double()).abs().max().item() for a, b in zip(got, ref) if a.numel())
-    scale = max(b.double().abs().max().item() for b in ref if b.numel())
+    diff, scale = 0.0, 0.0
+    for a, b in zip(got, ref):
+        if not a.numel():
+            continue
+        a, b = a.double(), b.double()
+        same = (a == b) | (a.isnan() & b.isnan())  # a NaN where the reference has one agrees
+        d = torch.where(same, 0.0, (a - b).abs()).nan_to_num(nan=math.inf)  # NaN vs number
+        diff = max(diff, d.max().item())
+        finite = b[b.isfinite()]
+        scale = max(scale, finite.abs().max().item() if finite.numel() else 0.0)
     return diff / scale if scale > 0 else diff
 
 

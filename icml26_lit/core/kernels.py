@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import threading
 import time
@@ -225,6 +226,9 @@ def compile_check(
     ]
 
 # %% ../../nbs/00_core/02_kernels.ipynb #68dd3136
+_TF32_DOT = re.compile(r"inputPrecision = tf32 : tensor<[^>]*xf32>")  # fp32 operands only
+
+
 def _compile_one(kernel, signature, constexprs, target, num_warps, num_stages, timeout_s):
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -258,6 +262,15 @@ def _compile_one(kernel, signature, constexprs, target, num_warps, num_stages, t
         if use_alarm:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
+    # Triton rewrites sum(x[:, :, None] * y[None, :, :], 1) into a dot, in TF32 (10-bit mantissa)
+    # on Triton 3.6 and 3.7: the interpreter never shows it, the card did (see *TF32* above)
+    n_tf32 = len(_TF32_DOT.findall(compiled.asm.get("ttir", "")))
+    if n_tf32:
+        raise AssertionError(
+            f"compile_check: {_name(kernel)} has {n_tf32} float32 product(s) in TF32 on sm_{cc} "
+            "(10-bit mantissa): write tl.dot(..., input_precision='ieee'), or put the broadcast "
+            "y[None, :, :] first in sum(x[:, :, None] * y[None, :, :], 1) to keep it in fp32"
+        )
     shared = int(compiled.metadata.shared)
     if shared > SHARED_MEMORY_LIMIT[target]:
         raise AssertionError(

@@ -47,7 +47,7 @@ if HAS_TRITON:
     @triton.jit
     def _weights(x, w, b, inv_tau, gmask, rmask):
         "Softmax over slices of (x W + b) / tau for a (BN, BC) tile; padded rows give 0."
-        u = tl.sum(x[:, :, None] * w[None, :, :], axis=1) + b[None, :]  # (BN, BG)
+        u = tl.sum(w[None, :, :] * x[:, :, None], axis=1) + b[None, :]  # (BN, BG), fp32
         logit = tl.where(gmask[None, :], u * inv_tau, float("-inf"))
         m = tl.max(logit, axis=1)
         e = tl.exp(logit - m[:, None])
@@ -112,7 +112,7 @@ if HAS_TRITON:
                 acc += tl.sum(p[:, :, None] * f[:, None, :], axis=0)  # (BG, BC)
                 nacc += tl.sum(p, axis=0)
             else:
-                tl.store(out_ptr + offs, tl.sum(p[:, :, None] * z[None, :, :], axis=1), mask=xm)
+                tl.store(out_ptr + offs, tl.sum(z[None, :, :] * p[:, :, None], axis=1), mask=xm)
         if MODE == 0:
             base = (bh * NB + blk) * G
             tl.store(out_ptr + (base + gs[:, None]) * C + cs[None, :], acc, mask=zm)
@@ -175,7 +175,7 @@ if HAS_TRITON:
             dp = tl.sum(v[:, None, :] * gz[None, :, :], axis=2)  # (BN, BG)
             if MODE == 0:
                 dp += gn[None, :]
-                tl.store(dv_ptr + offs, tl.sum(p[:, :, None] * gz[None, :, :], axis=1), mask=xm)
+                tl.store(dv_ptr + offs, tl.sum(gz[None, :, :] * p[:, :, None], axis=1), mask=xm)
             else:
                 dz += tl.sum(p[:, :, None] * v[:, None, :], axis=0)  # (BG, BC)
             du, dtau_blk = _logit_grads(p, logit, dp, inv_tau, gmask, rmask)

@@ -146,10 +146,10 @@ if HAS_TRITON:
             )
             xb = tl.load(x_ptr + rows[:, None] * N + ks[None, :], mask=m2, other=0.0)
             xb = xb - tl.load(bias_ptr + ks, mask=kmask, other=0.0)[None, :]
-            acc += tl.sum(xb[:, :, None] * w[None, :, :], axis=1)
+            acc += tl.sum(w[None, :, :] * xb[:, :, None], axis=1)  # fp32, not TF32: *TF32*
             if HAS_T:
                 tb = tl.load(t_ptr + rows[:, None] * N + ks[None, :], mask=m2, other=0.0)
-                acc_t += tl.sum(tb[:, :, None] * w[None, :, :], axis=1)
+                acc_t += tl.sum(w[None, :, :] * tb[:, :, None], axis=1)
         t1, t2, t3 = tl.load(c_ptr), tl.load(c_ptr + 1), tl.load(c_ptr + 2)
         t4, t5, t6 = tl.load(c_ptr + 3), tl.load(c_ptr + 4), tl.load(c_ptr + 5)
         y = t4 * acc + t5
@@ -217,13 +217,13 @@ if HAS_TRITON:
             y = t4 * zz - t5
             s = t1 * zz - t2 + t3 * tl.sqrt(y * y + t6)  # prologue: s = sigma_d(z)
             ph = tl.load(phi_ptr + cols[None, :] * R + ks[:, None], mask=wmask, other=0.0)
-            acc += tl.sum(s[:, :, None] * ph[None, :, :], axis=1)
+            acc += tl.sum(ph[None, :, :] * s[:, :, None], axis=1)  # fp32, not TF32: *TF32*
             if HAS_V:
                 vv = tl.load(v_ptr + rows[:, None] * R + ks[None, :], mask=m2, other=0.0)
                 ye = t4 * s + t5
                 w = (t1 - t3 * t4 * ye / tl.sqrt(ye * ye + t6)) * vv  # sigma_e'(s) v
                 ps = tl.load(psi_ptr + cols[None, :] * R + ks[:, None], mask=wmask, other=0.0)
-                acc_v += tl.sum(w[:, :, None] * ps[None, :, :], axis=1)
+                acc_v += tl.sum(ps[None, :, :] * w[:, :, None], axis=1)
         out = rows[:, None] * N + cols[None, :]
         omask = rmask[:, None] & cmask[None, :]
         tl.store(

@@ -330,9 +330,9 @@ if HAS_TRITON:
                     A, NB, L, BE, BA, BB, BLM,
                 )  # fmt: skip
                 d_rad = tl.sum(ylm[:, None, :] * dc[None, :, :], axis=2)  # (BE, BA)
-                d_y = tl.sum(radial[:, :, None] * dc[None, :, :], axis=1)  # (BE, BLM)
+                d_y = tl.sum(dc[None, :, :] * radial[:, :, None], axis=1)  # (BE, BLM), fp32
                 gw += tl.sum(d_rad[:, :, None] * basis[:, None, :], axis=0)  # (BA, BB)
-                d_basis = tl.sum(d_rad[:, :, None] * w[None, :, :], axis=1)  # (BE, BB)
+                d_basis = tl.sum(w[None, :, :] * d_rad[:, :, None], axis=1)  # (BE, BB), fp32
                 g_r = _radial_grad(r, arg, cut, d_basis, CUTOFF, NORM, BB)
                 gx, gy, gz = _angular_grad(ux, uy, uz, q, d_y, coef_ptr, L, BE, BLM)
                 # u = vec / r: dL/dvec = g_r u + (g_u - (g_u . u) u) / r

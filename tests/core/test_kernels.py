@@ -49,12 +49,47 @@ def test_compile_check_rejects_tiny_dot():
     def tiny_dot(a_ptr, c_ptr, N: tl.constexpr):
         r = tl.arange(0, N)
         a = tl.load(a_ptr + r[:, None] * N + r[None, :])
-        tl.store(c_ptr + r[:, None] * N + r[None, :], tl.dot(a, a))
+        tl.store(c_ptr + r[:, None] * N + r[None, :], tl.dot(a, a, input_precision="ieee"))
 
     sig = {"a_ptr": "*fp32", "c_ptr": "*fp32", "N": "constexpr"}
     with pytest.raises(AssertionError, match="does not compile for sm_75"):
         compile_check(tiny_dot, sig, {"N": 8}, targets=((7, 5),))
     assert compile_check(tiny_dot, sig, {"N": 16}, targets=((7, 5), (9, 0)))[0].target == (7, 5)
+
+
+@pytest.mark.skipif(not HAS_TRITON, reason="needs triton")
+def test_compile_check_rejects_float32_products_in_tf32():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def bmr(x_ptr, y_ptr, c_ptr, N: tl.constexpr, Y_FIRST: tl.constexpr):
+        r = tl.arange(0, N)
+        x = tl.load(x_ptr + r[:, None] * N + r[None, :])
+        y = tl.load(y_ptr + r[:, None] * N + r[None, :])
+        if Y_FIRST:  # the same products, the broadcast of y first: Triton leaves it alone
+            c = tl.sum(y[None, :, :] * x[:, :, None], axis=1)
+        else:  # the idiom Triton rewrites into a TF32 dot
+            c = tl.sum(x[:, :, None] * y[None, :, :], axis=1)
+        tl.store(c_ptr + r[:, None] * N + r[None, :], c)
+
+    @triton.jit
+    def tf32_dot(a_ptr, c_ptr, N: tl.constexpr):
+        r = tl.arange(0, N)
+        a = tl.load(a_ptr + r[:, None] * N + r[None, :])
+        tl.store(c_ptr + r[:, None] * N + r[None, :], tl.dot(a, a))  # fp32 default: TF32
+
+    sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "c_ptr": "*fp32", "N": "constexpr"}
+    sig["Y_FIRST"] = "constexpr"
+    with pytest.raises(AssertionError, match="in TF32 on sm_90"):
+        compile_check(bmr, sig, {"N": 16, "Y_FIRST": False}, targets=((9, 0),))
+    assert compile_check(bmr, sig, {"N": 16, "Y_FIRST": True}, targets=((7, 5), (9, 0)))
+    sig = {"a_ptr": "*fp32", "c_ptr": "*fp32", "N": "constexpr"}
+    with pytest.raises(AssertionError, match="TF32"):
+        compile_check(tf32_dot, sig, {"N": 16}, targets=((9, 0),))
+    f64 = {"x_ptr": "*fp64", "y_ptr": "*fp64", "c_ptr": "*fp64", "N": "constexpr"}
+    f64["Y_FIRST"] = "constexpr"  # float64 products never go to TF32
+    assert compile_check(bmr, f64, {"N": 16, "Y_FIRST": False}, targets=((9, 0),))
 
 
 @pytest.mark.skipif(not HAS_TRITON, reason="needs triton")
@@ -66,7 +101,7 @@ def test_compile_check_rejects_oversized_shared_memory(monkeypatch):
     def dot16(a_ptr, c_ptr, N: tl.constexpr):
         r = tl.arange(0, N)
         a = tl.load(a_ptr + r[:, None] * N + r[None, :])
-        tl.store(c_ptr + r[:, None] * N + r[None, :], tl.dot(a, a))
+        tl.store(c_ptr + r[:, None] * N + r[None, :], tl.dot(a, a, input_precision="ieee"))
 
     sig = {"a_ptr": "*fp32", "c_ptr": "*fp32", "N": "constexpr"}
     shared = compile_check(dot16, sig, {"N": 32}, targets=((7, 5),))[0].shared

@@ -97,3 +97,19 @@ def test_variant_agreement_pairs_triton_with_torch():
     # a wrong index shows: 1 - 0 over the largest index or sum
     wrong = variant_agreement({"torch": lambda: nearest(x), "triton": lambda: nearest(x) * 0})
     assert wrong["triton"]["rel_diff"] == 1.0
+
+
+def test_variant_agreement_reads_nan_and_inf():
+    x = torch.tensor([1.0, float("nan"), float("inf"), 4.0], dtype=torch.float64)
+    same = variant_agreement({"torch": lambda: x, "triton": lambda: x.clone()})
+    assert same["triton"]["rel_diff"] == 0.0  # NaN where the reference has NaN agrees
+    y = x.clone()
+    y[0] = float("nan")  # a NaN where the reference has a number: infinitely far
+    assert variant_agreement({"torch": lambda: x, "triton": lambda: y})["triton"][
+        "rel_diff"
+    ] == float("inf")
+    z = x.clone()
+    z[3] = 4.2  # scaled by the largest finite |ref|, 4
+    assert variant_agreement({"torch": lambda: x, "triton": lambda: z})["triton"][
+        "rel_diff"
+    ] == pytest.approx(0.05)
