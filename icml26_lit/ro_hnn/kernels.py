@@ -126,6 +126,7 @@ if HAS_TRITON:
         N,
         R,
         HAS_T: tl.constexpr,
+        PREC: tl.constexpr,
         BLOCK_B: tl.constexpr,
         BLOCK_K: tl.constexpr,
         BLOCK_R: tl.constexpr,
@@ -146,10 +147,10 @@ if HAS_TRITON:
             )
             xb = tl.load(x_ptr + rows[:, None] * N + ks[None, :], mask=m2, other=0.0)
             xb = xb - tl.load(bias_ptr + ks, mask=kmask, other=0.0)[None, :]
-            acc += tl.sum(w[None, :, :] * xb[:, :, None], axis=1)  # fp32, not TF32: *TF32*
+            acc += tl.dot(xb, w, input_precision=PREC)
             if HAS_T:
                 tb = tl.load(t_ptr + rows[:, None] * N + ks[None, :], mask=m2, other=0.0)
-                acc_t += tl.sum(w[None, :, :] * tb[:, :, None], axis=1)
+                acc_t += tl.dot(tb, w, input_precision=PREC)
         t1, t2, t3 = tl.load(c_ptr), tl.load(c_ptr + 1), tl.load(c_ptr + 2)
         t4, t5, t6 = tl.load(c_ptr + 3), tl.load(c_ptr + 4), tl.load(c_ptr + 5)
         y = t4 * acc + t5
@@ -162,23 +163,19 @@ if HAS_TRITON:
 
 # %% ../../nbs/03_ro_hnn/06_kernels.ipynb #e4fdc29ar
 if HAS_TRITON:
-    register_kernel(
-        "03",
-        _encoder_layer_kernel,
-        {
-            **{k: "*fp32" for k in ("x_ptr", "t_ptr", "psi_ptr", "bias_ptr", "c_ptr", "z_ptr")},
-            "zd_ptr": "*fp32",
-            "n_rows": "i32",
-            "N": "i32",
-            "R": "i32",
-            "HAS_T": "constexpr",
-            "BLOCK_B": "constexpr",
-            "BLOCK_K": "constexpr",
-            "BLOCK_R": "constexpr",
-        },
-        {"HAS_T": True, "BLOCK_B": 16, "BLOCK_K": 16, "BLOCK_R": 16},
-        name="biorthogonal_encoder_layer",
-    )
+    for _t, _prec in (("fp32", "tf32x3"), ("fp64", "ieee")):  # as _precision picks them
+        register_kernel(
+            "03",
+            _encoder_layer_kernel,
+            {
+                **{k: f"*{_t}" for k in ("x_ptr", "t_ptr", "psi_ptr", "bias_ptr", "c_ptr")},
+                **{k: f"*{_t}" for k in ("z_ptr", "zd_ptr")},
+                **{k: "i32" for k in ("n_rows", "N", "R")},
+                **{k: "constexpr" for k in ("HAS_T", "PREC", "BLOCK_B", "BLOCK_K", "BLOCK_R")},
+            },
+            {"HAS_T": True, "PREC": _prec, "BLOCK_B": 16, "BLOCK_K": 16, "BLOCK_R": 16},
+            name=f"biorthogonal_encoder_layer_{_t}",
+        )
 
 # %% ../../nbs/03_ro_hnn/06_kernels.ipynb #9dd46f93
 if HAS_TRITON:
@@ -197,6 +194,7 @@ if HAS_TRITON:
         N,
         R,
         HAS_V: tl.constexpr,
+        PREC: tl.constexpr,
         BLOCK_B: tl.constexpr,
         BLOCK_N: tl.constexpr,
         BLOCK_K: tl.constexpr,
@@ -217,13 +215,13 @@ if HAS_TRITON:
             y = t4 * zz - t5
             s = t1 * zz - t2 + t3 * tl.sqrt(y * y + t6)  # prologue: s = sigma_d(z)
             ph = tl.load(phi_ptr + cols[None, :] * R + ks[:, None], mask=wmask, other=0.0)
-            acc += tl.sum(ph[None, :, :] * s[:, :, None], axis=1)  # fp32, not TF32: *TF32*
+            acc += tl.dot(s, ph, input_precision=PREC)
             if HAS_V:
                 vv = tl.load(v_ptr + rows[:, None] * R + ks[None, :], mask=m2, other=0.0)
                 ye = t4 * s + t5
                 w = (t1 - t3 * t4 * ye / tl.sqrt(ye * ye + t6)) * vv  # sigma_e'(s) v
                 ps = tl.load(psi_ptr + cols[None, :] * R + ks[:, None], mask=wmask, other=0.0)
-                acc_v += tl.sum(ps[None, :, :] * w[:, :, None], axis=1)
+                acc_v += tl.dot(w, ps, input_precision=PREC)
         out = rows[:, None] * N + cols[None, :]
         omask = rmask[:, None] & cmask[None, :]
         tl.store(
@@ -234,27 +232,27 @@ if HAS_TRITON:
 
 # %% ../../nbs/03_ro_hnn/06_kernels.ipynb #9dd46f93r
 if HAS_TRITON:
-    register_kernel(
-        "03",
-        _decoder_layer_kernel,
-        {
-            **{k: "*fp32" for k in ("z_ptr", "v_ptr", "phi_ptr", "psi_ptr", "bias_ptr", "c_ptr")},
-            "x_ptr": "*fp32",
-            "p_ptr": "*fp32",
-            "n_rows": "i32",
-            "N": "i32",
-            "R": "i32",
-            "HAS_V": "constexpr",
-            "BLOCK_B": "constexpr",
-            "BLOCK_N": "constexpr",
-            "BLOCK_K": "constexpr",
-        },
-        {"HAS_V": True, "BLOCK_B": 16, "BLOCK_N": 16, "BLOCK_K": 16},
-        name="biorthogonal_decoder_layer",
-    )
+    for _t, _prec in (("fp32", "tf32x3"), ("fp64", "ieee")):  # as _precision picks them
+        register_kernel(
+            "03",
+            _decoder_layer_kernel,
+            {
+                **{k: f"*{_t}" for k in ("z_ptr", "v_ptr", "phi_ptr", "psi_ptr", "bias_ptr")},
+                **{k: f"*{_t}" for k in ("c_ptr", "x_ptr", "p_ptr")},
+                **{k: "i32" for k in ("n_rows", "N", "R")},
+                **{k: "constexpr" for k in ("HAS_V", "PREC", "BLOCK_B", "BLOCK_N", "BLOCK_K")},
+            },
+            {"HAS_V": True, "PREC": _prec, "BLOCK_B": 16, "BLOCK_N": 16, "BLOCK_K": 16},
+            name=f"biorthogonal_decoder_layer_{_t}",
+        )
 
 # %% ../../nbs/03_ro_hnn/06_kernels.ipynb #13079f52
 _BLOCK = 16  # rows, reduction and output tiles; 16^3 products per step fit every target
+
+
+def _precision(t: torch.Tensor) -> str:
+    "tl.dot's precision: float32 as three TF32 products (about float32's accuracy), float64 exact."
+    return "tf32x3" if t.dtype == torch.float32 else "ieee"
 
 
 def _constants(alpha: float, like: torch.Tensor) -> torch.Tensor:
@@ -280,6 +278,7 @@ def _encoder_launch(x, tangent, psi, bias, consts):
             n,
             r,
             HAS_T=tangent is not None,
+            PREC=_precision(x),
             BLOCK_B=_BLOCK,
             BLOCK_K=_BLOCK,
             BLOCK_R=_BLOCK,
@@ -307,6 +306,7 @@ def _decoder_launch(z, cotangent, phi, psi, bias, consts):
             n,
             r,
             HAS_V=cotangent is not None,
+            PREC=_precision(z),
             BLOCK_B=_BLOCK,
             BLOCK_N=_BLOCK,
             BLOCK_K=_BLOCK,

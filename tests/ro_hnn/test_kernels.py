@@ -97,10 +97,16 @@ def test_rohnn_on_the_triton_path_equals_torch(fresh_seed):
 def test_registered_and_compiles():
     # the core suite compiles every registered specialisation; here the encoder one, to fail
     # close to the chapter when it breaks
-    assert {"03.biorthogonal_encoder_layer", "03.biorthogonal_decoder_layer"} <= set(KERNELS)
-    spec = KERNELS["03.biorthogonal_encoder_layer"]
-    reports = compile_check(spec.kernel, spec.signature, spec.constexprs, num_warps=spec.num_warps)
-    assert [r.target for r in reports] == [(7, 5), (9, 0)]
+    names = {
+        f"03.biorthogonal_{k}_layer_{t}" for k in ("encoder", "decoder") for t in ("fp32", "fp64")
+    }
+    assert names <= set(KERNELS)
+    for t in ("fp32", "fp64"):  # float32 as three TF32 products, float64 exact: never plain TF32
+        spec = KERNELS[f"03.biorthogonal_encoder_layer_{t}"]
+        reports = compile_check(
+            spec.kernel, spec.signature, spec.constexprs, num_warps=spec.num_warps
+        )
+        assert [r.target for r in reports] == [(7, 5), (9, 0)]
 
 
 def test_bad_backend():
