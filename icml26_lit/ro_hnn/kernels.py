@@ -246,19 +246,19 @@ if HAS_TRITON:
             name=f"biorthogonal_decoder_layer_{_t}",
         )
 
-# %% ../../nbs/03_ro_hnn/06_kernels.ipynb #13079f52
-_BLOCK = 16  # rows, reduction and output tiles; 16^3 products per step fit every target
-
-
+# %% ../../nbs/03_ro_hnn/06_kernels.ipynb #3992b01d
 def _precision(t: torch.Tensor) -> str:
     "tl.dot's precision: float32 as three TF32 products (about float32's accuracy), float64 exact."
     return "tf32x3" if t.dtype == torch.float32 else "ieee"
 
 
+_BLOCK = 16  # rows, reduction and output tiles; 16^3 products per step fit every target
+
+
 def _constants(alpha: float, like: torch.Tensor) -> torch.Tensor:
     return torch.tensor(activation_constants(alpha), dtype=like.dtype, device=like.device)
 
-
+# %% ../../nbs/03_ro_hnn/06_kernels.ipynb #13079f52
 def _encoder_launch(x, tangent, psi, bias, consts):
     (n_rows, n), r = x.shape, psi.shape[1]
     z = x.new_empty(n_rows, r)

@@ -109,9 +109,7 @@ if HAS_TRITON:
         sb = s[:, None]
         zero = tl.zeros((BLOCK_N, BLOCK_K), dtype=z.dtype)
         diag = zero + tl.load(const_ptr)  # P̄_0^0 = 1 / sqrt(4 pi), in the input's precision
-        # each loop-carried value starts from its own tl.zeros: with p1 = p2 = zero, Triton 3.6's
-        # compiled loop read P̄_{l-2} as 0 on an H200 (the interpreter was right); see *Kernels*
-        p1 = tl.zeros((BLOCK_N, BLOCK_K), dtype=z.dtype)
+        p1 = tl.zeros((BLOCK_N, BLOCK_K), dtype=z.dtype)  # each its own tl.zeros: see below
         p2 = tl.zeros((BLOCK_N, BLOCK_K), dtype=z.dtype)
         acc = tl.zeros((BLOCK_N, BLOCK_K), dtype=z.dtype)
         for l in range(0, L + 1):

@@ -40,11 +40,17 @@ def test_age_and_drift_move_the_chain(fresh_seed):
 def test_n2_has_the_most_spindle_band_power(fresh_seed):
     c = simulate_cohort(8, 1.0, seed=fresh_seed)
     f, p = multitaper_psd(c.eeg.reshape(8, 120, 5, 384).double(), c.fs_eeg)
-    band = (f >= 12) & (f <= 14)
-    power = p[..., band].mean((-1, -2)) / torch.as_tensor(c.gain[:, None]) ** 2  # (8, 120)
+    # sigma power relative to the epoch's 0.5-30 Hz power: the absolute band power failed 8 of
+    # 60 seeds (a few muscle bursts, or transition epochs carrying N2's spindles, move a stage's
+    # mean over one hour of 8 subjects); the relative one put N2 at 1.67x the next stage or more
+    # (median 3.0x) on all 60, and below W, N1 and REM once the spindles are removed
+    rel = p[..., (f >= 12) & (f <= 14)].mean((-1, -2)) / p[..., (f >= 0.5) & (f <= 30)].mean(
+        (-1, -2)
+    )
     st = torch.as_tensor(c.stages)
-    by_stage = [float(power[st == s].mean()) if (st == s).any() else 0.0 for s in range(5)]
-    assert int(np.argmax(by_stage)) == 2, (by_stage, fresh_seed)
+    by_stage = [float(rel[st == s].mean()) if (st == s).any() else 0.0 for s in range(5)]
+    others = max(v for s, v in enumerate(by_stage) if s != 2)
+    assert by_stage[2] > 1.25 * others, (by_stage, fresh_seed)
 
 
 def test_breathing_rate_against_neurokit2(fresh_seed):
