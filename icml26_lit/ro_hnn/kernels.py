@@ -162,20 +162,23 @@ if HAS_TRITON:
             tl.store(zd_ptr + out, (t1 - t3 * t4 * y / root) * acc_t, mask=omask)
 
 # %% ../../nbs/03_ro_hnn/06_kernels.ipynb #e4fdc29ar
+def _register_layer(kernel, name: str, pointers: tuple, flag: str, blocks: tuple) -> None:
+    "Register a layer kernel in float32 (three TF32 products) and float64 (exact), as launched."
+    for t, prec in (("fp32", "tf32x3"), ("fp64", "ieee")):  # as _precision picks them
+        sig = {**{k: f"*{t}" for k in pointers}, **{k: "i32" for k in ("n_rows", "N", "R")}}
+        sig.update({k: "constexpr" for k in (flag, "PREC", *blocks)})
+        cx = {flag: True, "PREC": prec, **dict.fromkeys(blocks, 16)}
+        register_kernel("03", kernel, sig, cx, name=f"{name}_{t}")
+
+
 if HAS_TRITON:
-    for _t, _prec in (("fp32", "tf32x3"), ("fp64", "ieee")):  # as _precision picks them
-        register_kernel(
-            "03",
-            _encoder_layer_kernel,
-            {
-                **{k: f"*{_t}" for k in ("x_ptr", "t_ptr", "psi_ptr", "bias_ptr", "c_ptr")},
-                **{k: f"*{_t}" for k in ("z_ptr", "zd_ptr")},
-                **{k: "i32" for k in ("n_rows", "N", "R")},
-                **{k: "constexpr" for k in ("HAS_T", "PREC", "BLOCK_B", "BLOCK_K", "BLOCK_R")},
-            },
-            {"HAS_T": True, "PREC": _prec, "BLOCK_B": 16, "BLOCK_K": 16, "BLOCK_R": 16},
-            name=f"biorthogonal_encoder_layer_{_t}",
-        )
+    _register_layer(
+        _encoder_layer_kernel,
+        "biorthogonal_encoder_layer",
+        ("x_ptr", "t_ptr", "psi_ptr", "bias_ptr", "c_ptr", "z_ptr", "zd_ptr"),
+        "HAS_T",
+        ("BLOCK_B", "BLOCK_K", "BLOCK_R"),
+    )
 
 # %% ../../nbs/03_ro_hnn/06_kernels.ipynb #9dd46f93
 if HAS_TRITON:
@@ -232,19 +235,13 @@ if HAS_TRITON:
 
 # %% ../../nbs/03_ro_hnn/06_kernels.ipynb #9dd46f93r
 if HAS_TRITON:
-    for _t, _prec in (("fp32", "tf32x3"), ("fp64", "ieee")):  # as _precision picks them
-        register_kernel(
-            "03",
-            _decoder_layer_kernel,
-            {
-                **{k: f"*{_t}" for k in ("z_ptr", "v_ptr", "phi_ptr", "psi_ptr", "bias_ptr")},
-                **{k: f"*{_t}" for k in ("c_ptr", "x_ptr", "p_ptr")},
-                **{k: "i32" for k in ("n_rows", "N", "R")},
-                **{k: "constexpr" for k in ("HAS_V", "PREC", "BLOCK_B", "BLOCK_N", "BLOCK_K")},
-            },
-            {"HAS_V": True, "PREC": _prec, "BLOCK_B": 16, "BLOCK_N": 16, "BLOCK_K": 16},
-            name=f"biorthogonal_decoder_layer_{_t}",
-        )
+    _register_layer(
+        _decoder_layer_kernel,
+        "biorthogonal_decoder_layer",
+        ("z_ptr", "v_ptr", "phi_ptr", "psi_ptr", "bias_ptr", "c_ptr", "x_ptr", "p_ptr"),
+        "HAS_V",
+        ("BLOCK_B", "BLOCK_N", "BLOCK_K"),
+    )
 
 # %% ../../nbs/03_ro_hnn/06_kernels.ipynb #3992b01d
 def _precision(t: torch.Tensor) -> str:
