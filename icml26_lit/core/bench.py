@@ -5,11 +5,15 @@
 # %% ../../nbs/00_core/05_bench.ipynb #69531c82
 from __future__ import annotations
 
+import ast
 import datetime as _dt
+import html
 import json
 import math
+import os
 import pathlib
 import re
+import subprocess
 import time
 from dataclasses import dataclass
 from collections.abc import Callable
@@ -19,7 +23,8 @@ import torch
 from .claims import provenance, repo_root
 
 # %% auto #0
-__all__ = ['BENCHMARKS', 'CARDS', 'Benchmark', 'register_benchmark', 'card_ceiling', 'variant_agreement', 'run_benchmarks']
+__all__ = ['BENCHMARKS', 'CARDS', 'Benchmark', 'register_benchmark', 'card_ceiling', 'variant_agreement', 'run_benchmarks',
+           'kernel_code', 'code_status', 'bench_rows', 'GpuTable', 'gpu_table']
 
 # %% ../../nbs/00_core/05_bench.ipynb #cc9a215a
 @dataclass
@@ -205,3 +210,300 @@ def run_benchmarks(
     if verbose:
         print(f"wrote {path}")
     return path
+
+# %% ../../nbs/00_core/05_bench.ipynb #07a19f0e
+def _results_dir():
+    "The committed results folder through `core.results_dir()`, or None outside a checkout."
+    from icml26_lit.core import claims
+
+    if hasattr(claims, "results_dir"):
+        return claims.results_dir()
+    d = os.environ.get("ICML26_RESULTS_DIR")  # until core.claims.results_dir exists
+    p = pathlib.Path(d) if d else repo_root() / "results"
+    return p if p.is_dir() else None
+
+
+def _split_variant(v: str) -> tuple[str, str]:
+    "('triton', 'N=94') from 'triton N=94': the kind, then the words naming a size or a mode."
+    words = v.split()
+    k = len(words)
+    while k > 1 and ("=" in words[k - 1] or "+" in words[k - 1]):
+        k -= 1
+    return " ".join(words[:k]), " ".join(words[k:])
+
+
+def _ms(x: float) -> str:
+    return f"{x:.3g} ms"
+
+
+def _agreement_text(a: dict | None) -> str:
+    "The on-card agreement of one Triton variant, in words."
+    if not a:
+        return "not checked on the card"
+    d, rep = a.get("rel_diff"), a.get("reference_repeat")
+    text = "NaN" if d is None or d != d else f"{d:.1e}"
+    if rep or rep != rep:  # a reference with state, or not deterministic: the difference is moot
+        rep = "NaN" if rep != rep else f"{rep:.1e}"
+        return f"{text} (the reference itself differs by {rep} between two calls)"
+    return text
+
+# %% ../../nbs/00_core/05_bench.ipynb #fbcbbe95
+def _jit_free_defs(tree: ast.Module) -> dict[str, list]:
+    "Module-level definitions by name (through if/try/with/for blocks), imports left out."
+    defs: dict[str, list] = {}
+
+    def visit(body):
+        for n in body:
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                defs.setdefault(n.name, []).append(n)
+            elif isinstance(n, (ast.Assign, ast.AnnAssign)):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                for t in targets:
+                    for x in ast.walk(t):
+                        if isinstance(x, ast.Name):
+                            defs.setdefault(x.id, []).append(n)
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    visit(getattr(n, field, []))
+
+    visit(tree.body)
+    return defs
+
+
+def _is_jit(node) -> bool:
+    "A function decorated with triton.jit (or an autotune/heuristics stack over it)."
+    return isinstance(node, ast.FunctionDef) and any(
+        "jit" in ast.unparse(d) for d in node.decorator_list
+    )
+
+
+def _reach(start: set[str], defs: dict) -> set[str]:
+    "The module-level names reachable from `start` through the names each definition uses."
+    seen, todo = set(), [s for s in start if s in defs]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for node in defs[name]:
+            todo += [x.id for x in ast.walk(node) if isinstance(x, ast.Name) and x.id in defs]
+    return seen
+
+# %% ../../nbs/00_core/05_bench.ipynb #5235fd6f
+def _registration_matches(call: ast.Call, chapter: str, name: str) -> bool:
+    "Whether a register_benchmark(...) call registers benchmark `name` of `chapter`."
+    if len(call.args) < 2:
+        return False
+    ch, nm = call.args[0], call.args[1]
+    if not (isinstance(ch, ast.Constant) and ch.value == chapter):
+        return False
+    if isinstance(nm, ast.Constant):
+        return nm.value == name
+    if isinstance(nm, ast.JoinedStr):  # f"...{_L}...": the constant parts, anything between
+        parts = [re.escape(v.value) if isinstance(v, ast.Constant) else ".+" for v in nm.values]
+        return re.fullmatch("".join(parts), name) is not None
+    return False
+
+
+def kernel_code(source: str, chapter: str, name: str) -> dict[str, str] | None:
+    "The Triton kernels benchmark `name` reaches, with their helpers, as syntax trees, or None."
+    tree = ast.parse(source)
+    calls = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and getattr(n.func, "id", getattr(n.func, "attr", None)) == "register_benchmark"
+        and _registration_matches(n, chapter, name)
+    ]
+    if not calls:
+        return None
+    defs = _jit_free_defs(tree)
+    used = {x.id for c in calls for x in ast.walk(c) if isinstance(x, ast.Name)}
+    reached = _reach(used, defs)
+    jits = {n for n in reached if any(_is_jit(d) for d in defs[n])}
+    if not jits:  # reached through another module or a registry: every kernel of this module
+        jits = {n for n, ds in defs.items() if any(_is_jit(d) for d in ds)}
+    # the constants the benchmark reaches too (block sizes a wrapper passes, problem sizes)
+    consts = {
+        n for n in reached if all(isinstance(d, (ast.Assign, ast.AnnAssign)) for d in defs[n])
+    }
+    keep = _reach(jits, defs) | consts
+    return {n: "\n".join(ast.dump(d) for d in defs[n]) for n in sorted(keep)}
+
+# %% ../../nbs/00_core/05_bench.ipynb #e596f826
+def _git(root: pathlib.Path, *args) -> str | None:
+    "Stdout of a git command in `root`, or None where git, the checkout or the object is missing."
+    try:
+        p = subprocess.run(["git", *args], capture_output=True, text=True, cwd=root, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return p.stdout if p.returncode == 0 else None
+
+
+def _package_dir() -> pathlib.Path:
+    import icml26_lit
+
+    return pathlib.Path(icml26_lit.__file__).resolve().parent
+
+
+def code_status(chapter: str, name: str, commit: str | None, package=None) -> tuple[str, str]:
+    """("same" | "replaced" | "unknown", why): the kernels of benchmark `name` now and at `commit`.
+
+    Compares the syntax trees (comments and formatting do not count) of the Triton kernels the
+    benchmark reaches, with their helpers and constants, in the working tree and at `commit`."""
+    package = pathlib.Path(package) if package is not None else _package_dir()
+    top = _git(package, "rev-parse", "--show-toplevel")
+    if top is None:
+        return "unknown", "whether its kernel changed cannot be checked outside a git checkout"
+    root = pathlib.Path(top.strip())
+    if not commit or _git(root, "cat-file", "-e", f"{commit}^{{commit}}") is None:
+        return "unknown", f"commit {str(commit)[:10]} is not in this clone: the kernel is unchecked"
+    for path in sorted(package.rglob("*.py")):
+        text = path.read_text()
+        if "register_benchmark(" not in text or path.parent.name == "core":
+            continue
+        now = kernel_code(text, chapter, name)
+        if now is None:
+            continue
+        rel = path.resolve().relative_to(root).as_posix()
+        old = _git(root, "show", f"{commit}:{rel}")
+        then = kernel_code(old, chapter, name) if old is not None else None
+        if then == now:
+            return "same", ""
+        return "replaced", f"the kernel in {rel} changed after commit {commit[:10]}"
+    return "unknown", "no module registers this benchmark now"
+
+# %% ../../nbs/00_core/05_bench.ipynb #01a478d6
+def _variant_rows(b: dict) -> tuple[list[tuple], list[str]]:
+    "(size, variant, time, speed-ups, agreement) per timed variant; where Triton lost, in words."
+    t, agree = b.get("timings_ms", {}), b.get("agreement", {})
+    by_size: dict[str, dict[str, str]] = {}
+    for v in t:
+        kind, size = _split_variant(v)
+        by_size.setdefault(size, {})[kind] = v
+    rows, lost = [], {}
+    for size, kinds in by_size.items():
+        for kind, v in kinds.items():
+            ups = ""
+            if kind.startswith("triton") and t[v] > 0:
+                others = [(k, t[w] / t[v]) for k, w in kinds.items() if k != kind]
+                ups = ", ".join(f"{x:.3g}x against {k}" for k, x in others)
+                for k, x in others:  # lost to a non-Triton variant at this size
+                    if x < 1 and not k.startswith("triton"):
+                        at = f" at {size}" if size else ""
+                        lost.setdefault((kind, k), []).append(f"{at} ({x:.2g}x)")
+            ok = _agreement_text(agree.get(v)) if kind.startswith("triton") else ""
+            rows.append((size, kind, _ms(t[v]), ups, ok))
+    words = [f"{kind} lost to {k}" + ",".join(at) for (kind, k), at in lost.items()]
+    return rows, words
+
+
+def bench_rows(chapter: str, directory=None) -> list[dict] | None:
+    "The committed bench files' rows of `chapter` with card, date, commit; None outside a checkout."
+    d = pathlib.Path(directory) if directory is not None else _results_dir()
+    if d is None:
+        return None
+    out = []
+    for f in sorted((d / "bench").glob("*.json")) if (d / "bench").is_dir() else []:
+        r = json.loads(f.read_text())
+        mine = [b for b in r.get("benchmarks", []) if str(b.get("chapter")) == str(chapter)]
+        if mine:
+            pv = r.get("provenance", {})
+            out.append(
+                dict(
+                    file=f.name,
+                    card=r.get("card", "?"),
+                    date=str(pv.get("date", "?"))[:10],
+                    commit=pv.get("commit"),
+                    torch=pv.get("torch"),
+                    triton=pv.get("triton"),
+                    note=r.get("note", ""),
+                    rows=mine,
+                )
+            )
+    return out
+
+# %% ../../nbs/00_core/05_bench.ipynb #2de71e60
+def _section(chapter: str, f: dict, status) -> tuple[list[tuple], list[str]]:
+    "The table rows and the sentences under it for one bench file's rows of `chapter`."
+    table, notes, replaced = [], [], {}
+    for b in f["rows"]:
+        name, why_not = b.get("name", "?"), b.get("error") or b.get("skipped")
+        state, why = status(chapter, name, f["commit"])
+        label = name + (" (timed on replaced code)" if state == "replaced" else "")
+        rows, lost = _variant_rows(b)
+        table += [(label if i == 0 else "", *r) for i, r in enumerate(rows)]
+        if why_not:
+            table.append((label if not rows else "", "", "", "not timed", why_not, ""))
+        if lost:
+            notes.append(f"Where Triton lost, {name}: " + "; ".join(lost) + ".")
+        if state == "replaced":
+            replaced.setdefault(why, []).append(name)
+        elif state == "unknown":
+            notes.append(f"{name}: {why}.")
+    if replaced:
+        said = "; ".join(", ".join(names) + f" ({why})" for why, names in replaced.items())
+        notes.append(f"Timed on replaced code: {said}. The bench note: {f['note'] or 'none.'}")
+    return table, notes
+
+
+def _file_head(f: dict) -> str:
+    c = str(f["commit"])[:10] if f["commit"] else "unknown commit"
+    return (
+        f"{f['card']}, {f['date']}, commit {c} (torch {f['torch']}, triton {f['triton']};"
+        f" results/bench/{f['file']})"
+    )
+
+# %% ../../nbs/00_core/05_bench.ipynb #99b909a0
+class GpuTable:
+    "The committed GPU bench rows of one chapter, for a kernels notebook (see `gpu_table`)."
+
+    columns = ("benchmark", "size", "variant", "median time", "speed-up", "agreement on the card")
+
+    def __init__(self, chapter: str, files: list[dict] | None, status=None):
+        self.chapter, self.files = str(chapter), files
+        status = status or code_status
+        self.sections = [(f, *_section(self.chapter, f, status)) for f in files or []]
+
+    def message(self) -> str | None:
+        "The sentence shown instead of a table, or None."
+        if self.files is None:
+            return "Run inside the repository to see the committed results."
+        if not self.files:
+            return f"Chapter {self.chapter}'s kernels are not yet measured on a GPU."
+        return None
+
+    def _repr_markdown_(self) -> str:
+        if (m := self.message()) is not None:
+            return m
+        out = []
+        for f, table, notes in self.sections:
+            out += [f"**{_file_head(f)}**", "", "| " + " | ".join(self.columns) + " |"]
+            out += ["|" + "---|" * len(self.columns)]
+            out += ["| " + " | ".join(str(x).replace("|", "\\|") for x in r) + " |" for r in table]
+            out += [""] + [f"- {n}" for n in notes] + [""]
+        return "\n".join(out).strip()
+
+    def _repr_html_(self) -> str:
+        if (m := self.message()) is not None:
+            return f"<p>{html.escape(m)}</p>"
+        out, esc = [], html.escape
+        for f, table, notes in self.sections:
+            head = "".join(f"<th>{esc(h)}</th>" for h in self.columns)
+            body = "".join(
+                "<tr>" + "".join(f"<td>{esc(str(x))}</td>" for x in r) + "</tr>" for r in table
+            )
+            items = "".join(f"<li>{esc(n)}</li>" for n in notes)
+            out.append(f"<p><strong>{esc(_file_head(f))}</strong></p>")
+            out.append(f"<table class='icml26-board'><tr>{head}</tr>{body}</table>")
+            out.append(f"<ul>{items}</ul>" if items else "")
+        return "".join(out)
+
+    __str__ = _repr_markdown_
+
+
+def gpu_table(chapter: str, directory=None) -> GpuTable:
+    "The committed GPU timings of `chapter`'s kernels (Chapter 0, *GPU facts from one file*)."
+    if not re.fullmatch(r"\d\d", str(chapter)):
+        raise ValueError(f"chapter must be a two-digit string such as '06', got {chapter!r}")
+    return GpuTable(str(chapter), bench_rows(str(chapter), directory))
