@@ -79,3 +79,17 @@ def test_seeds_redraw_the_task_and_the_rows_are_reproducible():
     assert knn[0] != knn[1]
     again = run_density_experiment(cfg, "cpu", seed=0, verbose=False)
     assert [r["r2_cap"] for r in again] == [r["r2_cap"] for r in rows]
+
+
+def test_train_head_leaves_the_global_rng_alone_and_records_a_curve(fresh_seed):
+    g = torch.Generator().manual_seed(fresh_seed)
+    f = torch.randn(128, 4, generator=g)
+    y = f[:, 0]
+    torch.manual_seed(fresh_seed)
+    state = torch.random.get_rng_state()
+    a = train_head(f, y, {"t": (f, y)}, "mlp", epochs=3, batch_size=64, seed=5, curve_on="t")
+    assert torch.equal(torch.random.get_rng_state(), state), f"seed {fresh_seed}"
+    torch.manual_seed(fresh_seed + 1)  # another global state: the same numbers
+    b = train_head(f, y, {"t": (f, y)}, "mlp", epochs=3, batch_size=64, seed=5, curve_on="t")
+    assert a["t"] == b["t"] and a["curve"] == b["curve"]
+    assert [s for s, _ in a["curve"]] == [2, 4, 6] and a["curve"][-1][1] == a["t"]
