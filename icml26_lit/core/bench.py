@@ -236,6 +236,15 @@ def _ms(x: float) -> str:
     return f"{x:.3g} ms"
 
 
+def _bandwidth(b: dict, v: str, size: str) -> str:
+    "', 1100 GB/s (23% of the card's)' where the bytes model describes the variant's problem."
+    g, frac = b.get("gbps", {}).get(v), b.get("fraction_of_peak_bandwidth", {}).get(v)
+    if size or not g:  # the bytes model counts one problem size, not the others
+        return ""
+    gb = f"{g:,.0f}" if g >= 10 else f"{g:.2g}"
+    return f", {gb} GB/s" + (f" ({frac:.0%} of the card's)" if frac else "")
+
+
 def _agreement_text(a: dict | None) -> str:
     "The on-card agreement of one Triton variant, in words."
     if not a:
@@ -393,7 +402,7 @@ def _variant_rows(b: dict) -> tuple[list[tuple], list[str]]:
                         at = f" at {size}" if size else ""
                         lost.setdefault((kind, k), []).append(f"{at} ({x:.2g}x)")
             ok = _agreement_text(agree.get(v)) if kind.startswith("triton") else ""
-            rows.append((size, kind, _ms(t[v]), ups, ok))
+            rows.append((size, kind, _ms(t[v]) + _bandwidth(b, v, size), ups, ok))
     words = [f"{kind} lost to {k}" + ",".join(at) for (kind, k), at in lost.items()]
     return rows, words
 
@@ -459,6 +468,7 @@ class GpuTable:
     "The committed GPU bench rows of one chapter, for a kernels notebook (see `gpu_table`)."
 
     columns = ("benchmark", "size", "variant", "median time", "speed-up", "agreement on the card")
+    # "median time" carries GB/s by the benchmark's bytes model where that model describes the size
 
     def __init__(self, chapter: str, files: list[dict] | None, status=None):
         self.chapter, self.files = str(chapter), files

@@ -169,6 +169,8 @@ ROW = dict(
     name="double",
     timings_ms={"triton": 2.0, "torch": 1.0, "sdpa": 4.0},
     agreement={"triton": dict(rel_diff=1.5e-7, reference_repeat=0.0)},
+    gbps={"triton": 500.0, "torch": 1000.0, "sdpa": 250.0},
+    fraction_of_peak_bandwidth={"triton": 0.1, "torch": 0.2},
 )
 
 
@@ -179,7 +181,8 @@ def test_gpu_table_reads_the_results_folder_named_by_the_environment(tmp_path, m
     t = gpu_table("42")
     md, page = t._repr_markdown_(), t._repr_html_()
     assert "**Some GPU, 2026-01-02, commit 0000000000 (torch 2.11, triton 3.6;" in md
-    assert "| double |  | triton | 2 ms | 0.5x against torch, 2x against sdpa | 1.5e-07 |" in md
+    assert "| double |  | triton | 2 ms, 500 GB/s (10% of the card's) | 0.5x against torch, " in md
+    assert ", 2x against sdpa | 1.5e-07 |" in md and "| sdpa | 4 ms, 250 GB/s |  |  |" in md
     assert "Where Triton lost, double: triton lost to torch (0.5x)." in md
     assert "replaced" not in md and md.count("| double |") == 1  # chapter 43's row left out
     assert "<td>0.5x against torch, 2x against sdpa</td>" in page
