@@ -101,3 +101,19 @@ def test_colab_code_paths_run_tiny():
 def test_balanced_modes_rejects_too_few():
     with pytest.raises(ValueError, match="too few"):
         balanced_modes(torch.ones(10, 2), 4)
+
+
+@pytest.mark.parametrize("model", ["ours", "zuko"])
+def test_runs_leave_the_global_rng_alone(model):
+    # a run draws from its own seeds only: it neither reseeds nor consumes the global RNG, and
+    # gives the same numbers under any global RNG state
+    cfg = CONFIG.get("ci")
+    cfg.update(steps=2, n_eval=64, n_test=64, n_layers=1, hidden=4)
+    target = DoubleWell2D()
+    torch.manual_seed(123)
+    state = torch.get_rng_state()
+    a = run(target, "nll", 32, 3, cfg, model=model)
+    assert torch.equal(torch.get_rng_state(), state)
+    torch.manual_seed(999)
+    b = run(target, "nll", 32, 3, cfg, model=model)
+    assert a["ess"] == b["ess"] and a["loss"] == b["loss"] and len(a["loss"]) == cfg.steps
