@@ -4,8 +4,8 @@
 
 # %% auto #0
 __all__ = ['CONFIG', 'pretrain_data', 'label_one', 'labelled_data', 'trailing_edge_ok', 'label_pool', 'rel_l2', 'evaluate',
-           'train', 'Normalized', 'make_model', 'pretrain', 'run_arm', 'steps_to', 'run_seed', 'run_pilot',
-           'smoke_step']
+           'train', 'Normalized', 'make_model', 'pretrain', 'run_arm', 'steps_to', 'channel_mean_floor', 'run_seed',
+           'run_pilot', 'smoke_step']
 
 # %% ../../nbs/02_geopt/06_experiments.ipynb #72eea5119410473aa328ad9291626812
 import math
@@ -327,6 +327,12 @@ def steps_to(curve: list, target: float, budget: int) -> int:
     return next((s for s, e in curve if e <= target), 2 * budget)
 
 # %% ../../nbs/02_geopt/06_experiments.ipynb #c3933fab20d04ec698c2621248eb3be0
+def channel_mean_floor(y_train: torch.Tensor, y: torch.Tensor) -> float:
+    "Mean relative L2 on `y` of predicting the training targets' per-channel means (the floor)."
+    mean = y_train.mean(dim=(0, 1)).expand_as(y)
+    return float(rel_l2(mean, y).mean())
+
+
 def run_seed(cfg, seed: int, state: dict, pool: list) -> dict:
     "All arms of one seed: C and B at every label count; curves for C and B at the smallest."
     data = labelled_data(cfg, seed, pool)
@@ -341,6 +347,11 @@ def run_seed(cfg, seed: int, state: dict, pool: list) -> dict:
     target = sum(e for _, e in out[f"curve_B@{n0}"][-2:]) / 2
     out["steps_C"] = steps_to(out[f"curve_C@{n0}"], target, cfg.steps)
     out["steps_B"] = steps_to(out[f"curve_B@{n0}"], target, cfg.steps)
+    # the trivial predictor: each channel's mean over the largest training set, on test and
+    # validation (the curves' set)
+    y_train = data["y"][: max(cfg.labels)]
+    out["floor_test"] = channel_mean_floor(y_train, data["y_test"])
+    out["floor_val"] = channel_mean_floor(y_train, data["y_val"])
     return out
 
 # %% ../../nbs/02_geopt/06_experiments.ipynb #09938a8c606f4913859ba2fc0cbcab72

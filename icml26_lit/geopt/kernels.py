@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['MAX_PROGRAMS', 'slice_weights_reference', 'slice_reference', 'deslice_reference', 'slice_tokens', 'deslice',
-           'weight_bytes', 'partial_bytes', 'benchmark']
+           'weight_bytes', 'partial_bytes', 'benchmark', 'slice_bytes_model']
 
 # %% ../../nbs/02_geopt/05_kernels.ipynb #8dd0d8092fe74a7c96281538738b07e2
 import torch
@@ -12,6 +12,7 @@ import torch
 from icml26_lit.core import (
     HAS_TRITON,
     check_tensor,
+    register_benchmark,
     register_kernel,
     resolve_backend,
 )
@@ -402,3 +403,38 @@ def benchmark(
                 row[f"{name}_peak_MB"] = torch.cuda.max_memory_allocated() / 2**20
         rows.append(row)
     return rows
+
+# %% ../../nbs/02_geopt/05_kernels.ipynb #e8150dc4
+def _bench_problem(N: int = 262_144, B=1, H=8, C=32, G=32, device="cuda", dtype=torch.float32):
+    "Inputs (x, f, w, b, tau) of the registered benchmark, drawn from seed 0 (Kernels, *Cost*)."
+    g = torch.Generator().manual_seed(0)
+    mk = lambda *s: torch.randn(*s, generator=g, dtype=dtype).to(device)
+    tau = torch.full((H,), 0.5, dtype=dtype, device=device)
+    return mk(B, H, N, C), mk(B, H, N, C), mk(C, G), mk(G), tau
+
+
+def _slice_fwd_bwd(args, backend: str) -> torch.Tensor:
+    "Slice, de-slice and their backward: the output and the gradients of x and w, flattened."
+    x, f, w, b, tau = (a.detach().requires_grad_() for a in args)
+    out = deslice(slice_tokens(x, f, w, b, tau, backend=backend), x, w, b, tau, backend=backend)
+    gx, gw = torch.autograd.grad(out.sum(), (x, w))
+    return torch.cat([out.detach().flatten(), gx.flatten(), gw.flatten()])
+
+
+def slice_bytes_model(N: int = 262_144, B=1, H=8, C=32, G=32) -> dict:
+    "A lower bound on the bytes and the FLOPs of one slice + de-slice + backward (float32)."
+    return dict(
+        bytes=4 * 8 * B * H * N * C,  # x, f read; out written; the backward reads and writes again
+        flops=3 * 2 * 2 * B * H * N * C * G,  # two (N, C) x (C, G)-sized products, x3 with backward
+        note=f"N={N}, B={B}, H={H}, C={C}, G={G} float32: 8 passes over a (B, H, N, C) tensor; "
+        f"the reference also writes and reads the {weight_bytes(B, H, N, G) / 2**20:.0f} MiB "
+        "slice weights",
+    )
+
+
+def _bench_fn(device):
+    args = _bench_problem(device=device)
+    return {b: (lambda b=b: _slice_fwd_bwd(args, b)) for b in ("torch", "triton")}
+
+
+register_benchmark("02", "slice_deslice_fwd_bwd_N262k", _bench_fn, slice_bytes_model)

@@ -142,3 +142,12 @@ def test_chunk_loop(fresh_seed, monkeypatch):
     gr = torch.autograd.grad(refs[0].sum() + refs[1].square().sum(), (x, f, w, b, t))
     for a, r in zip(ga, gr):
         torch.testing.assert_close(a, r, atol=1e-10, rtol=1e-8)
+
+
+def test_registered_benchmark_variants_agree():
+    from icml26_lit.core.bench import BENCHMARKS
+    from icml26_lit.geopt.kernels import _bench_problem, _slice_fwd_bwd
+
+    assert "02.slice_deslice_fwd_bwd_N262k" in BENCHMARKS
+    a = _bench_problem(N=37, H=2, C=4, G=3, device="cpu", dtype=torch.float64)
+    torch.testing.assert_close(_slice_fwd_bwd(a, "triton"), _slice_fwd_bwd(a, "torch"))
