@@ -25,9 +25,8 @@ __all__ = ['CONFIG', 'make_data', 'cases', 'scores', 'persistence_acc', 'Config_
 _MODEL = dict(dim=64, heads=4, depth=(1, (1, 4, 1), 1), window=[(4, 4)], patch=4)
 _DATA = dict(ny=32, nx=64, beta=2.0, nu=5e-4, drag=0.02, peak=4.0, solver_dt=0.02)
 # the ci preset; the larger ones change only what they name. model_dt: from the cpu pilot,
-# results/emformer/pilot_cpu.json (persistence lead-12 ACC in [0.1, 0.5]). Fallbacks taken: 10 -> 8
-# rollouts, 150 -> 120 pretraining steps and dim 64 -> 48 (the cost check projected 121 s on the
-# CI machine with the first preset; the fallbacks leave a margin for a busier machine)
+# results/emformer/pilot_cpu.json (persistence lead-12 ACC in [0.1, 0.5]). Sized for two minutes
+# of one thread: 8 rollouts, 120 pretraining steps and width 48 (the cpu preset: 25, 300, 64)
 _CI = dict(
     n_seeds=3,
     n_train=32,
@@ -44,16 +43,15 @@ _CI = dict(
     batch=8,
     lr_pre=1e-3,
     lr_ft=2e-4,
-    lr_sweep=[2e-4],
     pilot=False,
     arms=["detach", "accumulative", "one-step"],
-    **dict(_MODEL, dim=48),  # the third fallback: dim 64 -> 48 at ci only
+    **dict(_MODEL, dim=48),  # width 48 at ci only
     **_DATA,
 )
 _CPU = dict(
     _CI, n_seeds=5, n_train=48, train_len=24, pretrain_steps=300, rollouts=25, pilot=True, dim=64
 )
-_LARGE = dict(lr_sweep=[1e-4, 3e-4, 1e-3], arms=["detach", "accumulative", "one-step", "bptt"])
+_LARGE = dict(arms=["detach", "accumulative", "one-step", "bptt"])
 CONFIG = sizes(
     ci=_CI,
     cpu=_CPU,
@@ -210,6 +208,7 @@ def run_seed(cfg, seed: int, device: str = "cpu", lr_ft: float | None = None) ->
         "seconds_pretrain": time.perf_counter() - t,
         "pretrain_loss": [h["loss"] for h in hist],
         "lambda": {},
+        "finetune_loss": {},
     }
     x0, truth = cases(data, cfg)
     out.update(_baselines(data, cfg))
@@ -217,6 +216,7 @@ def run_seed(cfg, seed: int, device: str = "cpu", lr_ft: float | None = None) ->
         m, h = _finetune_arm(model, train, cfg, arm, seed, lr_ft)
         out[arm] = evaluate(m, data, cfg, K=cfg.K if arm == "accumulative" else 1)
         out["lambda"][arm] = [r["lambda"] for r in h]
+        out["finetune_loss"][arm] = [r["loss"] for r in h]
         if arm == "accumulative":
             out["forecast_acc"] = forecast(m, x0[:1].to(device), cfg.leads, K=cfg.K).cpu()
         if arm == "detach":
