@@ -7,6 +7,8 @@
 #   make run NB=... SCALE=full NPROC=2 PARALLEL=data   2 ranks train each unit together (DDP)
 #   make run NB=... SCALE=cpu THREADS=1   one thread per process (a machine shared with other work)
 #   make lint                      ruff (width 100, pyflakes, imports, pyupgrade) and the import contracts
+#   make verdicts                  rewrite results/ci_verdicts.json from the last `make test`'s ci claims
+#                                  (make test prints each verdict that moved since it was written)
 #   make exercises                 student copies of the exercises (no solutions) and their HTML book
 #   make nbtest                    nbdev_test (for authors; papermill is what CI runs)
 # The development environment is .venv/ at the repository root, made from requirements/pins.txt
@@ -32,7 +34,7 @@ SEED ?= 0
 # default index (this project's machines have the CPU wheel locally).
 TORCH_INDEX ?=
 
-.PHONY: venv test book run nbtest export clean bench toc exercises lint
+.PHONY: venv test book run nbtest export clean bench toc exercises lint verdicts
 
 venv: $(STAMP)
 
@@ -62,6 +64,9 @@ export: venv
 
 test: venv
 	$(PY) book/pipeline.py test --chapters "$(CHAPTERS)"
+
+verdicts: venv
+	$(PY) book/pipeline.py verdicts --chapters "$(CHAPTERS)"
 
 book: venv
 	$(PY) book/pipeline.py book --chapters "$(CHAPTERS)"

@@ -7,6 +7,7 @@ experiment at a larger scale, and drive `make test` stage by stage.
     python book/pipeline.py book    [--chapters ...]          # export + execute + build
     python book/pipeline.py test    [--chapters ...]          # every check, stage by stage
     python book/pipeline.py lint                              # import contracts, ruff
+    python book/pipeline.py verdicts [--chapters ...]         # rewrite results/ci_verdicts.json
     python book/pipeline.py run NB --scale cpu|colab|full     # -> results/<slug>/<scale>.json
     python book/pipeline.py run NB --scale full --nproc 4     # the same on 4 torchrun ranks
     python book/pipeline.py run NB --scale full --nproc 2 --parallel data   # 2 ranks per unit (DDP)
@@ -29,7 +30,20 @@ from pathlib import Path
 import execute as execute_mod
 from build_html import build
 from execute import _env, execute, run_one
-from layout import BUILD, PY, ROOT, TIMINGS, chapter_dirs, has_parameters, test_dirs, write_timings
+from layout import (
+    BUILD,
+    CLAIMS,
+    PY,
+    ROOT,
+    TIMINGS,
+    chapter_dirs,
+    exec_path,
+    has_parameters,
+    notebooks,
+    sha,
+    test_dirs,
+    write_timings,
+)
 
 # Every path ruff checks in `make test` (the same as `make lint`): the book's scripts, the tests,
 # the notebooks and the generated package (format is checked on the sources, not the package)
@@ -123,13 +137,119 @@ def pytest_stage(chapters: list[str] | None, workers: int = 2) -> int:
     return 1 if p.returncode else 0
 
 
+# ----------------------------------------------------------------------------- verdict drift
+def _ran(chapters: list[str] | None) -> set[str]:
+    "The chapter numbers whose notebooks the papermill stage runs for `chapters`."
+    return {nb.parent.name[:2] for nb in notebooks(chapters) if re.match(r"\d\d_", nb.parent.name)}
+
+
+def _ci_claims(chapters: set[str]) -> list:
+    "The ci claims the last papermill run wrote to _build/claims, of the given chapters."
+    sys.path.insert(0, str(ROOT))
+    from icml26_lit.core.claims import load_claims
+
+    return [c for c in load_claims(directory=CLAIMS) if c.scale == "ci" and c.chapter in chapters]
+
+
+def verdict_drift(chapters: list[str] | None) -> None:
+    "Print each ci verdict that moved since results/ci_verdicts.json was written: never a failure."
+    try:
+        claims = _ci_claims(_ran(chapters))  # puts the checkout on sys.path first
+        from icml26_lit.core.verdicts import (
+            flips_report,
+            read_ci_verdicts,
+            verdict_flips,
+            verdict_map,
+        )
+
+        recorded = read_ci_verdicts()
+        if recorded is None:
+            print("verdict drift: no results/ci_verdicts.json to compare with (`make verdicts`)")
+            return
+        flips = verdict_flips(claims, recorded)
+        print(
+            ("WARNING, verdict drift: " if flips else "verdict drift: ")
+            + flips_report(flips, recorded)
+        )
+        old = recorded["verdicts"]
+        new = [
+            (ch, c)
+            for ch, rows in verdict_map(claims).items()
+            for c in rows
+            if c not in old.get(ch, {})
+        ]
+        if new:
+            print(
+                f"verdict drift: {len(new)} ci row(s) not in the record (new or reworded claims):"
+            )
+            print("\n".join(f"  Chapter {ch}, row {c!r}" for ch, c in new))
+    except Exception as e:  # the alarm must not break the build
+        print(f"verdict drift: not checked ({type(e).__name__}: {e})")
+
+
+def papermill_stage(chapters: list[str] | None) -> int:
+    "Every notebook at scale=ci, then the verdict drift alarm (a warning, never a failure)."
+    rc = execute(chapters)
+    verdict_drift(chapters)
+    return rc
+
+
+def stale_chapters(chapters: set[str]) -> list[str]:
+    "Chapters whose executed notebooks are missing or ran other code than the working tree's."
+    pkg, out = execute_mod.package_sha(), []
+    for d in chapter_dirs(None):
+        if d.name[:2] not in chapters:
+            continue
+        for nb in sorted(d.glob("*.ipynb")):
+            done = exec_path(nb)
+            meta = (
+                json.loads(done.read_text())["metadata"].get("icml26", {}) if done.exists() else {}
+            )
+            if meta.get("package_sha") != pkg or meta.get("source_sha") != sha(nb):
+                out.append(f"{d.name[:2]} ({nb.relative_to(ROOT)} ran other code, or did not run)")
+                break
+    return out
+
+
+def write_verdicts(chapters: list[str] | None) -> int:
+    "`make verdicts`: rewrite results/ci_verdicts.json from the last ci run's claims, if current."
+    sys.path.insert(0, str(ROOT))
+    from icml26_lit.core.verdicts import (
+        ci_verdicts_path,
+        flips_report,
+        read_ci_verdicts,
+        verdict_flips,
+        write_ci_verdicts,
+    )
+
+    claims = _ci_claims(_ran(chapters))
+    if not claims:
+        print("no ci claims in _build/claims: run `make test` (or `make book`) first")
+        return 1
+    stale = stale_chapters({c.chapter for c in claims})
+    if stale:
+        print("the claims of these chapters are older than the code; run them again first:")
+        print("\n".join(f"  {s}" for s in stale))
+        return 1
+    path = ci_verdicts_path()
+    if path is None:
+        print("run inside the repository (or set ICML26_RESULTS_DIR) to write the record")
+        return 1
+    old = read_ci_verdicts(path)
+    print(flips_report(verdict_flips(claims, old), old))
+    data = write_ci_verdicts(claims, path, keep=old)
+    rows = sum(len(v) for v in data["verdicts"].values())
+    print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}: {rows} rows")
+    return 0
+
+
 # ----------------------------------------------------------------------------- make test
 def test(chapters: list[str] | None) -> int:
     stages = [
         ("sync: nbdev_clean + nbdev_export, no diff", lambda: sync_check(chapters)),
         ("lint: import contracts, ruff over book, tests, nbs, package", lint_stage),
         ("pytest (kernels in the interpreter, compile checks)", lambda: pytest_stage(chapters)),
-        ("papermill: every notebook at scale=ci", lambda: execute(chapters)),
+        ("papermill: every notebook at scale=ci", lambda: papermill_stage(chapters)),
         ("book build, warnings as errors", lambda: build(chapters)),
         ("browser check (headless Chromium)", lambda: browser(chapters)),
     ]
@@ -260,7 +380,18 @@ def main(argv=None) -> int:
     )
     p.add_argument(
         "command",
-        choices=["execute", "build", "book", "test", "run", "sync", "lint", "pytest", "browser"],
+        choices=[
+            "execute",
+            "build",
+            "book",
+            "test",
+            "run",
+            "sync",
+            "lint",
+            "pytest",
+            "browser",
+            "verdicts",
+        ],
     )
     p.add_argument("notebook", nargs="?")
     p.add_argument("--chapters", default="", help='two-digit chapter numbers, e.g. "06 09"')
@@ -300,6 +431,8 @@ def main(argv=None) -> int:
         return pytest_stage(chapters)
     if a.command == "browser":
         return browser(chapters)
+    if a.command == "verdicts":
+        return write_verdicts(chapters)
     if a.command == "run":
         if not a.notebook:
             sys.exit("make run needs NB=<notebook path>")
