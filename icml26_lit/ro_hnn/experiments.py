@@ -22,7 +22,8 @@ from icml26_lit.ro_hnn.model import (
 from .pendulum_chain import PendulumChain, pod_residual
 
 # %% auto #0
-__all__ = ['CONFIG', 'ARMS', 'seed_data', 'new_model', 'evaluate', 'run_seed', 'run_pilot', 'smoke_step', 'projected_seconds']
+__all__ = ['CONFIG', 'ARMS', 'seed_data', 'new_model', 'evaluate', 'loss_curve', 'run_seed', 'run_pilot', 'smoke_step',
+           'projected_seconds']
 
 # %% ../../nbs/03_ro_hnn/07_experiments.ipynb #535703fa
 # picked by the cpu preset's pilot (results/ro_hnn/cpu.json and results/ro_hnn/pilot_cpu.json):
@@ -55,7 +56,7 @@ _CI = dict(
     rmse_1x_max=0.3,
     **_PICK,
 )
-_CPU = dict(_CI, n_seeds=5, steps=1000, run_pilot=True)
+_CPU = dict(_CI, n_seeds=12, steps=1000, run_pilot=True)  # 12 seeds: see *Paper vs. this book*
 _COLAB = dict(_CPU, batch=128, iterations=4, steps=1500, lr_grid=[3e-4, 1e-3, 3e-3, 1e-2])
 CONFIG = sizes(
     size_keys=["n_seeds", "n_train", "train_steps", "n_test", "test_steps", "batch", "steps"],
@@ -110,16 +111,29 @@ def evaluate(cfg, model, data: dict) -> dict:
         drift=energy_drift(data["chain"].hamiltonian, pred),
     )
 
+# %% ../../nbs/03_ro_hnn/07_experiments.ipynb #e160635e
+def loss_curve(losses: list, every: int = 10) -> list:
+    "(step, mean training loss of the last `every` steps) every `every` steps; [] if it diverged."
+    if len(losses) < every or not all(np.isfinite(losses)):
+        return []
+    return [
+        (k, float(np.mean(losses[k - every : k]))) for k in range(every, len(losses) + 1, every)
+    ]
+
 
 def run_seed(
     cfg, seed: int, lrs: dict | None = None, data: dict | None = None, keep_models: bool = False
 ) -> dict:
     "Both arms of one seed, paired; `keep_models` adds the models and data (Chapter 03)."
+    if not isinstance(keep_models, bool):
+        raise TypeError(f"keep_models must be True or False, got {keep_models!r}")
     t0 = time.process_time()
     data = seed_data(cfg, seed) if data is None else data
     out = dict(seed=seed, pod=data["pod"])
-    persist = data["test"][:1].expand_as(data["test"])
+    persist = data["test"][:1].expand_as(data["test"])  # x_t = x_0: the floor
     out["persistence_1x"] = relative_rmse(persist, data["test"], cfg.horizon)
+    n10 = min(10 * cfg.horizon, data["test"].shape[0] - 1)
+    out["persistence_10x"] = relative_rmse(persist, data["test"], n10)
     for arm in ARMS:
         model = new_model(cfg, arm, seed)
         g = torch.Generator().manual_seed(7919 * seed + 29)  # the same batches for both arms
@@ -130,6 +144,7 @@ def run_seed(
         except FloatingPointError:  # a diverged training run: its metrics count as the cap
             losses = [float("nan")]
         out[arm] = dict(evaluate(cfg, model, data), final_loss=float(np.mean(losses[-20:])))
+        out[arm]["curve"] = loss_curve(losses)
         if keep_models:
             out.setdefault("models", {})[arm] = model
     if keep_models:
