@@ -37,7 +37,9 @@ def main(argv=None):
     p.add_argument(
         "--compile", action="store_true", help="also time torch.compile of the reference"
     )
-    p.add_argument("--out-dir", default=None, help="default: results/bench at the repository root")
+    p.add_argument(
+        "--out-dir", default=None, help="default: the results folder's bench/ (results_dir())"
+    )
     a = p.parse_args(argv)
     load_chapter_kernels()
     return run_benchmarks(a.chapters or None, a.budget_s, a.compile, a.out_dir)

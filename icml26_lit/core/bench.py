@@ -10,7 +10,6 @@ import datetime as _dt
 import html
 import json
 import math
-import os
 import pathlib
 import re
 import subprocess
@@ -20,7 +19,7 @@ from collections.abc import Callable
 
 import torch
 
-from .claims import provenance, repo_root
+from .claims import provenance, repo_root, results_dir
 
 # %% auto #0
 __all__ = ['BENCHMARKS', 'CARDS', 'Benchmark', 'register_benchmark', 'card_ceiling', 'variant_agreement', 'run_benchmarks',
@@ -185,7 +184,7 @@ def run_benchmarks(
         budget_s=budget_s,
         benchmarks=rows,
     )
-    out = pathlib.Path(out_dir) if out_dir else repo_root() / "results" / "bench"
+    out = pathlib.Path(out_dir) if out_dir else (results_dir() or repo_root() / "results") / "bench"
     out.mkdir(parents=True, exist_ok=True)
     slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")
     path = out / f"{slug}-{_dt.date.today().isoformat()}.json"
@@ -212,17 +211,6 @@ def run_benchmarks(
     return path
 
 # %% ../../nbs/00_core/05_bench.ipynb #07a19f0e
-def _results_dir():
-    "The committed results folder through `core.results_dir()`, or None outside a checkout."
-    from icml26_lit.core import claims
-
-    if hasattr(claims, "results_dir"):
-        return claims.results_dir()
-    d = os.environ.get("ICML26_RESULTS_DIR")  # until core.claims.results_dir exists
-    p = pathlib.Path(d) if d else repo_root() / "results"
-    return p if p.is_dir() else None
-
-
 def _split_variant(v: str) -> tuple[str, str]:
     "('triton', 'N=94') from 'triton N=94': the kind, then the words naming a size or a mode."
     words = v.split()
@@ -350,6 +338,7 @@ def _git(root: pathlib.Path, *args) -> str | None:
 
 
 def _package_dir() -> pathlib.Path:
+    "The folder of the icml26_lit package (in an editable install: the checkout's)."
     import icml26_lit
 
     return pathlib.Path(icml26_lit.__file__).resolve().parent
@@ -409,7 +398,7 @@ def _variant_rows(b: dict) -> tuple[list[tuple], list[str]]:
 
 def bench_rows(chapter: str, directory=None) -> list[dict] | None:
     "The committed bench files' rows of `chapter` with card, date, commit; None outside a checkout."
-    d = pathlib.Path(directory) if directory is not None else _results_dir()
+    d = pathlib.Path(directory) if directory is not None else results_dir()
     if d is None:
         return None
     out = []

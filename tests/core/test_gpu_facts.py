@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from icml26_lit.core import bench, claims
+from icml26_lit.core import bench
 from icml26_lit.core.bench import GpuTable, bench_rows, code_status, gpu_table, kernel_code
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -192,7 +192,7 @@ def test_gpu_table_reads_the_results_folder_named_by_the_environment(tmp_path, m
 
 
 def test_gpu_table_outside_a_checkout_says_where_to_run(monkeypatch):
-    monkeypatch.setattr(claims, "results_dir", lambda: None, raising=False)
+    monkeypatch.setattr(bench, "results_dir", lambda: None)
     t = gpu_table("42")
     assert bench_rows("42") is None and t.files is None
     assert t._repr_markdown_() == "Run inside the repository to see the committed results."
