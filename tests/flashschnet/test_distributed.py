@@ -37,5 +37,6 @@ def test_run_experiment_units_split_over_two_ranks(one_and_two_ranks):
     assert list(one["seeds"]) == list(two["seeds"]) == [3, 4]
     assert one["ladder"] is None and two["ladder"] is None  # CPU: no GPU ladder
     _close(one, two)
-    # four rows, each over the seeds found in the results (3 and 4), whatever the launcher passes
-    assert [len(c[2]) for c in one["claims"]] == [2, 2, 2, 1]
+    # two rows: the force row over the seeds found in the results (3 and 4), whatever the
+    # launcher passes, and the MD observables row (one KS distance)
+    assert [len(c[2]) for c in one["claims"]] == [2, 1]

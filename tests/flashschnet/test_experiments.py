@@ -139,3 +139,39 @@ def test_force_rounding_bound_and_no_reseed():
     assert r["gap"] <= r["bound"]
     m1, m2 = make_model(cfg, 4, "plain"), make_model(cfg, 4, "+16-bit")
     assert all(torch.equal(p, q) for p, q in zip(m1.parameters(), m2.parameters()))
+
+
+def test_flash_saves_less_than_plain_and_pyg_schnet():
+    "The saved-for-backward comparisons (guaranteed by the design, so tests rather than rows)."
+    from icml26_lit.md.chain import bead_chain
+
+    cfg = _tiny()
+    z, pos, batch = bead_chain(cfg.n_beads, cfg.n_replicas, seed=2, fold_steps=30)
+    mem = memory_table(cfg, 0, z, pos, batch, with_pyg=True)
+    assert mem["+16-bit"]["measured"] < mem["plain"]["measured"]
+    assert mem["+16-bit"]["measured"] < mem["PyG SchNet"]["measured"]
+
+
+def test_bench_headline_matches_the_committed_bench_file(tmp_path, monkeypatch):
+    "results/flashschnet/full.json is record_bench_headline of the committed H200 bench file."
+    import json
+
+    from icml26_lit.core import repo_root
+    from icml26_lit.flashschnet.experiments import record_bench_headline, write_full_headline
+
+    root = repo_root()
+    bench = root / "results" / "bench" / "NVIDIA-H200-2026-12-04.json"
+    committed = json.loads((root / "results" / "flashschnet" / "full.json").read_text())
+    fresh = json.loads(write_full_headline(bench, tmp_path / "full.json").read_text())
+    keep = ("claim", "ours", "baseline", "verdict", "test", "headline", "magnitude", "scale")
+    assert [{k: c[k] for k in keep} for c in fresh["claims"]] == [
+        {k: c[k] for k in keep} for c in committed["claims"]
+    ]
+    c = fresh["claims"][0]
+    assert c["headline"] and c["scale"] == "full" and c["test"] == "exact"
+    assert c["verdict"] == "holds" and abs(c["magnitude"] - 26.0942 / 24.1227) < 1e-3
+    monkeypatch.setenv("ICML26_CLAIMS_DIR", str(tmp_path / "claims"))
+    with pytest.raises(ValueError, match="no chapter 06 row"):
+        record_bench_headline({"benchmarks": []})
+    with pytest.raises(ValueError, match="'benchmarks' list"):
+        record_bench_headline({"rows": []})
