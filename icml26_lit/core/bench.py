@@ -289,9 +289,9 @@ def _reach(start: set[str], defs: dict) -> set[str]:
 # %% ../../nbs/00_core/05_bench.ipynb #5235fd6f
 def _registration_matches(call: ast.Call, chapter: str, name: str) -> bool:
     "Whether a register_benchmark(...) call registers benchmark `name` of `chapter`."
-    if len(call.args) < 2:
-        return False
-    ch, nm = call.args[0], call.args[1]
+    kw = {k.arg: k.value for k in call.keywords}
+    ch = call.args[0] if call.args else kw.get("chapter")
+    nm = call.args[1] if len(call.args) > 1 else kw.get("name")
     if not (isinstance(ch, ast.Constant) and ch.value == chapter):
         return False
     if isinstance(nm, ast.Constant):
@@ -369,7 +369,7 @@ def code_status(chapter: str, name: str, commit: str | None, package=None) -> tu
         if then == now:
             return "same", ""
         return "replaced", f"the kernel in {rel} changed after commit {commit[:10]}"
-    return "unknown", "no module registers this benchmark now"
+    return "unknown", "no module registers this benchmark now (renamed or removed)"
 
 # %% ../../nbs/00_core/05_bench.ipynb #01a478d6
 def _variant_rows(b: dict) -> tuple[list[tuple], list[str]]:

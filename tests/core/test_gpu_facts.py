@@ -281,6 +281,10 @@ def test_kernel_code_follows_the_registration_to_its_kernels():
     assert sorted(kernel_code(MODULE, "42", "double")) == ["_BLOCK", "_kernel"]
     assert sorted(kernel_code(MODULE, "42", "other")) == ["_other"]
     assert kernel_code(MODULE, "42", "absent") is None
+    by_keyword = (
+        'register_benchmark(chapter="42", name="kw", fn=lambda d: _other(d), bytes_model=dict)'
+    )
+    assert sorted(kernel_code(MODULE + by_keyword, "42", "kw")) == ["_other"]
 
 
 def test_code_status_compares_the_kernel_at_the_commit_with_now(tmp_path):
@@ -305,7 +309,7 @@ def test_code_status_compares_the_kernel_at_the_commit_with_now(tmp_path):
     assert code_status("42", "double", "f" * 40, pkg)[0] == "unknown"  # not in this clone
     assert code_status("42", "nowhere", commit, pkg) == (
         "unknown",
-        "no module registers this benchmark now",
+        "no module registers this benchmark now (renamed or removed)",
     )
 
 
