@@ -16,11 +16,12 @@ ROOT = Path(__file__).resolve().parents[2]
 # --- the detector of hand-written GPU facts ---------------------------------------------------
 
 CARD = r"\b(?:GPUs?|H100|H200|A100|A10G|L40S|L4|T4|V100|CUDA|card)\b"
+GPU = r"(?:a |an |any |the |one )?(?:CUDA )?(?:GPUs?|card|H100|H200|A100|A10G|L40S|L4|T4|V100)\b"
 ABSENCE = [  # a GPU timing said to be missing
     r"\bno GPU (?:timings?|numbers?|measurements?|results?|benchmarks?)\b",
     r"\bnone (?:were|was|have been|has been) (?:measured|timed|benchmarked)\b",
-    r"\bnot (?:yet )?(?:been )?(?:measured|timed|benchmarked) on (?:a|an|any|the|one) ",
-    r"\bno (?:timings?|measurements?) (?:exists?|yet|on (?:a|an|the) )",
+    rf"\bnot (?:yet )?(?:been )?(?:measured|timed|benchmarked) on {GPU}",
+    rf"\bno (?:timings?|measurements?) (?:exists?\b|yet\b|on {GPU})",
 ]
 NUMBER = r"\d(?:[\d.,]*\d)?"
 TIMING = [  # a GPU number, in a sentence that names a card or a GPU
@@ -109,6 +110,8 @@ INTERPRETING = [  # prose that interprets without stating a timing: none may be 
     "The H200's ceiling is 4800 GB/s; the table below says how close each variant came.",
     "The reference takes 120 ms per call on one CPU thread.",
     "The kernel is timed on a GPU with do_bench; see the table below.",
+    "The counts are analytic, not measured on the CPU.",
+    "There are no measurements on the CPU path: it is the reference.",
 ]
 
 
