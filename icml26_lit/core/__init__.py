@@ -37,13 +37,17 @@ from icml26_lit.core.claims import (
     claims_table,
     provenance,
     repo_root,
+    results_dir,
+    read_results,
+    record_curve,
+    load_curves,
     Claim,
     Decision,
     VERDICTS,
     TESTS,
     EFFECTS,
 )
-from .plotting import PALETTE, stepped_figure, live_controls, book_mode
+from .plotting import PALETTE, stepped_figure, live_controls, book_mode, curves_figure
 from .bench import register_benchmark, run_benchmarks, BENCHMARKS
 
 # %% ../../nbs/00_core/00_how_this_book_works.ipynb #9e5c5f8e
@@ -74,6 +78,10 @@ __all__ = [
     "claims_table",
     "provenance",
     "repo_root",
+    "results_dir",
+    "read_results",
+    "record_curve",
+    "load_curves",
     "Claim",
     "Decision",
     "VERDICTS",
@@ -83,6 +91,7 @@ __all__ = [
     "stepped_figure",
     "live_controls",
     "book_mode",
+    "curves_figure",
     "register_benchmark",
     "run_benchmarks",
     "BENCHMARKS",

@@ -24,15 +24,17 @@ from scipy import stats
 from .scale import Scale
 
 # %% auto #0
-__all__ = ['API_VERSION', 'VERDICTS', 'TESTS', 'EFFECTS', 'SCOREBOARD_VERDICTS', 'Decision', 'decide', 'repo_root', 'claims_dir',
-           'magnitude', 'direction_only', 'Claim', 'record_claim', 'load_claims', 'ClaimsTable', 'claims_table',
-           'provenance', 'results_stale', 'scoreboard_rows', 'scoreboard_counts', 'scoreboard_html']
+__all__ = ['API_VERSION', 'VERDICTS', 'TESTS', 'EFFECTS', 'ROUNDING', 'SCOREBOARD_VERDICTS', 'HEADLINE_SCALES', 'Decision',
+           'decide', 'repo_root', 'claims_dir', 'results_dir', 'read_results', 'magnitude', 'direction_only', 'Claim',
+           'record_claim', 'record_curve', 'load_curves', 'load_claims', 'ClaimsTable', 'claims_table', 'provenance',
+           'results_stale', 'scoreboard_rows', 'scoreboard_counts', 'scoreboard_html', 'headline_rows', 'headline_html']
 
 # %% ../../nbs/00_core/03_claims.ipynb #1f8de8cf
-API_VERSION = 2
+API_VERSION = 3
 VERDICTS = ("holds", "does not hold", "not decided")
-TESTS = ("welch", "paired", "exact", "tolerance")
+TESTS = ("welch", "paired", "wilcoxon", "sign", "exact", "tolerance")
 EFFECTS = ("ratio", "reduction", "percent_reduction")
+ROUNDING = 1e-9  # a spread or gap below ROUNDING x max(1, |mean|) is rounding, not a difference
 
 
 def _values(name: str, v) -> np.ndarray:
@@ -73,18 +75,45 @@ def _number(name: str, v, *, low: float | None = None, allow_none: bool = True):
         raise ValueError(f"{name} must be >= {low}, got {v}")
     return v
 
+# %% ../../nbs/00_core/03_claims.ipynb #33e61d74
+def _flat(x: np.ndarray) -> bool:
+    "True when `x` (two or more values) has no spread beyond rounding."
+    return len(x) >= 2 and x.std(ddof=1) <= ROUNDING * max(1.0, abs(float(x.mean())))
+
+
+def _tie(est: float, *means) -> bool:
+    "True when a difference `est` is rounding next to the means it came from."
+    return abs(est) <= ROUNDING * max([1.0] + [abs(float(m)) for m in means])
+
+
+def _binary(x: np.ndarray | None) -> bool:
+    "True when `x` holds only 0 and 1 (outcomes such as recovered or not)."
+    return x is not None and bool(np.all((x == 0) | (x == 1)))
+
+
+def _floor_values(floor, n: int) -> np.ndarray | None:
+    "`floor=` as a vector: one number, or one value per unit of ours (`n` of them)."
+    if floor is None:
+        return None
+    f = _values("floor", floor)
+    if len(f) not in (1, n):
+        raise ValueError(
+            f"floor= takes one number or one value per unit of ours ({n}), got {len(f)}"
+        )
+    return f
+
 # %% ../../nbs/00_core/03_claims.ipynb #4c009ae5
 @dataclass
 class Decision:
     "A verdict with the test behind it (Chapter 0, *Deciding from numbers*)."
 
     verdict: str  # one of `VERDICTS`
-    reason: str  # why, in words
+    reason: str  # why, in words, with the direction of the observed difference
     test: str  # the test that decided it
     estimate: float  # mean(ours) - mean(baseline or reference), in the claim's units
     ci_low: float | None = None  # one-sided (1 - alpha) bounds of that difference
     ci_high: float | None = None
-    statistic: float | None = None  # t statistic (for ours better by more than -margin)
+    statistic: float | None = None  # t (or signed-rank, or win count) statistic
     df: float | None = None  # degrees of freedom
     p_value: float | None = None  # p-value of "ours better" (or of equivalence)
     p_value_other: float | None = None  # p-value of "baseline better" (or of non-equivalence)
@@ -92,6 +121,20 @@ class Decision:
     n_baseline: int = 1
 
 
+def _words(s: int, est: float, tie: bool, margin: float, other: str = "the baseline") -> str:
+    "The observed difference in words ('ours worse than the baseline by 0.0012, within ...')."
+    d = 0.0 if tie else s * est
+    if d == 0:
+        w = f"ours equal to {other} up to rounding"
+    else:
+        w = f"ours {'better' if d > 0 else 'worse'} than {other} by {abs(est):.3g}"
+    if margin and d > 0:
+        w += f" (non-inferiority margin {margin:.3g})"
+    elif margin:
+        w += f", {'within' if d + margin > 0 else 'beyond'} the margin {margin:.3g}"
+    return w
+
+# %% ../../nbs/00_core/03_claims.ipynb #e908939b
 def _check_args(o, b, reference, test, alpha, margin, tolerance, floor):
     if b is not None and reference is not None:
         raise ValueError("give baseline= or reference=, not both")
@@ -102,8 +145,8 @@ def _check_args(o, b, reference, test, alpha, margin, tolerance, floor):
     a = _number("alpha", alpha)
     if not 0 < a <= 0.5:
         raise ValueError(f"alpha must lie in (0, 0.5], got {alpha}")
-    if _number("margin", margin, low=0.0) > 0 and test == "tolerance":
-        raise ValueError("margin is for non-inferiority claims; a tolerance claim takes tolerance=")
+    if _number("margin", margin, low=0.0) > 0 and test in ("tolerance", "sign"):
+        raise ValueError(f"margin is for non-inferiority claims; test={test!r} takes none")
     if test == "tolerance" and tolerance is None:
         raise ValueError("test='tolerance' needs tolerance= (the allowed |ours - baseline|)")
     if tolerance is not None:
@@ -115,12 +158,26 @@ def _check_args(o, b, reference, test, alpha, margin, tolerance, floor):
             "test='exact' takes one deterministic number per side; "
             f"ours has {len(o)}, baseline {len(b) if b is not None else 1}"
         )
-    if test == "paired" and b is not None and len(o) != len(b):
-        raise ValueError(f"test='paired' needs equal lengths: ours has {len(o)}, baseline {len(b)}")
-    if floor is not None:
-        _number("floor", floor)
-        if b is None:
-            raise ValueError("floor= applies to a baseline; a claim against reference= has none")
+    if test in ("paired", "wilcoxon", "sign") and b is not None and len(o) != len(b):
+        raise ValueError(f"test={test!r} needs equal lengths: ours has {len(o)}, baseline {len(b)}")
+    _floor_values(floor, len(o))
+    if test == "sign":
+        if not (_binary(o) and (b is None or _binary(b))):
+            raise ValueError("test='sign' takes 0/1 outcomes (ours and baseline hold only 0 and 1)")
+        if b is None and not 0 < reference < 1:
+            raise ValueError(
+                f"test='sign' with reference= needs a probability in (0, 1), got {reference}"
+            )
+        if floor is not None:
+            raise ValueError(
+                "floor= with test='sign' is refused: a single success clears a floor of 0; "
+                "pass why_no_floor= instead"
+            )
+    elif test in ("welch", "paired") and len(o) >= 2 and _binary(o) and (b is None or _binary(b)):
+        raise ValueError(
+            f"ours{'' if b is None else ' and baseline'} hold only 0 and 1 (outcomes such as "
+            f"recovered or not): a t-test (test={test!r}) is the wrong test; use test='sign'"
+        )
 
 # %% ../../nbs/00_core/03_claims.ipynb #9a4f1a18
 def _t_interval(est: float, se: float, df: float, alpha: float):
@@ -147,19 +204,46 @@ def _zero_spread(delta: float, margin: float) -> tuple[str, str]:
     return "not decided", "no spread and the difference sits exactly at the margin"
 
 # %% ../../nbs/00_core/03_claims.ipynb #103dc603
+def _exact(d: Decision, s: int, margin: float, tie: bool, why: str, other: str) -> Decision:
+    "Decide `d` as an exact comparison of its estimate (no spread, or deterministic numbers)."
+    gap = 0.0 if tie else s * d.estimate
+    d.verdict = "holds" if gap + margin > 0 else "does not hold"
+    d.reason = f"{why}: decided as an exact comparison, {_words(s, d.estimate, tie, margin, other)}"
+    d.ci_low = d.ci_high = d.estimate
+    d.statistic = d.df = d.p_value = d.p_value_other = None
+    return d
+
+
+def _from_p(d: Decision, kind: str, words: str, alpha: float) -> Decision:
+    "Verdict and reason of a test from its two one-sided p-values."
+    if d.p_value < alpha:
+        d.verdict, d.reason = "holds", f"{kind}: {words} (p = {d.p_value:.3g})"
+    elif d.p_value_other < alpha:
+        d.verdict, d.reason = "does not hold", f"{kind}: {words} (p = {d.p_value_other:.3g})"
+    else:
+        d.verdict = "not decided"
+        d.reason = (
+            f"{kind}: {words}, within the noise (p = {d.p_value:.3g} and {d.p_value_other:.3g})"
+        )
+    return d
+
+# %% ../../nbs/00_core/03_claims.ipynb #1888152b
 def _t_test(o, b, reference, paired, s, margin, alpha):
     "One-sided t-tests of s(ours - baseline) > -margin and < -margin, with scipy."
     if b is None:  # one-sample test against the reference
         x, n_b = s * (o - reference) + margin, 1
         kind, n_o = "one-sample t-test", len(o)
-        ok = n_o >= 2
+        ok, flat = n_o >= 2, _flat(o)
     elif paired:
         x, n_o, n_b, kind = s * (o - b) + margin, len(o), len(b), "paired t-test"
-        ok = n_o >= 2
+        ok, flat = n_o >= 2, _flat(o - b)
     else:
         n_o, n_b, kind = len(o), len(b), "Welch t-test"
-        ok = n_o >= 2 and n_b >= 2
-    est = float(o.mean() - (reference if b is None else b.mean()))
+        ok, flat = n_o >= 2 and n_b >= 2, _flat(o) and _flat(b)
+    other_mean = reference if b is None else b.mean()
+    est = float(o.mean() - other_mean)
+    other = "the reference" if b is None else "the baseline"
+    tie = _tie(est, o.mean(), other_mean)
     d = Decision("not decided", "", kind, est, n_ours=n_o, n_baseline=n_b)
     if not ok:
         d.reason = (
@@ -167,6 +251,10 @@ def _t_test(o, b, reference, paired, s, margin, alpha):
             f"baseline {n_b if b is not None else 'a reference'})"
         )
         return d
+    if flat:  # spread at rounding level: a t statistic would be rounding noise over rounding noise
+        d.test = "exact"
+        why = "no spread up to rounding (std <= 1e-9 x max(1, |mean|))"
+        return _exact(d, s, margin, tie, why, other)
     if b is None or paired:
         se, df = float(x.std(ddof=1) / math.sqrt(len(x))), len(x) - 1
         res = lambda alt: stats.ttest_1samp(x, 0.0, alternative=alt)
@@ -174,10 +262,6 @@ def _t_test(o, b, reference, paired, s, margin, alpha):
         se, df = _welch(o, b)
         res = lambda alt: stats.ttest_ind(s * o + margin, s * b, equal_var=False, alternative=alt)
     d.df = df
-    if se == 0:
-        d.verdict, d.reason = _zero_spread(s * est, margin)
-        d.ci_low = d.ci_high = est
-        return d
     greater, less = res("greater"), res("less")
     d.statistic, d.p_value, d.p_value_other = (
         float(greater.statistic),
@@ -186,35 +270,72 @@ def _t_test(o, b, reference, paired, s, margin, alpha):
     )
     lo, hi = _t_interval(s * est, se, df, alpha)  # bounds of the sign-adjusted difference
     d.ci_low, d.ci_high = sorted((float(s * lo), float(s * hi)))
-    if d.p_value < alpha:
-        d.verdict = "holds"
-        d.reason = (
-            f"{kind}: ours better{' within the margin' if margin else ''}, p = {d.p_value:.3g}"
-        )
-    elif d.p_value_other < alpha:
-        d.verdict = "does not hold"
-        by = " by more than the margin" if margin else ""
-        d.reason = f"{kind}: the baseline is better{by}, p = {d.p_value_other:.3g}"
-    else:
-        d.reason = (
-            f"{kind}: the gap is within the noise (p = {d.p_value:.3g} and {d.p_value_other:.3g})"
-        )
-    return d
+    return _from_p(d, kind, _words(s, est, tie, margin, other), alpha)
+
+# %% ../../nbs/00_core/03_claims.ipynb #e3f8ae87
+def _sign_test(o, b, reference, s, alpha):
+    "Two one-sided exact binomial tests on the discordant pairs of paired 0/1 outcomes."
+    kind = "exact sign test"
+    if b is None:  # successes against a reference probability
+        k, n = int(o.sum()), len(o)
+        est = float(o.mean() - reference)
+        d = Decision("not decided", "", kind, est, n_ours=n, n_baseline=1, statistic=float(k))
+        up = stats.binomtest(k, n, reference, alternative="greater").pvalue
+        down = stats.binomtest(k, n, reference, alternative="less").pvalue
+        d.p_value, d.p_value_other = (up, down) if s > 0 else (down, up)
+        words = f"{k} of {n} against the reference rate {reference:.3g}"
+        return _from_p(d, kind, words, alpha)
+    gap = s * (o - b)
+    wins, losses = int((gap > 0).sum()), int((gap < 0).sum())
+    d = Decision("not decided", "", kind, float(o.mean() - b.mean()), n_ours=len(o))
+    d.n_baseline, d.statistic = len(b), float(wins)
+    words = f"ours ahead in {wins} and behind in {losses} of {wins + losses} discordant pairs"
+    if wins + losses == 0:
+        d.reason = f"{kind}: no discordant pairs (the two sides agree on every unit)"
+        return d
+    d.p_value = float(stats.binomtest(wins, wins + losses, 0.5, alternative="greater").pvalue)
+    d.p_value_other = float(
+        stats.binomtest(losses, wins + losses, 0.5, alternative="greater").pvalue
+    )
+    return _from_p(d, kind, words, alpha)
+
+
+def _wilcoxon(o, b, reference, s, margin, alpha):
+    "One-sided Wilcoxon signed-rank tests of s(ours - baseline) + margin, with scipy."
+    other_mean = reference if b is None else b.mean()
+    est = float(o.mean() - other_mean)
+    other = "the reference" if b is None else "the baseline"
+    x = s * (o - (reference if b is None else b)) + margin
+    kind = "Wilcoxon signed-rank test"
+    d = Decision("not decided", "", kind, est, n_ours=len(o), n_baseline=1 if b is None else len(b))
+    tie = _tie(est, o.mean(), other_mean)
+    if len(x) < 2:
+        d.reason = f"a {kind} needs at least 2 paired values (ours {len(o)})"
+        return d
+    if _flat(o - (reference if b is None else b)):
+        d.test = "exact"
+        return _exact(d, s, margin, tie, "no spread up to rounding in the differences", other)
+    g, l_ = (stats.wilcoxon(x, alternative=a) for a in ("greater", "less"))
+    d.statistic, d.p_value, d.p_value_other = float(g.statistic), float(g.pvalue), float(l_.pvalue)
+    return _from_p(d, kind, _words(s, est, tie, margin, other), alpha)
 
 # %% ../../nbs/00_core/03_claims.ipynb #4f93a241
 def _equivalence(o, b, reference, tol, alpha):
     "The tolerance test: single values compared, samples by their (1 - alpha) interval."
     ref = reference if b is None else None
-    est = float(o.mean() - (ref if b is None else b.mean()))
+    other_mean = ref if b is None else b.mean()
+    est = float(o.mean() - other_mean)
     n_o, n_b = len(o), (1 if b is None else len(b))
+    other = "the reference" if b is None else "the baseline"
+    side = "equal to" if est == 0 else ("above" if est > 0 else "below")
+    w = f"ours {side} {other}" + (f" by {abs(est):.3g}" if est else "")
     d = Decision("not decided", "", "tolerance", est, n_ours=n_o, n_baseline=n_b)
-    if n_o == 1 and n_b == 1:
+    flat = n_o >= 2 and _flat(o) and (b is None or n_b == 1 or _flat(b))
+    if (n_o == 1 and n_b == 1) or flat:
         inside = abs(est) <= tol
         d.verdict = "holds" if inside else "does not hold"
-        d.reason = (
-            f"|ours - {'reference' if b is None else 'baseline'}| = {abs(est):.3g} "
-            f"{'<=' if inside else '>'} tolerance {tol:.3g}"
-        )
+        why = "no spread up to rounding, " if flat else ""
+        d.reason = f"{why}{w}: {'inside' if inside else 'outside'} the tolerance ±{tol:.3g}"
         d.ci_low = d.ci_high = est
         return d
     if n_o < 2:
@@ -226,12 +347,6 @@ def _equivalence(o, b, reference, tol, alpha):
     else:
         se, df = _welch(o, b)
     d.df = df
-    if se == 0:
-        inside = abs(est) <= tol
-        d.verdict = "holds" if inside else "does not hold"
-        d.reason = "no spread: " + ("inside" if inside else "outside") + " the tolerance"
-        d.ci_low = d.ci_high = est
-        return d
     q2 = stats.t.ppf(1 - alpha / 2, df)
     d.ci_low, d.ci_high = float(est - q2 * se), float(est + q2 * se)
     d.statistic = est / se
@@ -240,50 +355,70 @@ def _equivalence(o, b, reference, tol, alpha):
     d.p_value = float(max(p_lo, p_hi))
     # outside: a one-sided test that the mean lies beyond the nearer edge
     d.p_value_other = float(stats.t.sf((abs(est) - tol) / se, df))
+    ci = f"[{d.ci_low:.3g}, {d.ci_high:.3g}]"
     if -tol <= d.ci_low and d.ci_high <= tol:
         d.verdict = "holds"
-        d.reason = (
-            f"the {1 - alpha:.0%} interval [{d.ci_low:.3g}, {d.ci_high:.3g}] lies inside ±{tol:.3g}"
-        )
+        d.reason = f"{w}; the {1 - alpha:.0%} interval {ci} lies inside ±{tol:.3g}"
     elif d.p_value_other < alpha:
         d.verdict = "does not hold"
-        d.reason = (
-            f"the mean difference {est:.3g} lies outside ±{tol:.3g} (p = {d.p_value_other:.3g})"
-        )
+        d.reason = f"{w}, outside ±{tol:.3g} (p = {d.p_value_other:.3g})"
     else:
-        d.reason = (
-            f"the {1 - alpha:.0%} interval [{d.ci_low:.3g}, {d.ci_high:.3g}] crosses ±{tol:.3g}"
-        )
+        d.reason = f"{w}; the {1 - alpha:.0%} interval {ci} crosses ±{tol:.3g}"
     return d
 
 # %% ../../nbs/00_core/03_claims.ipynb #89eddfd2
-def _floor_check(b: np.ndarray, floor: float, s: int, alpha: float) -> str | None:
-    "None when the baseline beats `floor` at level alpha, else the reason it does not."
-    gap = s * (b - floor)
-    if len(b) >= 2 and gap.std(ddof=1) > 0:
+def _above(x: np.ndarray, f: np.ndarray, s: int, alpha: float, test: str):
+    "(is `x` above the floor `f` at level alpha, p-value or None): better than `f` in direction s."
+    gap = s * (x - (f if len(f) == len(x) else f.mean()))
+    if len(gap) < 2 or _flat(gap):  # one value, or no spread: an exact comparison
+        return bool(gap.mean() > 0 and not _tie(float(gap.mean()), x.mean(), f.mean())), None
+    if test == "wilcoxon":
+        p = float(stats.wilcoxon(gap, alternative="greater").pvalue)
+    else:
         p = float(stats.ttest_1samp(gap, 0.0, alternative="greater").pvalue)
-        if p < alpha:
-            return None
-        return (
-            f"the baseline ({b.mean():.4g}) is not above the floor {floor:.4g} at level "
-            f"{alpha} (p = {p:.3g}): a win over a baseline at its floor is no evidence"
+    return p < alpha, p
+
+
+def _apply_floor(d: Decision, o, b, ref, f, s, alpha, test) -> Decision:
+    "Floors on both sides (Chapter 0, *Floors*): a verdict means something only above the floor."
+    F = float(f.mean())
+    ours_up, p_o = _above(o, f, s, alpha, test)
+    other = "baseline" if b is not None else "reference"
+    if b is not None:
+        base_up, _ = _above(b, f, s, alpha, test)
+        other_mean = float(b.mean())
+    else:
+        base_up = bool(s * (ref - F) > 0 and not _tie(ref - F, ref, F))
+        other_mean = float(ref)
+    p = f" (p = {p_o:.3g})" if p_o is not None else ""
+    if not ours_up and base_up:
+        d.verdict = "does not hold"
+        d.reason = (
+            f"ours ({o.mean():.4g}) is not above the floor {F:.4g}{p} while the {other} "
+            f"({other_mean:.4g}) is; the test read: {d.reason}"
         )
-    if gap.mean() > 0:
-        return None
-    return f"the baseline ({b.mean():.4g}) is not above the floor {floor:.4g}"
+    elif not ours_up:
+        d.verdict = "not decided"
+        d.reason = (
+            f"both at the floor {F:.4g}: ours {o.mean():.4g}{p}, {other} {other_mean:.4g}; "
+            f"the test read: {d.reason}"
+        )
+    elif not base_up:
+        d.reason += f"; the {other} ({other_mean:.4g}) is at its floor {F:.4g}"
+    return d
 
-
+# %% ../../nbs/00_core/03_claims.ipynb #283d7e7d
 def decide(
-    ours,
-    baseline=None,
+    ours,  # per-unit values of our method (one per seed or test case)
+    baseline=None,  # per-unit values of the comparator (or give `reference`)
     *,
-    reference=None,
-    higher_is_better: bool,
-    test: str | None = None,
-    margin: float = 0.0,
-    tolerance: float | None = None,
-    floor: float | None = None,
-    alpha: float = 0.05,
+    reference=None,  # a fixed value to compare with instead of a baseline
+    higher_is_better: bool,  # the metric's direction
+    test: str | None = None,  # one of `TESTS` (default "welch")
+    margin: float = 0.0,  # non-inferiority margin, in the metric's units
+    tolerance: float | None = None,  # the allowed |ours - baseline| of a tolerance claim
+    floor=None,  # the trivial predictor's value: one number or one per unit of ours
+    alpha: float = 0.05,  # the level of every one-sided test
 ) -> Decision:
     "A claim's verdict from per-unit values, by a named test (Chapter 0, *Deciding from numbers*)."
     if not isinstance(higher_is_better, (bool, np.bool_)):
@@ -297,21 +432,20 @@ def decide(
     if test == "tolerance":
         d = _equivalence(o, b, ref, float(tolerance), alpha)
     elif test == "exact":
-        est = float(o[0] - (ref if b is None else b[0]))
-        d = Decision(
-            "holds" if s * est + margin > 0 else "does not hold",
-            "a deterministic comparison",
-            "exact",
-            est,
-            est,
-            est,
-        )
+        other_mean = ref if b is None else b[0]
+        est = float(o[0] - other_mean)
+        d = Decision("not decided", "", "exact", est)
+        other = "the reference" if b is None else "the baseline"
+        d = _exact(d, s, margin, _tie(est, o[0], other_mean), "deterministic numbers", other)
+    elif test == "sign":
+        d = _sign_test(o, b, ref, s, alpha)
+    elif test == "wilcoxon":
+        d = _wilcoxon(o, b, ref, s, margin, alpha)
     else:
         d = _t_test(o, b, ref, test == "paired", s, margin, alpha)
-    if floor is not None:
-        why = _floor_check(b, float(floor), s, alpha)
-        if why is not None:
-            d.verdict, d.reason = "not decided", why
+    f = _floor_values(floor, len(o))
+    if f is not None:
+        d = _apply_floor(d, o, b, ref, f, s, alpha, test)
     return d
 
 # %% ../../nbs/00_core/03_claims.ipynb #7eb46570
@@ -328,6 +462,32 @@ def claims_dir() -> pathlib.Path:
     "The folder claims are written to."
     d = os.environ.get("ICML26_CLAIMS_DIR")
     return pathlib.Path(d) if d else repo_root() / "_build" / "claims"
+
+# %% ../../nbs/00_core/03_claims.ipynb #032c2254
+def results_dir() -> pathlib.Path | None:
+    "The committed results folder: $ICML26_RESULTS_DIR, else the checkout's `results/`, else None."
+    d = os.environ.get("ICML26_RESULTS_DIR")
+    if d:
+        return pathlib.Path(d)
+    root = repo_root()
+    if (root / "settings.ini").exists() and (root / "results").is_dir():
+        return root / "results"
+    return None
+
+
+def read_results(slug: str, scale: str = "cpu") -> dict | None:
+    "A chapter's committed results file (`results/<slug>/<scale>.json`), or None with a notice."
+    if not isinstance(slug, str) or not re.fullmatch(r"[a-z0-9_]+", slug):
+        raise ValueError(f"slug must be a chapter's package name such as 'slepian', got {slug!r}")
+    d = results_dir()
+    if d is None:
+        print("run inside the repository to see the committed results (or set ICML26_RESULTS_DIR)")
+        return None
+    p = d / slug / f"{Scale.get(scale).name}.json"
+    if not p.exists():
+        print(f"no committed {scale} results for {slug} in {d}")
+        return None
+    return json.loads(p.read_text())
 
 # %% ../../nbs/00_core/03_claims.ipynb #d4581b5a
 def magnitude(mean_ours: float, mean_other: float, higher_is_better: bool, effect: str | None):
@@ -381,7 +541,7 @@ class Claim:
     alpha: float = 0.05
     margin: float = 0.0
     tolerance: float | None = None
-    floor: float | None = None
+    floor: float | list | None = None
     effect: str | None = None
     paper_metric: str | None = None
     why_exact: str | None = None
@@ -399,6 +559,11 @@ class Claim:
     baseline_name: str = "baseline"
     note: str = ""
     recorded_at: str = ""
+    why_no_floor: str | None = None  # why the metric has no trivial predictor
+    headline: bool = False  # the row stating the paper's central claim
+    calibrated: bool = True  # False: the chapter's calibration failed, the row decides nothing
+    calibration: str | None = None  # what failed, when calibrated is False
+    api: int = 2  # the claim API that wrote it (3: floors, sign and Wilcoxon tests, headlines)
 
     @property
     def mean_ours(self) -> float:
@@ -411,14 +576,8 @@ class Claim:
     @property
     def shown_verdict(self) -> str:
         "The verdict as the scoreboard shows it ('holds in direction only' included)."
-        return (
-            "holds in direction only"
-            if self.verdict == "holds" and self.direction_only
-            else self.verdict
-        )
-
-    def _repr_html_(self):
-        return ClaimsTable([self])._repr_html_()
+        hold = self.verdict == "holds" and self.direction_only
+        return "holds in direction only" if hold else self.verdict
 
 # %% ../../nbs/00_core/03_claims.ipynb #705f6f72
 def _slug(text: str) -> str:
@@ -449,6 +608,25 @@ def _check_claim_text(chapter, claim, paper, paper_source, fails_if, test, why_e
         _text("why_exact", why_exact)
     _text("paper_metric", paper_metric, required=False)
 
+
+def _check_gates(floor, why_no_floor, calibrated, calibration, headline):
+    "The G1 arguments: a floor or the reason there is none; a calibration flag with its why."
+    if floor is None and why_no_floor is None:
+        raise ValueError(
+            "give floor= (the trivial predictor's value: mean or majority class, persistence, "
+            "climatology, zero force, chance) or why_no_floor= (why this metric has none)"
+        )
+    if floor is not None and why_no_floor is not None:
+        raise ValueError("give floor= or why_no_floor=, not both")
+    _text("why_no_floor", why_no_floor, required=False)
+    for name, v in (("calibrated", calibrated), ("headline", headline)):
+        if not isinstance(v, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False, got {v!r}")
+    if not calibrated:
+        _text("calibration", calibration)
+    elif calibration is not None:
+        raise ValueError("calibration= says what failed; give it only with calibrated=False")
+
 # %% ../../nbs/00_core/03_claims.ipynb #7fb27b941602401d91542211134fc71a
 def _opt_float(v) -> float | None:
     return None if v is None else float(v)
@@ -463,66 +641,173 @@ def _write_claim(c: Claim) -> None:
     tmp.write_text(json.dumps(asdict(c), indent=1))
     os.replace(tmp, path)  # whole or not at all
 
+
+def _check_one_headline(chapter: str, claim: str, scale: str) -> None:
+    "Refuse a second headline for one chapter and scale."
+    folder = claims_dir()
+    for p in sorted(folder.glob(f"{chapter}--*.json")) if folder.exists() else []:
+        c = json.loads(p.read_text())
+        if c.get("headline") and c.get("scale") == scale and _slug(c["claim"]) != _slug(claim):
+            raise ValueError(
+                f"chapter {chapter} already has a headline at scale {scale}: {c['claim']!r}; "
+                "one headline per chapter and scale (remove the other, or its file in "
+                f"{claims_dir()})"
+            )
+
+
+def _gate(d: Decision, calibrated: bool, calibration: str | None) -> Decision:
+    "A failed calibration decides nothing, whatever the numbers say."
+    if not calibrated:
+        d.reason = f"calibration failed ({calibration}); the numbers read {d.verdict}: {d.reason}"
+        d.verdict = "not decided"
+    return d
+
+# %% ../../nbs/00_core/03_claims.ipynb #47201a84
+def _assemble(d: Decision, a: dict) -> Claim:
+    "The stored `Claim` from a decision and `record_claim`'s arguments `a`."
+    o = _values("ours", a["ours"]).tolist()
+    b = None if a["baseline"] is None else _values("baseline", a["baseline"]).tolist()
+    hib, paper, effect = bool(a["higher_is_better"]), a["paper"], a["effect"]
+    other = float(np.mean(b)) if b is not None else float(a["reference"])
+    mag = magnitude(float(np.mean(o)), other, hib, effect)
+    num_paper = paper if isinstance(paper, (int, float)) and not isinstance(paper, bool) else None
+    dir_only = d.verdict == "holds" and not a["paper_metric"] and num_paper is not None
+    dir_only = bool(dir_only and direction_only(mag, num_paper))
+    fl = None if a["floor"] is None else _values("floor", a["floor"]).tolist()
+    return Claim(
+        chapter=a["chapter"],
+        claim=a["claim"].strip(),
+        metric=a["metric"],
+        ours=o,
+        baseline=b,
+        reference=_opt_float(a["reference"]),
+        higher_is_better=hib,
+        scale=a["scale"],
+        paper=paper,
+        paper_source=a["paper_source"].strip(),
+        fails_if=a["fails_if"].strip(),
+        test="exact" if d.test == "exact" else a["test"],  # exact: no spread up to rounding
+        verdict=d.verdict,
+        reason=d.reason,
+        alpha=float(a["alpha"]),
+        margin=float(a["margin"]),
+        tolerance=_opt_float(a["tolerance"]),
+        floor=fl[0] if fl is not None and len(fl) == 1 else fl,
+        effect=effect,
+        paper_metric=a["paper_metric"],
+        why_exact=a["why_exact"],
+        magnitude=None if a["paper_metric"] else mag,
+        direction_only=dir_only,
+        **{k: getattr(d, k) for k in ("estimate", "ci_low", "ci_high", "statistic", "df")},
+        **{k: getattr(d, k) for k in ("p_value", "p_value_other", "n_ours", "n_baseline")},
+        baseline_name=a["baseline_name"],
+        note=a["note"],
+        recorded_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        why_no_floor=a["why_no_floor"],
+        headline=bool(a["headline"]),
+        calibrated=bool(a["calibrated"]),
+        calibration=a["calibration"],
+        api=API_VERSION,
+    )
+
 # %% ../../nbs/00_core/03_claims.ipynb #79b4c27f
 def record_claim(
-    chapter: str,
-    claim: str,
+    chapter: str,  # two digits, e.g. "06"
+    claim: str,  # the claim in words, as the paper states it
     *,
-    ours,
-    baseline=None,
-    reference=None,
-    higher_is_better: bool,
-    scale: str,
-    paper=None,
-    paper_source: str,
-    fails_if: str,
-    test: str | None = None,
-    margin: float = 0.0,
-    tolerance: float | None = None,
-    floor: float | None = None,
-    effect: str | None = None,
-    paper_metric: str | None = None,
-    why_exact: str | None = None,
-    alpha: float = 0.05,
-    metric: str = "",
-    baseline_name: str = "baseline",
-    note: str = "",
+    ours,  # per-unit values of our method (one per seed or test case)
+    baseline=None,  # per-unit values of the comparator the paper names
+    reference=None,  # or a fixed value to compare with
+    higher_is_better: bool,  # the metric's direction
+    scale: str,  # the scale the numbers were measured at (ci, cpu, colab, full)
+    paper=None,  # the paper's number, or None with a qualitative paper_source
+    paper_source: str,  # where the paper's number or claim comes from
+    fails_if: str,  # the measured result that would make the claim fail
+    test: str | None = None,  # one of `TESTS` (default "welch")
+    margin: float = 0.0,  # non-inferiority margin, in the metric's units
+    tolerance: float | None = None,  # the allowed |ours - baseline| of a tolerance claim
+    floor=None,  # the trivial predictor's value: one number, or one per unit of ours
+    why_no_floor: str | None = None,  # why the metric has no trivial predictor (instead of floor)
+    headline: bool = False,  # the row stating the paper's central claim (one per chapter, scale)
+    calibrated: bool = True,  # False when the chapter's calibration failed: nothing is decided
+    calibration: str | None = None,  # what failed, with calibrated=False
+    effect: str | None = None,  # how magnitude is computed: one of `EFFECTS`, or None
+    paper_metric: str | None = None,  # the paper's metric, where it differs from ours
+    why_exact: str | None = None,  # why the numbers are deterministic, with test="exact"
+    alpha: float = 0.05,  # the level of every one-sided test
+    metric: str = "",  # the metric's name and units
+    baseline_name: str = "baseline",  # the comparator's name
+    note: str = "",  # anything a reader needs beside the row
 ) -> Claim:
     "Store a claim with its per-unit values and its computed verdict (Chapter 0, *record_claim*)."
-    test = "welch" if test is None else test
+    a = dict(locals())
+    test = a["test"] = "welch" if test is None else test
     _check_claim_text(chapter, claim, paper, paper_source, fails_if, test, why_exact, paper_metric)
-    scale = Scale.get(scale).name
+    _check_gates(floor, why_no_floor, calibrated, calibration, headline)
+    scale = a["scale"] = Scale.get(scale).name
     if effect is not None and effect not in EFFECTS:
         raise ValueError(f"effect={effect!r} is not known; use one of {', '.join(EFFECTS)} or None")
-    d = decide(
-        ours,
-        baseline,
-        reference=reference,
-        higher_is_better=higher_is_better,
-        test=test,
-        margin=margin,
-        tolerance=tolerance,
-        floor=floor,
-        alpha=alpha,
-    )
-    o = _values("ours", ours).tolist()
-    b = None if baseline is None else _values("baseline", baseline).tolist()
-    other = float(np.mean(b)) if b is not None else float(reference)
-    mag = magnitude(float(np.mean(o)), other, bool(higher_is_better), effect)
-    num_paper = paper if isinstance(paper, (int, float)) and not isinstance(paper, bool) else None
-    dir_only = d.verdict == "holds" and not paper_metric and num_paper is not None
-    dir_only = bool(dir_only and direction_only(mag, num_paper))
-    ref = None if reference is None else float(reference)
-    head = (chapter, claim.strip(), metric, o, b, ref, bool(higher_is_better), scale, paper)
-    text = (paper_source.strip(), fails_if.strip(), test, d.verdict, d.reason, float(alpha))
-    limits = (float(margin), _opt_float(tolerance), _opt_float(floor), effect, paper_metric)
-    stats = (d.estimate, d.ci_low, d.ci_high, d.statistic, d.df, d.p_value, d.p_value_other)
-    now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    tail = (d.n_ours, d.n_baseline, baseline_name, note, now)
-    mag = None if paper_metric else mag
-    c = Claim(*head, *text, *limits, why_exact, mag, dir_only, *stats, *tail)
+    kw = dict(reference=reference, higher_is_better=higher_is_better, test=test, margin=margin)
+    d = decide(ours, baseline, tolerance=tolerance, floor=floor, alpha=alpha, **kw)
+    d = _gate(d, bool(calibrated), calibration)
+    if headline:
+        _check_one_headline(chapter, claim, scale)
+    c = _assemble(d, a)
     _write_claim(c)
     return c
+
+# %% ../../nbs/00_core/03_claims.ipynb #63523f20
+def record_curve(
+    chapter: str,  # two digits, e.g. "06"
+    arm: str,  # the arm's name as the claims call it ("ours", "PG", "SH L=10")
+    steps,  # training steps (or epochs) at which the metric was measured, increasing
+    values,  # the metric at those steps
+    *,
+    metric: str,  # the metric's name and units, as in the claims
+    seed: int,  # the seed of this run
+    scale: str,  # the scale of the run
+    higher_is_better: bool | None = None,  # the metric's direction, where it has one
+    floor: float | None = None,  # the trivial predictor's value of this metric, drawn as a line
+) -> dict:
+    "Store one learning curve beside the claims (Chapter 0, *Learning curves*)."
+    if not isinstance(chapter, str) or not re.fullmatch(r"\d\d", chapter):
+        raise ValueError(f"chapter must be a two-digit string such as '06', got {chapter!r}")
+    _text("arm", arm)
+    _text("metric", metric)
+    st, v = _values("steps", steps), _values("values", values)
+    if len(st) != len(v):
+        raise ValueError(f"steps and values need equal lengths, got {len(st)} and {len(v)}")
+    if np.any(np.diff(st) <= 0):
+        raise ValueError("steps must increase")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int, got {seed!r}")
+    if higher_is_better is not None and not isinstance(higher_is_better, (bool, np.bool_)):
+        raise TypeError(f"higher_is_better must be True, False or None, got {higher_is_better!r}")
+    c = dict(
+        chapter=chapter,
+        arm=arm.strip(),
+        metric=metric.strip(),
+        seed=int(seed),
+        scale=Scale.get(scale).name,
+        steps=st.tolist(),
+        values=v.tolist(),
+        higher_is_better=None if higher_is_better is None else bool(higher_is_better),
+        floor=_number("floor", floor),
+    )
+    folder = claims_dir() / "curves"
+    folder.mkdir(parents=True, exist_ok=True)
+    name = f"{chapter}--{_slug(arm)}--{_slug(metric)}--{c['scale']}--seed{int(seed)}.json"
+    tmp = (folder / name).with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(c, indent=1))
+    os.replace(tmp, folder / name)
+    return c
+
+
+def load_curves(chapter: str | None = None, directory=None) -> list[dict]:
+    "Learning curves recorded in `directory` (default `claims_dir()`), optionally of one chapter."
+    d = (pathlib.Path(directory) if directory else claims_dir()) / "curves"
+    out = [json.loads(p.read_text()) for p in sorted(d.glob("*.json"))] if d.exists() else []
+    return [c for c in out if chapter is None or c["chapter"] == chapter]
 
 # %% ../../nbs/00_core/03_claims.ipynb #3da07824
 _CLAIM_FIELDS = {f.name for f in fields(Claim)}
@@ -564,7 +849,10 @@ def _side(values, n) -> str:
 def _test_text(c: Claim) -> str:
     t = c.test + (f", margin {_fmt(c.margin)}" if c.margin else "")
     t += f", ±{_fmt(c.tolerance)}" if c.tolerance is not None else ""
-    t += f", floor {_fmt(c.floor)}" if c.floor is not None else ""
+    if isinstance(c.floor, list):
+        t += f", floor {_fmt(float(np.mean(c.floor)))} (mean of per-unit floors)"
+    elif c.floor is not None:
+        t += f", floor {_fmt(c.floor)}"
     if c.p_value is not None:
         t += f"; p = {c.p_value:.2g}"
     return t
@@ -640,6 +928,13 @@ class ClaimsTable:
 
     __str__ = _repr_markdown_
 
+
+def _claim_html(self) -> str:
+    return ClaimsTable([self])._repr_html_()
+
+
+Claim._repr_html_ = _claim_html  # a claim shows as its one-row table
+
 # %% ../../nbs/00_core/03_claims.ipynb #8dd0d8092fe74a7c96281538738b07e2
 def claims_table(chapter: str | None = None) -> ClaimsTable:
     "The table of claims recorded for `chapter` (all chapters when None)."
@@ -709,9 +1004,11 @@ def results_stale(results_file, slug: str, root=None) -> bool | None:
     return then is None or code(then) != code(module.read_text())
 
 # %% ../../nbs/00_core/03_claims.ipynb #72eea5119410473aa328ad9291626812
-def _larger_runs(results_dir: pathlib.Path, slug: str) -> dict:
+def _larger_runs(results_dir: pathlib.Path | None, slug: str) -> dict:
     "{claim text: [(scale, verdict, n, device, date, stale)]} from a chapter's results files."
     out = {}
+    if results_dir is None:
+        return out
     for f in sorted((results_dir / slug).glob("*.json")):
         r = json.loads(f.read_text())
         prov = r.get("provenance", {})
@@ -720,6 +1017,8 @@ def _larger_runs(results_dir: pathlib.Path, slug: str) -> dict:
             v = c.get("verdict", "?") if "fails_if" in c else "earlier API"
             if c.get("direction_only") and v == "holds":
                 v = "holds in direction only"
+            if "fails_if" in c and c.get("api", 2) < 3:  # before floors, sign tests and headlines
+                v = f"recorded before floors (it read {v})"
             out.setdefault(c.get("claim", ""), []).append(
                 (
                     r.get("scale", f.stem),
@@ -735,7 +1034,8 @@ def _larger_runs(results_dir: pathlib.Path, slug: str) -> dict:
 # %% ../../nbs/00_core/03_claims.ipynb #8edb47106e1a46a883d545849b8ab81b
 def scoreboard_rows(chapters: list[dict], claims: list[Claim], results_dir, nbs_dir) -> list[dict]:
     "One row per claim (or per chapter without claims) for the front page's scoreboard."
-    results_dir, nbs_dir = pathlib.Path(results_dir), pathlib.Path(nbs_dir)
+    nbs_dir = pathlib.Path(nbs_dir)
+    results_dir = None if results_dir is None else pathlib.Path(results_dir)
     rows = []
     for ch in chapters:
         folder = nbs_dir / ch["folder"] if ch.get("folder") else None
@@ -771,6 +1071,7 @@ def scoreboard_rows(chapters: list[dict], claims: list[Claim], results_dir, nbs_
                     magnitude=tbl[5],
                     details=details,
                     verdict=c.shown_verdict,
+                    headline=c.headline,
                     larger="; ".join(
                         f"{s}: {v} (n={n}, {dev}, {date}"
                         + (", stale: the experiments changed since)" if old else ")")
@@ -794,33 +1095,96 @@ def scoreboard_counts(rows: list[dict]) -> dict:
     return out
 
 
-def scoreboard_html(rows: list[dict]) -> str:
-    "The scoreboard as a compact HTML table; test, n, p-value and fails-if in each row's tooltip."
-    heads = (
-        "#",
-        "claim",
-        "ours vs baseline",
-        "magnitude (ours / paper)",
-        "ci verdict",
-        "larger runs",
-    )
-    out = [
-        '<table class="icml26-board"><thead><tr>'
-        + "".join(f"<th>{h}</th>" for h in heads)
-        + "</tr></thead><tbody>"
+def _board_row(r: dict) -> str:
+    "One scoreboard row as HTML; test, n, p-value and fails-if in its tooltip."
+    cls = "verdict-" + r["verdict"].split(" (")[0].replace(" ", "-")
+    tip = html.escape(r["details"] or r["title"], quote=True)
+    star = "★ " if r.get("headline") else ""
+    flip = f" (was {r['flipped_from']})" if r.get("flipped_from") else ""
+    cells = [
+        f'<span title="{tip}">{star}{html.escape(r["claim"])}</span>',
+        html.escape(r["versus"]),
+        html.escape(r["magnitude"]),
+        f'<span title="{tip}">{html.escape(r["verdict"] + flip)}</span>',
+        html.escape(r["larger"]),
     ]
+    return f'<tr class="{cls}">' + "".join(f"<td>{x}</td>" for x in cells) + "</tr>"
+
+
+def scoreboard_html(rows: list[dict]) -> str:
+    "The scoreboard, one collapsed section per chapter (★ marks the chapter's headline row)."
+    heads = ("claim", "ours vs baseline", "magnitude (ours / paper)", "ci verdict", "larger runs")
+    head = "<thead><tr>" + "".join(f"<th>{h}</th>" for h in heads) + "</tr></thead>"
+    out, groups = [], {}
+    for r in rows:
+        groups.setdefault(r["number"], []).append(r)
+    for num, rs in groups.items():
+        counts = scoreboard_counts(rs).get(num, {})
+        said = ", ".join(f"{v} {k}" for k, v in counts.items() if v) or rs[0]["verdict"]
+        name = html.escape(f"{num} {rs[0]['title']}")
+        name = f'<a href="{rs[0]["link"]}">{name}</a>' if rs[0]["link"] else name
+        body = "".join(_board_row(r) for r in rs)
+        out.append(
+            f'<details class="icml26-chapter"><summary>{name}: {html.escape(said)}</summary>'
+            f'<table class="icml26-board">{head}<tbody>{body}</tbody></table></details>'
+        )
+    return "".join(out)
+
+# %% ../../nbs/00_core/03_claims.ipynb #45b02d3b
+HEADLINE_SCALES = ("full", "colab", "cpu")  # committed scales, largest first; then this build's ci
+
+
+def _headline_claim(raw: dict) -> Claim:
+    return Claim(**{k: v for k, v in raw.items() if k in _CLAIM_FIELDS})
+
+
+def headline_rows(chapters: list[dict], claims: list[Claim], results_dir) -> list[dict]:
+    "Each chapter's headline at its largest scale with a result (Chapter 0, *The headline*)."
+    rows = []
+    for ch in chapters:
+        row = dict(
+            number=ch["number"],
+            title=ch["title"],
+            claim="headline not chosen",
+            verdict="headline not chosen",
+            scale="–",
+            magnitude="–",
+        )
+        found = None
+        if ch.get("folder") and results_dir is not None:
+            for sc in HEADLINE_SCALES:
+                f = pathlib.Path(results_dir) / ch["folder"][3:] / f"{sc}.json"
+                raw = json.loads(f.read_text()).get("claims", []) if f.exists() else []
+                hits = [c for c in raw if c.get("headline") and c.get("api", 2) >= 3]
+                if hits:
+                    found = _headline_claim(hits[0])
+                    break
+        if found is None:
+            mine = [c for c in claims if c.chapter == ch["number"] and c.headline]
+            found = mine[0] if mine else None
+        if found is not None:
+            tbl = next(ClaimsTable([found]).rows())
+            row.update(
+                claim=found.claim,
+                verdict=found.shown_verdict,
+                scale=found.scale,
+                magnitude=tbl[5],
+                reason=found.reason,
+            )
+        rows.append(row)
+    return rows
+
+
+def headline_html(rows: list[dict]) -> str:
+    "The front page's headline table: chapter, headline, verdict, scale, magnitude."
+    heads = ("#", "chapter", "the paper's central claim", "verdict", "scale", "ours / paper")
+    out = ['<table class="icml26-headlines"><thead><tr>']
+    out += [f"<th>{h}</th>" for h in heads] + ["</tr></thead><tbody>"]
     for r in rows:
         cls = "verdict-" + r["verdict"].replace(" ", "-")
-        num = html.escape(r["number"])
-        num = f'<a href="{r["link"]}">{num}</a>' if r["link"] else num
-        tip = html.escape(r["details"] or r["title"], quote=True)
-        cells = [
-            f'<span title="{html.escape(r["title"], quote=True)}">{num}</span>',
-            f'<span title="{tip}">{html.escape(r["claim"])}</span>',
-            html.escape(r["versus"]),
-            html.escape(r["magnitude"]),
-            f'<span title="{tip}">{html.escape(r["verdict"])}</span>',
-            html.escape(r["larger"]),
-        ]
-        out.append(f'<tr class="{cls}">' + "".join(f"<td>{x}</td>" for x in cells) + "</tr>")
+        tip = html.escape(r.get("reason", ""), quote=True)
+        cells = (r["number"], r["title"], r["claim"], r["verdict"], r["scale"], r["magnitude"])
+        tds = [f"<td>{html.escape(str(x))}</td>" for x in cells]
+        tds[3] = f'<td><span title="{tip}">{html.escape(r["verdict"])}</span></td>'
+        out.append(f'<tr class="{cls}">' + "".join(tds) + "</tr>")
     return "".join(out) + "</tbody></table>"

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 # %% auto #0
-__all__ = ['PALETTE', 'TEMPLATE', 'BookRenderer', 'book_mode', 'stepped_figure', 'live_controls']
+__all__ = ['PALETTE', 'TEMPLATE', 'BookRenderer', 'book_mode', 'stepped_figure', 'live_controls', 'curves_figure']
 
 # %% ../../nbs/00_core/04_plotting.ipynb #aa6746f0
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
@@ -111,3 +111,79 @@ def live_controls(update: Callable[..., go.Figure], **controls):
 
     ui = widgets.interactive(redraw, **controls)
     return widgets.VBox([widgets.HBox(list(ui.children[:-1])), out])
+
+# %% ../../nbs/00_core/04_plotting.ipynb #9dc7a0ca
+def _curve_traces(curves: list[dict], metric: str) -> list:
+    "Traces of one metric: a line per arm and seed (one legend entry per arm), the floor dashed."
+    mine = [c for c in curves if c["metric"] == metric]
+    arms = list(dict.fromkeys(c["arm"] for c in mine))
+    out, shown = [], set()
+    for c in mine:
+        colour = PALETTE[arms.index(c["arm"]) % len(PALETTE)]
+        out.append(
+            go.Scatter(
+                x=c["steps"],
+                y=c["values"],
+                mode="lines",
+                line=dict(color=colour, width=1.5),
+                name=c["arm"],
+                legendgroup=c["arm"],
+                showlegend=c["arm"] not in shown,
+                hovertemplate=f"{c['arm']}, seed {c['seed']}<br>step %{{x}}: %{{y:.4g}}"
+                + "<extra></extra>",
+            )
+        )
+        shown.add(c["arm"])
+    floors = [c["floor"] for c in mine if c.get("floor") is not None]
+    if floors:
+        x0 = min(min(c["steps"]) for c in mine)
+        x1 = max(max(c["steps"]) for c in mine)
+        f = float(sum(floors) / len(floors))
+        out.append(
+            go.Scatter(
+                x=[x0, x1],
+                y=[f, f],
+                mode="lines",
+                name="floor (trivial predictor)",
+                line=dict(color="#555555", dash="dash", width=1.5),
+            )
+        )
+    return out
+
+
+def curves_figure(chapter: str, directory=None, curves: list[dict] | None = None) -> go.Figure:
+    "A chapter's learning curves with their floors (Chapter 0, *Learning curves*)."
+    from icml26_lit.core.claims import load_curves
+
+    curves = load_curves(chapter, directory) if curves is None else curves
+    metrics = list(dict.fromkeys(c["metric"] for c in curves))
+    fig = go.Figure()
+    if not metrics:
+        fig.update_layout(title=f"No learning curves recorded for chapter {chapter}", height=200)
+        return fig
+    groups = [_curve_traces(curves, m) for m in metrics]
+    for i, g in enumerate(groups):
+        for t in g:
+            t.visible = i == 0
+            fig.add_trace(t)
+    fig.update_layout(
+        xaxis_title="training step",
+        yaxis_title=metrics[0],
+        height=380,
+        title=f"Learning curves: {metrics[0]}",
+    )
+    if len(metrics) > 1:
+        sizes = [len(g) for g in groups]
+        buttons = []
+        for i, m in enumerate(metrics):
+            vis = [j == i for j, n in enumerate(sizes) for _ in range(n)]
+            upd = {"yaxis.title.text": m, "title.text": f"Learning curves: {m}"}
+            buttons.append(dict(label=m, method="update", args=[{"visible": vis}, upd]))
+        fig.update_layout(
+            updatemenus=[
+                dict(
+                    type="buttons", direction="right", x=0, y=1.15, xanchor="left", buttons=buttons
+                )
+            ]
+        )
+    return fig

@@ -45,7 +45,7 @@ class Scale:
 
 _SCALES = {
     "ci": Scale("ci", "the book's own build: at most 120 s on one CPU thread"),
-    "cpu": Scale("cpu", "a 2-core laptop in at most 15 minutes: decides the headline claim"),
+    "cpu": Scale("cpu", "at most 30 minutes of one CPU thread: decides the headline claim"),
     "colab": Scale("colab", "a free Colab T4 GPU in about 15 minutes"),
     "full": Scale("full", "the paper's setting on one GPU"),
 }

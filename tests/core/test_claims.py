@@ -107,15 +107,271 @@ def test_equivalence_holds_fails_and_cannot_decide():
     )
 
 
-def test_baseline_at_its_floor_is_not_evidence():
+def test_floors_on_both_sides():
     ours = [0.90, 0.92, 0.88, 0.91]
     at_chance = [0.50, 0.52, 0.48, 0.51]
+    # ours above, the baseline at its floor: decided, and the reason says the baseline is there
     d = decide(ours, at_chance, higher_is_better=True, floor=0.5)
-    assert d.verdict == "not decided" and "floor" in d.reason
+    assert d.verdict == "holds" and "at its floor 0.5" in d.reason
     assert (
         decide(ours, [0.70, 0.72, 0.69, 0.71], higher_is_better=True, floor=0.5).verdict == "holds"
     )
-    assert decide(ours, at_chance, higher_is_better=True).verdict == "holds"  # without the floor
+    # ours at the floor, the baseline above: does not hold
+    d = decide(at_chance, ours, higher_is_better=True, floor=0.5)
+    assert d.verdict == "does not hold" and "not above the floor" in d.reason
+    # both at the floor: not decided, whatever the gap between them
+    d = decide([0.5, 0.49, 0.51, 0.5], [0.45, 0.44, 0.46, 0.45], higher_is_better=True, floor=0.5)
+    assert d.verdict == "not decided" and d.reason.startswith("both at the floor 0.5")
+
+
+def test_non_inferiority_with_ours_at_the_floor_does_not_hold():
+    # RMSE: climatology 0.985; ours at climatology, the baseline a little better, a wide margin:
+    # without the floor this row holds "within the margin"; with it, it must not
+    ours, base = [0.98, 0.99, 0.985, 0.987], [0.97, 0.975, 0.98, 0.978]
+    kw = dict(higher_is_better=False, margin=0.05, test="paired")
+    assert decide(ours, base, **kw).verdict == "holds"
+    d = decide(ours, base, floor=0.985, **kw)
+    assert d.verdict == "does not hold" and "not above the floor" in d.reason
+
+
+def test_per_seed_floors_and_floors_against_a_reference():
+    # each seed has its own climatology; ours clears it on every seed by a consistent gap
+    f = [0.9, 1.4, 0.6, 1.1]
+    ours = [x - 0.1 for x in f]
+    base = [x - 0.05 for x in f]
+    d = decide(ours, base, higher_is_better=False, test="paired", floor=f)
+    assert d.verdict == "holds" and "floor" not in d.reason
+    # against one mean floor the per-seed spread would hide the same skill
+    d1 = decide(ours, base, higher_is_better=False, test="paired", floor=float(np.mean(f)))
+    assert d1.verdict == "not decided"
+    assert decide([0.4, 0.42, 0.41], reference=0.5, higher_is_better=False, floor=0.45).verdict == (
+        "holds"
+    )
+    assert decide([0.5, 0.49, 0.51], reference=0.3, higher_is_better=False, floor=0.45).verdict == (
+        "does not hold"
+    )
+    with pytest.raises(ValueError, match="one value per unit"):
+        decide(ours, base, higher_is_better=False, floor=[0.1, 0.2])
+
+
+def test_sign_test_matches_binomtest_and_refuses_t_tests_on_0_1():
+    ours = [1, 1, 1, 0, 1, 0, 1, 1]
+    pg = [0, 0, 0, 0, 1, 0, 1, 1]  # 3 discordant pairs, all ours
+    d = decide(ours, pg, higher_is_better=True, test="sign")
+    assert d.verdict == "not decided" and d.p_value == pytest.approx(0.125, rel=1e-12)
+    assert d.p_value == pytest.approx(stats.binomtest(3, 3, 0.5, alternative="greater").pvalue)
+    for k in range(1, 9):  # k discordant pairs all one way decide exactly from k = 5 on
+        v = decide([1] * k, [0] * k, higher_is_better=True, test="sign").verdict
+        assert v == ("holds" if k >= 5 else "not decided"), (k, v)
+    assert decide([0] * 6, [1] * 6, higher_is_better=True, test="sign").verdict == "does not hold"
+    # lower is better (failures counted as 1): the direction flips
+    assert decide([0] * 6, [1] * 6, higher_is_better=False, test="sign").verdict == "holds"
+    for t in ("paired", "welch"):
+        with pytest.raises(ValueError, match="use test='sign'"):
+            decide(ours, pg, higher_is_better=True, test=t)
+    with pytest.raises(ValueError, match="why_no_floor"):
+        decide(ours, pg, higher_is_better=True, test="sign", floor=0.0)
+    d = decide([1] * 9 + [0], reference=0.5, higher_is_better=True, test="sign")
+    assert d.p_value == pytest.approx(stats.binomtest(9, 10, 0.5, alternative="greater").pvalue)
+
+
+def test_wilcoxon_matches_scipy_and_resists_one_diverged_seed():
+    ours = np.array([0.07, 0.09, 0.12, 0.08, 0.10])
+    node = np.array([0.15, 0.16, 0.17, 0.14, 4.22])  # the baseline diverged on one seed
+    assert decide(ours, node, higher_is_better=False, test="paired").verdict == "not decided"
+    d = decide(ours, node, higher_is_better=False, test="wilcoxon")
+    r = stats.wilcoxon(node - ours, alternative="greater")
+    assert d.verdict == "holds" and d.p_value == pytest.approx(r.pvalue, rel=P_REL)
+    # the same diverged value on our side: ranks say not decided, never "holds"
+    d = decide(
+        np.r_[ours[:4], 4.22], np.r_[node[:4], 0.15], higher_is_better=False, test="wilcoxon"
+    )
+    assert d.verdict == "not decided"
+
+
+def test_rounding_level_spread_gets_no_p_value():
+    ratio = [4.0, 4.0 + 1.9e-15, 4.0, 4.0 - 1.9e-15, 4.0]
+    d = decide(ratio, reference=2.5, higher_is_better=True)
+    assert d.test == "exact" and d.p_value is None and d.verdict == "holds"
+    assert "decided as an exact comparison" in d.reason
+    d = decide(ratio, [2.5 + 1e-15, 2.5, 2.5, 2.5, 2.5 - 1e-15], higher_is_better=True)
+    assert d.test == "exact" and d.verdict == "holds"
+    # identical up to rounding is a tie, and a tie is no win
+    d = decide(ratio, [4.0] * 5, higher_is_better=True, test="paired")
+    assert d.test == "exact" and d.verdict == "does not hold" and "up to rounding" in d.reason
+    # a real spread is still tested
+    assert decide([4.0, 4.1, 3.9], reference=2.5, higher_is_better=True).p_value is not None
+
+
+@pytest.mark.parametrize(
+    "ours,base,margin,test,verdict,words",
+    [
+        (
+            [1.0, 1.1, 1.05, 1.02],
+            [0.5, 0.55, 0.6, 0.52],
+            0.0,
+            "welch",
+            "holds",
+            "ours better than the baseline by",
+        ),
+        (
+            [0.5, 0.55, 0.6, 0.52],
+            [1.0, 1.1, 1.05, 1.02],
+            0.0,
+            "welch",
+            "does not hold",
+            "ours worse than the baseline by",
+        ),
+        (
+            [0.9988, 0.9989, 0.9987, 0.9988],
+            [1.0, 1.0001, 0.9999, 1.0],
+            0.02,
+            "paired",
+            "holds",
+            "ours worse than the baseline by 0.0012, within the margin 0.02",
+        ),
+        (
+            [1.01, 1.011, 1.009, 1.01],
+            [1.0, 1.0001, 0.9999, 1.0],
+            0.02,
+            "paired",
+            "holds",
+            "ours better than the baseline by 0.01 (non-inferiority margin 0.02)",
+        ),
+        (
+            [0.9, 0.91, 0.89, 0.9],
+            [1.0, 1.0001, 0.9999, 1.0],
+            0.02,
+            "paired",
+            "does not hold",
+            "ours worse than the baseline by 0.1, beyond the margin 0.02",
+        ),
+        (
+            [1.01, 1.02, 1.0, 1.01],
+            [1.0, 1.0, 1.0, 1.0],
+            0.0,
+            "tolerance",
+            "holds",
+            "ours above the baseline by 0.01",
+        ),
+        (
+            [0.99, 0.98, 1.0, 0.99],
+            [1.0, 1.0, 1.0, 1.0],
+            0.0,
+            "tolerance",
+            "holds",
+            "ours below the baseline by 0.01",
+        ),
+    ],
+)
+def test_every_reason_states_the_direction(ours, base, margin, test, verdict, words):
+    kw = dict(tolerance=0.05) if test == "tolerance" else dict(margin=margin)
+    d = decide(ours, base, higher_is_better=True, test=test, **kw)
+    assert d.verdict == verdict and words in d.reason, d
+    assert ("better" in d.reason) != ("worse" in d.reason) or test == "tolerance"
+
+
+def test_failed_calibration_is_never_a_verdict(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICML26_CLAIMS_DIR", str(tmp_path))
+    kw = dict(
+        higher_is_better=True,
+        scale="ci",
+        paper=None,
+        paper_source="abstract (no number)",
+        fails_if="the baseline wins",
+        why_no_floor="a demonstration",
+    )
+    for o, b in (([2, 2.1, 2.2], [1, 1.1, 1.3]), ([1, 1.1, 1.3], [2, 2.1, 2.2])):
+        c = record_claim(
+            "00",
+            f"row {o[0]}",
+            ours=o,
+            baseline=b,
+            calibrated=False,
+            calibration="band [0.15, 0.6] missed: 0.89",
+            **kw,
+        )
+        assert c.verdict == "not decided" and c.reason.startswith("calibration failed (band")
+    with pytest.raises(ValueError, match="calibration must be a non-empty"):
+        record_claim("00", "z", ours=[1, 2], baseline=[0, 1], calibrated=False, **kw)
+    with pytest.raises(ValueError, match="only with calibrated=False"):
+        record_claim("00", "z", ours=[1, 2], baseline=[0, 1], calibration="x", **kw)
+
+
+def test_one_headline_per_chapter_and_scale(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICML26_CLAIMS_DIR", str(tmp_path))
+    kw = dict(
+        ours=[2, 2.1, 2.2],
+        baseline=[1, 1.1, 1.3],
+        higher_is_better=True,
+        paper=None,
+        paper_source="abstract (no number)",
+        fails_if="the baseline wins",
+        why_no_floor="toy",
+    )
+    record_claim("05", "the headline", headline=True, scale="ci", **kw)
+    record_claim("05", "the headline", headline=True, scale="ci", **kw)  # re-recording is fine
+    record_claim("05", "another headline", headline=True, scale="cpu", **kw)  # another scale
+    record_claim("06", "another chapter", headline=True, scale="ci", **kw)
+    with pytest.raises(ValueError, match="already has a headline at scale ci"):
+        record_claim("05", "a second headline", headline=True, scale="ci", **kw)
+    assert [c.claim for c in load_claims("05") if c.headline and c.scale == "ci"] == [
+        "the headline"
+    ]
+
+
+def test_a_row_needs_a_floor_or_the_reason_it_has_none(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICML26_CLAIMS_DIR", str(tmp_path))
+    kw = dict(
+        ours=[2, 2.1],
+        baseline=[1, 1.1],
+        higher_is_better=True,
+        scale="ci",
+        paper=None,
+        paper_source="abstract (no number)",
+        fails_if="the baseline wins",
+    )
+    with pytest.raises(ValueError, match="give floor= .* or why_no_floor="):
+        record_claim("00", "x", **kw)
+    with pytest.raises(ValueError, match="not both"):
+        record_claim("00", "x", floor=0.5, why_no_floor="none", **kw)
+    assert not list(tmp_path.iterdir())
+    assert record_claim("00", "x", floor=0.5, **kw).floor == 0.5
+
+
+def test_curves_round_trip(tmp_path, monkeypatch):
+    from icml26_lit.core.claims import load_curves, record_curve
+
+    monkeypatch.setenv("ICML26_CLAIMS_DIR", str(tmp_path))
+    c = record_curve(
+        "07",
+        "DKMP",
+        [0, 10, 20],
+        [1.0, 0.5, 0.3],
+        metric="MAE",
+        seed=3,
+        scale="ci",
+        higher_is_better=False,
+        floor=0.9,
+    )
+    assert load_curves("07") == [c] and load_curves("08") == []
+    for bad, msg in (
+        (dict(steps=[0, 0, 1]), "increase"),
+        (dict(values=[1.0, 2.0]), "equal"),
+        (dict(seed=1.5), "seed"),
+        (dict(values=[1, float("nan"), 2]), "NaN"),
+    ):
+        args = dict(steps=[0, 10, 20], values=[1.0, 0.5, 0.3], seed=0) | bad
+        with pytest.raises((ValueError, TypeError), match=msg):
+            record_curve(
+                "07",
+                "DKMP",
+                args["steps"],
+                args["values"],
+                metric="MAE",
+                seed=args["seed"],
+                scale="ci",
+            )
 
 
 @pytest.mark.parametrize(
@@ -143,6 +399,7 @@ def test_direction_only(tmp_path, monkeypatch):
         effect="ratio",
         test="paired",
         fails_if="ours uses more energy",
+        why_no_floor="energy has no trivial predictor",
     )
     c = record_claim("13", "less energy", ours=[1.0, 1.1, 0.9], baseline=[3.4, 3.5, 3.3], **kw)
     assert (
@@ -172,6 +429,7 @@ def test_exact_claims(tmp_path, monkeypatch):
         paper_source="abstract (no number)",
         test="exact",
         fails_if="the flash path saves as much as the plain one",
+        why_no_floor="bytes have no trivial predictor",
     )
     c = record_claim(
         "06", "less memory", ours=0.56, baseline=2.34, why_exact="bytes are counted", **kw
@@ -199,6 +457,7 @@ def test_round_trip_and_table(tmp_path, monkeypatch):
         effect="ratio",
         fails_if="the baseline is as fast",
         test="paired",
+        why_no_floor="a speed-up has no trivial predictor",
     )
     stored = json.loads(next(tmp_path.glob("42--*.json")).read_text())
     assert stored["ours"] == [3.0, 3.2, 2.9] and stored["test"] == "paired"
@@ -224,6 +483,7 @@ def test_scoreboard_counts(tmp_path, monkeypatch):
         paper_source="abstract (no number)",
         fails_if="the baseline wins",
         test="paired",
+        why_no_floor="a demonstration",
     )
     record_claim("00", "a", ours=[2, 2.1, 2.2], baseline=[1, 1.1, 1.3], **kw)
     record_claim("00", "b", ours=[1, 1.1, 1.3], baseline=[2, 2.1, 2.2], **kw)
@@ -262,7 +522,10 @@ BAD = [
     (dict(chapter="1"), ValueError, "chapter must be a two-digit"),
     (dict(scale="laptop"), ValueError, "scale='laptop'"),
     (dict(paper=None, paper_source="Table 3"), ValueError, "paper=None needs a qualitative"),
-    (dict(floor=0.5, baseline=None, reference=0.3), ValueError, "floor= applies to a baseline"),
+    (dict(floor=[0.5, 0.4, 0.3], why_no_floor=None), ValueError, "one value per unit"),
+    (dict(floor=0.5, why_no_floor="x"), ValueError, "not both"),
+    (dict(why_no_floor=None), ValueError, "why_no_floor="),
+    (dict(headline="yes"), TypeError, "headline must be True or False"),
 ]
 
 
@@ -279,6 +542,7 @@ def test_bad_input_names_the_argument_and_writes_nothing(tmp_path, monkeypatch, 
         paper=1.0,
         paper_source="Table 3",
         fails_if="the baseline wins",
+        why_no_floor="a test of the argument checks",
     )
     kw.update(change)
     chapter, claim = kw.pop("chapter"), kw.pop("claim")
