@@ -22,11 +22,13 @@ from icml26_lit.prime_attention.data import (
 from .model import PrimeITransformer
 
 # %% auto #0
-__all__ = ['CONFIG', 'load_data', 'evaluate', 'train_arm', 'ridge_r2', 'pair_auc', 'run_pilot', 'run_seed', 'smoke_step']
+__all__ = ['CONFIG', 'load_data', 'evaluate', 'train_arm', 'last_value_mse', 'ridge_r2', 'pair_auc', 'run_pilot', 'run_seed',
+           'smoke_step', 'arm_lr']
 
 # %% ../../nbs/14_prime_attention/05_experiments.ipynb #71522d41
 _ARMS = {
     "standard_48": ("standard", 48),
+    "channel_48": ("standard", 48),  # standard attention with learned channel embeddings
     "prime_48": ("prime", 48),
     "prime_24": ("prime", 24),
     "standard_30": ("standard", 30),
@@ -35,6 +37,8 @@ _ARMS = {
 # lr picks, noise and row-3 margin from the cpu pilot: results/prime_attention/pilot_cpu.json
 _PICKS = dict(
     lr={"standard_48": 3e-3, "prime_48": 3e-3, "standard_30": 3e-3, "prime_30": 3e-3},
+    # the channel control has no cpu pilot pick yet: it carries standard_48's (3e-3)
+    channel_lr=3e-3,
     noise_std=0.1,
     margin=0.01408437122313565,
 )
@@ -44,12 +48,13 @@ _COMMON = dict(
     noise_grid=[0.1, 0.3, 0.6, 1.0],
     pilot_seed=100,
     eval_batch=512,
-    arms=["standard_48", "prime_48", "standard_30", "prime_30"],
+    arms=["standard_48", "channel_48", "prime_48", "standard_30", "prime_30"],
+    curve_every=50,  # steps between two validation points of the learning curves
+    curve_windows=256,  # validation windows scored at each point
     **_PICKS,
 )
 CONFIG = sizes(
-    # ci trains the two L = 48 arms only: rows 2-3 (the L = 30 arms) run from the cpu preset up,
-    # the first of the time fallbacks (the pilot still picks for all four arms)
+    # ci trains the three L = 48 arms only: rows 2-3 (the L = 30 arms) run from the cpu preset up
     ci=dict(
         _COMMON,
         n_steps=12_000,
@@ -57,7 +62,7 @@ CONFIG = sizes(
         steps=400,
         n_seeds=5,
         run_pilot=False,
-        arms=["standard_48", "prime_48"],
+        arms=["standard_48", "channel_48", "prime_48"],
     ),
     cpu=dict(n_steps=24_000, batch=64, steps=400, n_seeds=10, run_pilot=True, **_COMMON),
     colab=dict(n_steps=30_000, batch=64, steps=2000, n_seeds=10, run_pilot=True, **_COMMON),
@@ -104,22 +109,34 @@ def train_arm(
         attention=attention,
         backend=backend,
         generator=torch.Generator().manual_seed(seed),
+        channel_embedding=arm.startswith("channel"),
     )
+    Xc, Yc = Xv[: cfg.curve_windows], Yv[: cfg.curve_windows]  # the learning curve's windows
+    curve = []
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     t0, c0 = time.perf_counter(), time.process_time()
-    for _ in range(steps if steps is not None else cfg.steps):
+    for step in range(1, 1 + (steps if steps is not None else cfg.steps)):
         idx = torch.randint(len(X), (cfg.batch,), generator=g)
         opt.zero_grad()
         F.mse_loss(model(X[idx]), Y[idx]).backward()
         opt.step()
-    secs, cpu = time.perf_counter() - t0, time.process_time() - c0  # training only
+        if steps is None and step % cfg.curve_every == 0:
+            curve.append((step, evaluate(model, Xc, Yc, cfg.eval_batch)))
+    secs, cpu = time.perf_counter() - t0, time.process_time() - c0  # training and curve
     return dict(
         model=model,
         seconds=secs,
         cpu_seconds=cpu,
         val_mse=evaluate(model, Xv, Yv, cfg.eval_batch),
         test_mse=evaluate(model, Xt, Yt, cfg.eval_batch),
+        curve=curve,
+        curve_floor=last_value_mse(Xc, Yc),
     )
+
+
+def last_value_mse(X: torch.Tensor, Y: torch.Tensor) -> float:
+    "MSE of the last-value forecast (each channel's last input repeated): the floor."
+    return float(F.mse_loss(X[:, -1:, :].expand_as(Y), Y))
 
 # %% ../../nbs/14_prime_attention/05_experiments.ipynb #1e2f19bb
 def ridge_r2(data: dict, L: int = 48) -> float:
@@ -171,9 +188,10 @@ def run_seed(cfg, seed: int, lr: dict, noise_std: float) -> dict:
     "The preset's arms, ridge R^2 and the pair AUCs on one seed (Chapter 14, *Experiments*)."
     data = load_data(cfg.n_steps, noise_std, seed)
     out = {"seed": seed, "ridge_r2": ridge_r2(data)}
+    out["floor_mse"] = last_value_mse(*data["windows"][48]["test"])  # targets: the same for L=30
     for arm in cfg.arms:
         r = train_arm(data, arm, cfg, seed, lr[arm])
-        out[arm] = {k: r[k] for k in ("val_mse", "test_mse", "seconds")}
+        out[arm] = {k: r[k] for k in ("val_mse", "test_mse", "seconds", "curve", "curve_floor")}
         if arm == "prime_48":
             out["scores_filters"] = r["model"].filter_scores()
     out["scores_xcorr"] = lagged_xcorr_scores(data["train"], max_lag=12)
@@ -185,8 +203,13 @@ def run_seed(cfg, seed: int, lr: dict, noise_std: float) -> dict:
 def smoke_step(cfg) -> None:
     "One cheap step of the experiment: two training steps of every arm on a short series."
     c = dict(cfg)
-    c.update(steps=2, batch=4)
+    c.update(steps=2, batch=4, curve_every=1)
     data = load_data(3000, cfg.noise_std, 0)
     for arm in cfg.arms:
-        r = train_arm(data, arm, type(cfg)(c), 0, cfg.lr[arm])
-        assert np.isfinite(r["test_mse"]), arm
+        r = train_arm(data, arm, type(cfg)(c), 0, arm_lr(cfg, cfg.lr)[arm])
+        assert np.isfinite(r["test_mse"]) and len(r["curve"]) == 2, arm
+
+
+def arm_lr(cfg, lr: dict) -> dict:
+    "The learning rate of every arm of `cfg`: the pilot's picks, and the channel control's."
+    return {a: lr[a] if a in lr else cfg.channel_lr for a in cfg.arms}

@@ -153,6 +153,7 @@ class PrimeITransformer(nn.Module):
         rank: int = 4,  # P3: rank of h
         backend: str = "auto",  # passed to prime_attention in every layer
         generator: torch.Generator | None = None,  # all initial weights come from it
+        channel_embedding: bool = False,  # a learned (N, d_model) channel identity per token
     ):
         super().__init__()
         _check_model_args(
@@ -182,6 +183,12 @@ class PrimeITransformer(nn.Module):
             self.norm = nn.LayerNorm(d_model)
             self.head = nn.Linear(d_model, horizon)
         _init_linears(self, generator)
+        # the control for prime's channel identity: drawn after the linears, which stay as without
+        self.channel_embed = None
+        if channel_embedding:
+            with torch.random.fork_rng(devices=[]):
+                e = 0.02 * torch.randn(n_channels, d_model, generator=generator)
+            self.channel_embed = nn.Parameter(e)
 
 # %% ../../nbs/14_prime_attention/02_backbone.ipynb #3ccc6daa
 @patch
@@ -198,6 +205,8 @@ def forward(self: PrimeITransformer, x: torch.Tensor) -> torch.Tensor:
         raise ValueError("x contains NaN or infinite values (a window with missing data?)")
     xn, stats = self.revin.normalize(x)
     z = self.embed(xn.transpose(1, 2))  # variate tokens (B, N, d_model)
+    if self.channel_embed is not None:  # the same series in two channels gives two tokens
+        z = z + self.channel_embed
     for layer in self.layers:
         z = layer(z)
     y = self.head(self.norm(z)).transpose(1, 2)  # (B, horizon, N)

@@ -6,7 +6,14 @@ import pytest
 import torch
 
 from icml26_lit.core import repo_root
-from icml26_lit.prime_attention.experiments import CONFIG, pair_auc, smoke_step
+from icml26_lit.prime_attention.experiments import (
+    CONFIG,
+    arm_lr,
+    last_value_mse,
+    pair_auc,
+    smoke_step,
+)
+from icml26_lit.prime_attention.model import PrimeITransformer
 
 
 @pytest.mark.parametrize("scale", ["ci", "cpu", "colab", "full"])
@@ -18,10 +25,12 @@ def test_ci_preset_is_the_protocol():
     c = CONFIG.get("ci")
     assert (c.n_steps, c.horizon, c.batch, c.steps, c.n_seeds) == (12_000, 12, 32, 400, 5)
     assert c.lr_grid == [1e-3, 3e-3] and c.pilot_seed == 100 and not c.run_pilot
-    # ci trains the L = 48 arms (rows 1 and 4); the L = 30 arms join from the cpu preset up
-    assert c.arms == ["standard_48", "prime_48"]
+    # ci trains the L = 48 arms (the headline, rows 2 and 5); the L = 30 arms join from cpu up
+    assert c.arms == ["standard_48", "channel_48", "prime_48"]
     for scale in ("cpu", "colab", "full"):
-        assert CONFIG.get(scale).arms == ["standard_48", "prime_48", "standard_30", "prime_30"]
+        assert CONFIG.get(scale).arms == [
+            "standard_48", "channel_48", "prime_48", "standard_30", "prime_30"
+        ]
     path = repo_root() / "results" / "prime_attention" / "pilot_cpu.json"
     if path.exists():  # the ci picks are the committed cpu pilot's
         pilot = json.loads(path.read_text())["pilot"]
@@ -35,3 +44,26 @@ def test_pair_auc():
     s = torch.zeros(3, 3)
     s[0, 1] = 1.0
     assert pair_auc(s, g) == 1.0 and pair_auc(-s, g) == 0.0
+
+
+def test_last_value_mse_is_the_persistence_forecast():
+    X = torch.zeros(2, 5, 3)
+    X[:, -1] = torch.tensor([1.0, 2.0, 3.0])
+    Y = torch.tensor([1.0, 2.0, 3.0]).expand(2, 4, 3).clone()
+    assert last_value_mse(X, Y) == 0.0  # a constant series is forecast exactly
+    Y[:, :, 0] += 2.0  # channel 0 misses by 2 at every step: MSE 4 / 3 over the channels
+    assert last_value_mse(X, Y) == pytest.approx(4 / 3)
+
+
+def test_channel_control_learning_rate_and_identity():
+    c = CONFIG.get("ci")
+    assert arm_lr(c, c.lr)["channel_48"] == c.channel_lr == c.lr["standard_48"]
+    g = lambda: torch.Generator().manual_seed(0)
+    m = PrimeITransformer(3, 8, 2, attention="standard", channel_embedding=True, generator=g())
+    plain = PrimeITransformer(3, 8, 2, attention="standard", generator=g())
+    x = torch.randn(1, 8, 1).expand(1, 8, 3).contiguous()  # three identical channels
+    with torch.no_grad():
+        y_plain, y = plain(x), m(x)
+    # plain attention cannot tell identical channels apart; channel embeddings can
+    torch.testing.assert_close(y_plain[..., 0], y_plain[..., 1])
+    assert not torch.allclose(y[..., 0], y[..., 1])
