@@ -5,8 +5,8 @@ import pytest
 from icml26_lit.antic.experiments import CONFIG, experiment_units, run_unit
 from tests._trees import assert_trees_close as _close
 
-# a 16^2 run of 4 outer steps and a small network; three network seeds, so that rank 1 replays
-# seed 1 without having run the live run (it reruns the solver for the frames)
+# 16^2 runs of 4 outer steps and a small network; three trajectories (one per seed), so that
+# the two ranks split the live runs
 RUN = """
 import sys, torch
 from icml26_lit.core.distributed import init_distributed
@@ -17,9 +17,10 @@ cfg = type(ci)(ci, n=16, n_steps=4, hidden=16, n_layers=1, n_freq=16, first_step
                rank=2, n_seeds=3)
 res = run_experiment(cfg, 2, "cpu")
 if res is not None:  # rank 0
-    runs = [{k: run[k] for k in ("seed", "antic", "uniform")} for run in res["runs"]]
+    keys = ("seed", "antic", "uniform", "target", "codecs", "hold_first", "frames_sha1")
+    runs = [{k: run[k] for k in keys} for run in res["runs"]]
     keep = ("frames_sha1", "antic", "kept_official")
-    out = dict(runs=runs, target=res["target"], codecs=res["codecs"], ablations=res["ablations"],
+    out = dict(runs=runs, ablations=res["ablations"],
                record={k: res["record"][k] for k in keep}, fit=res["record"]["artefact"]["records"])
     torch.save(out, sys.argv[1])
 """
@@ -31,20 +32,38 @@ def test_run_experiment_units_split_over_two_ranks(one_and_two_ranks):
     assert one["record"]["frames_sha1"] == two["record"]["frames_sha1"]
     # every unit draws from its own seeds and runs whole on one rank, on one thread: the same
     # float ops in the same order, so 1e-6 (as asked) is far above the ~0 difference expected,
-    # while a replay fed other frames or another seed's network moves the errors by ~1e-2
+    # while another trajectory or another seed's network moves the errors by ~1e-2
     _close(one, two)
-    assert len({run["antic"]["rel_l2"] for run in one["runs"]}) == 3  # three network seeds
+    assert len({run["frames_sha1"] for run in one["runs"]}) == 3  # three trajectories
+    assert len({run["antic"]["rel_l2"] for run in one["runs"]}) == 3
 
 
 def test_units_and_a_unit_that_is_not_one():
     full = CONFIG.get("full")
     units = experiment_units(full, 0)
-    assert units[:3] == [("record", 0, 0), ("replay", 0, 1), ("replay", 0, 2)]
+    assert units[:3] == [("record", 0, 0), ("record", 0, 1), ("record", 0, 2)]
     assert ("mode", 0, "cold") in units and ("rank", 0, 8) in units and len(units) == 10
     assert experiment_units(CONFIG.get("ci"), 5) == [
         ("record", 5, 5),
-        ("replay", 5, 6),
-        ("replay", 5, 7),
+        ("record", 5, 6),
+        ("record", 5, 7),
     ]
     with pytest.raises(ValueError, match="is not a unit of this experiment"):
         run_unit(CONFIG.get("ci"), ("zfp", 0, 0))
+
+
+def test_record_run_leaves_the_global_rng_alone():
+    import torch
+
+    from icml26_lit.antic.experiments import record_run
+
+    ci = CONFIG.get("ci")
+    cfg = type(ci)(
+        ci, n=16, n_steps=2, hidden=16, n_layers=1, n_freq=16, first_steps=3, steps=2, rank=2
+    )
+    torch.manual_seed(123)
+    state = torch.random.get_rng_state()
+    a = record_run(cfg, 1)
+    assert torch.equal(torch.random.get_rng_state(), state)
+    torch.manual_seed(7)  # another global state: the same numbers
+    assert record_run(cfg, 1)["antic"] == a["antic"]
