@@ -441,7 +441,9 @@ def token_embedding(
         weight,
         bias,
     )
-    if resolve_backend(backend, value) == "torch" or n == 0:
+    # "auto" takes PyTorch on a GPU too: on the card the fused kernel lost (see *Benchmark*)
+    use = "torch" if backend == "auto" and value.is_cuda else resolve_backend(backend, value)
+    if use == "torch" or n == 0:
         return token_embedding_reference(*args)
     return _TokenEmbedding.apply(*args)
 

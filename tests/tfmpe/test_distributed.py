@@ -54,6 +54,7 @@ def test_fit_and_run_on_two_ranks_equal_one_process(one_and_two_ranks):
     # the run: each unit is seeded from its own seed and runs on one rank, so the split changes
     # nothing: the same float ops in the same order on one thread, equal to 1e-6 as the issue asks
     units = [(2, 100, s, m) for s in (5, 6) for m in ("LF-TFMPE", "sbi NPE")]
+    units += [(2, 100, s, "prior") for s in (5, 6)]  # the floor, scored on rank 0 after the units
     assert list(one["units"]) == list(two["units"]) == units
     for k in units:
         a, b = one["units"][k], two["units"][k]
