@@ -303,7 +303,7 @@ def run_at_scale(
 ) -> int:
     "Run one experiments notebook at a larger scale; write results/<slug>/<scale>.json."
     sys.path.insert(0, str(ROOT))
-    from icml26_lit.core import Scale, get_device, load_claims, provenance
+    from icml26_lit.core import Scale, get_device, load_claims, load_curves, provenance
 
     scale = Scale.get(scale).name
     dev = get_device(device)
@@ -361,6 +361,7 @@ def run_at_scale(
         cpu_s=round(execute_mod.CPU_S.get(path, 0.0), 1),
         load_avg_1min=round(os.getloadavg()[0], 2),
         claims=[asdict(c) for c in load_claims(directory=claims)],
+        curves=load_curves(directory=claims),
     )
     dst = ROOT / "results" / slug / f"{scale}.json"
     dst.parent.mkdir(parents=True, exist_ok=True)

@@ -71,7 +71,7 @@ def main(argv=None) -> int:
     )
     a = p.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    from icml26_lit.core import Config, Scale, get_device, load_claims, provenance
+    from icml26_lit.core import Config, Scale, get_device, load_claims, load_curves, provenance
     from icml26_lit.core.distributed import init_distributed
 
     mod = importlib.import_module(f"icml26_lit.{a.slug}.experiments")
@@ -110,6 +110,7 @@ def main(argv=None) -> int:
         overrides=overrides,
         results=jsonable(results),
         claims=[asdict(c) for c in load_claims(directory=claims_dir)],
+        curves=load_curves(directory=claims_dir),
     )
     dst = Path(a.out) if a.out else ROOT / "results" / a.slug / f"{scale}.json"
     dst.parent.mkdir(parents=True, exist_ok=True)

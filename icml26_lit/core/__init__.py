@@ -47,8 +47,15 @@ from icml26_lit.core.claims import (
     TESTS,
     EFFECTS,
 )
-from .plotting import PALETTE, stepped_figure, live_controls, book_mode, curves_figure
-from .bench import register_benchmark, run_benchmarks, BENCHMARKS
+from icml26_lit.core.plotting import (
+    PALETTE,
+    stepped_figure,
+    live_controls,
+    book_mode,
+    curves_figure,
+)
+from .bench import register_benchmark, run_benchmarks, BENCHMARKS, gpu_table
+from .verdicts import read_ci_verdicts, write_ci_verdicts, verdict_flips
 
 # %% ../../nbs/00_core/00_how_this_book_works.ipynb #9e5c5f8e
 __all__ = [
@@ -95,4 +102,8 @@ __all__ = [
     "register_benchmark",
     "run_benchmarks",
     "BENCHMARKS",
+    "gpu_table",
+    "read_ci_verdicts",
+    "write_ci_verdicts",
+    "verdict_flips",
 ]

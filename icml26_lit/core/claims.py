@@ -1144,7 +1144,7 @@ def headline_rows(chapters: list[dict], claims: list[Claim], results_dir) -> lis
     for ch in chapters:
         row = dict(
             number=ch["number"],
-            title=ch["title"],
+            title=ch["title"].split(":")[0],  # the short name
             claim="headline not chosen",
             verdict="headline not chosen",
             scale="–",

@@ -150,7 +150,7 @@ def _curve_traces(curves: list[dict], metric: str) -> list:
         )
     return out
 
-
+# %% ../../nbs/00_core/04_plotting.ipynb #a5f7b6b3
 def curves_figure(chapter: str, directory=None, curves: list[dict] | None = None) -> go.Figure:
     "A chapter's learning curves with their floors (Chapter 0, *Learning curves*)."
     from icml26_lit.core.claims import load_curves

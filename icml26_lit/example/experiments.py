@@ -13,7 +13,7 @@ import torch
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPRegressor
 
-from ..core import get_device, record_claim, seed_everything, sizes
+from ..core import get_device, record_claim, record_curve, seed_everything, sizes
 from ..core.distributed import map_units
 from .features import fourier_features, gaussian_frequencies
 
@@ -31,7 +31,7 @@ CONFIG = sizes(
 )
 
 # %% auto #0
-__all__ = ['CONFIG', 'ARMS', 'target', 'make_data', 'fit_mlp', 'smoke_step', 'fit_sklearn', 'run_seed', 'run_experiment',
+__all__ = ['CONFIG', 'ARMS', 'FLOOR', 'target', 'make_data', 'fit_mlp', 'smoke_step', 'fit_sklearn', 'run_seed', 'run_experiment',
            'record_claims']
 
 # %% ../../nbs/00_core/12_example_experiments.ipynb #78258d19
@@ -51,7 +51,13 @@ def make_data(n_train: int, n_test: int, seed: int = 0):
 
 # %% ../../nbs/00_core/12_example_experiments.ipynb #c594f28a
 def fit_mlp(
-    data, cfg, use_features: bool, seed: int, n_steps: int | None = None, device: str = "auto"
+    data,  # (x_train, y_train, x_test, y_test) from `make_data`
+    cfg,  # the preset: width, n_features, sigma, n_steps
+    use_features: bool,  # Fourier features (ours) or raw x
+    seed: int,  # seeds the frequencies and the initialisation
+    n_steps: int | None = None,  # training steps (default cfg.n_steps)
+    device: str = "auto",  # "auto", "cpu" or "cuda"
+    curve: list | None = None,  # if given, (step, test MSE) pairs are appended, 11 per run
 ) -> float:
     "Train an MLP (on Fourier features or raw x) and return its test MSE."
     dev = get_device(device)
@@ -72,13 +78,21 @@ def fit_mlp(
     ).to(dev)
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
     f_train, f_test = encode(x_train), encode(x_test)
-    for _ in range(cfg.n_steps if n_steps is None else n_steps):
+    n = cfg.n_steps if n_steps is None else n_steps
+    every = max(1, n // 10)
+    for step in range(n):
+        if curve is not None and step % every == 0:
+            with torch.no_grad():
+                curve.append((step, float(torch.mean((net(f_test) - y_test) ** 2))))
         opt.zero_grad()
         loss = torch.mean((net(f_train) - y_train) ** 2)
         loss.backward()
         opt.step()
     with torch.no_grad():
-        return float(torch.mean((net(f_test) - y_test) ** 2))
+        mse = float(torch.mean((net(f_test) - y_test) ** 2))
+    if curve is not None:
+        curve.append((n, mse))
+    return mse
 
 
 def smoke_step(cfg) -> None:
@@ -106,27 +120,29 @@ def fit_sklearn(data, cfg, seed: int) -> float:
 
 # %% ../../nbs/00_core/12_example_experiments.ipynb #8dd0d8092fe74a7c96281538738b07e2
 ARMS = ("Fourier features MLP (ours)", "raw-x MLP (same code)", "scikit-learn MLP")
+FLOOR = "mean predictor (floor)"
 
 
 def run_seed(cfg, seed: int, device: str = "auto") -> dict:
-    "One unit of work: the three methods' test MSE on the data of `seed`."
+    "One unit of work: the three methods' and the mean predictor's test MSE on the data of `seed`."
     d = make_data(cfg.n_train, cfg.n_test, seed)
-    return dict(
-        zip(
-            ARMS,
-            (
-                fit_mlp(d, cfg, True, seed, device=device),
-                fit_mlp(d, cfg, False, seed, device=device),
-                fit_sklearn(d, cfg, seed),
-            ),
-        )
-    )
+    curves = {ARMS[0]: [], ARMS[1]: []}
+    out = {
+        ARMS[0]: fit_mlp(d, cfg, True, seed, device=device, curve=curves[ARMS[0]]),
+        ARMS[1]: fit_mlp(d, cfg, False, seed, device=device, curve=curves[ARMS[1]]),
+        ARMS[2]: fit_sklearn(d, cfg, seed),
+        FLOOR: float(torch.mean((d[3] - d[1].mean()) ** 2)),  # predict the training mean
+    }
+    return dict(out, curves=curves, seed=seed)
 
 
 def run_experiment(cfg, seed: int = 0, device: str = "auto") -> dict | None:
     "Seeds seed .. seed + n_seeds - 1 over the ranks; {arm: [MSE per seed]} on rank 0, else None."
     rows = map_units(lambda s: run_seed(cfg, s, device), range(seed, seed + cfg.n_seeds))
-    return None if rows is None else {k: [r[k] for r in rows] for k in ARMS}
+    if rows is None:
+        return None
+    out = {k: [r[k] for r in rows] for k in (*ARMS, FLOOR)}
+    return dict(out, curves=[(r["seed"], r["curves"]) for r in rows])
 
 # %% ../../nbs/00_core/12_example_experiments.ipynb #8edb47106e1a46a883d545849b8ab81b
 def record_claims(results: dict, cfg, scale: str) -> list:
@@ -145,5 +161,12 @@ def record_claims(results: dict, cfg, scale: str) -> list:
         paper=None,
         paper_source="Tancik et al. 2020, Fig. 1 (qualitative, no number)",
         fails_if="scikit-learn's raw-coordinate MLP reaches a test MSE as low as the Fourier MLP's",
+        floor=results[FLOOR],
+        headline=True,
     )
+    for i, (seed, curves) in enumerate(results.get("curves", [])):  # the two MLPs trained here
+        for arm, pts in curves.items():
+            steps, values = zip(*pts)
+            kw = dict(metric="test MSE", seed=seed, scale=scale, higher_is_better=False)
+            record_curve("00", arm, steps, values, floor=results[FLOOR][i], **kw)
     return [c]

@@ -78,7 +78,12 @@ def test_two_gloo_ranks_write_the_claims_of_one(tmp_path):
     assert (a["nproc"], b["nproc"]) == (1, 2)
     assert a["results"].keys() == b["results"].keys()
     for k in a["results"]:  # same seeds, same numbers: each unit depends on its seed alone
-        assert a["results"][k] == pytest.approx(b["results"][k], rel=1e-6, abs=0)
+        if k != "curves":  # the curves are compared below, as the results file stores them
+            assert a["results"][k] == pytest.approx(b["results"][k], rel=1e-6, abs=0)
+    assert len(a["curves"]) == len(b["curves"]) == 2 * 3  # two trained arms x three seeds
+    for x, y in zip(a["curves"], b["curves"]):
+        assert (x["arm"], x["seed"], x["steps"]) == (y["arm"], y["seed"], y["steps"])
+        assert x["values"] == pytest.approx(y["values"], rel=1e-6, abs=0)
     (ca,), (cb,) = a["claims"], b["claims"]
     assert ca["verdict"] == cb["verdict"] and ca["n_ours"] == cb["n_ours"] == 3
     assert ca["p_value"] == pytest.approx(cb["p_value"], rel=1e-6)
