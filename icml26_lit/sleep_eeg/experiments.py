@@ -32,8 +32,9 @@ from .simulator import simulate_cohort
 from .tokenizer import SpectrogramTokenizer, fit_tokenizer, spectrogram_mae
 
 # %% auto #0
-__all__ = ['CONFIG', 'seed_data', 'stagers', 'calibrate', 'fit_token_side', 'fit_laplace', 'translate', 'scores', 'oracle_mae',
-           'run_seed', 'run_pilot', 'projected_seconds', 'smoke_step']
+__all__ = ['CONFIG', 'seed_data', 'stagers', 'calibrate', 'fit_token_side', 'fit_laplace', 'translate', 'scores',
+           'climatology_energy_score', 'loss_floors', 'oracle_mae', 'run_seed', 'run_pilot', 'projected_seconds',
+           'smoke_step']
 
 # %% ../../nbs/15_sleep_eeg/07_experiments.ipynb #c4fc6946
 # picked by the cpu preset's pilot on seed 99: results/sleep_eeg/pilot_cpu.json
@@ -79,6 +80,7 @@ _COLAB = dict(
     n_codes=256,
     d=128,
     n_layers=4,
+    steps=2000,  # not the cpu preset's 200: the larger model needs the longer schedule
     k_sweep=(),
 )
 _FULL = dict(
@@ -172,7 +174,8 @@ def fit_token_side(cfg, win, spec, n_codes: int, lr: float, seed: int) -> tuple:
     model = RespirationToEEG(
         n_codes, win.shape[-1], cfg.d, cfg.n_layers, cfg.n_heads, generator=_gen(seed, 1)
     )
-    fit_translator(model, win, tok.encode(spec), cfg.steps, cfg.batch, lr, _gen(seed, 2))
+    tokens = tok.encode(spec)
+    model.train_losses = fit_translator(model, win, tokens, cfg.steps, cfg.batch, lr, _gen(seed, 2))
     return tok, model
 
 
@@ -181,7 +184,9 @@ def fit_laplace(cfg, win, spec, lr: float, seed: int) -> LaplaceControl:
     model = LaplaceControl(
         160, win.shape[-1], cfg.d, cfg.n_layers, cfg.n_heads, generator=_gen(seed, 1)
     )
-    fit_translator(model, win, spec.flatten(-2), cfg.steps, cfg.batch, lr, _gen(seed, 2))
+    model.train_losses = fit_translator(
+        model, win, spec.flatten(-2), cfg.steps, cfg.batch, lr, _gen(seed, 2)
+    )
     return model
 
 # %% ../../nbs/15_sleep_eeg/07_experiments.ipynb #23c2eaf8
@@ -216,6 +221,22 @@ def scores(cfg, out: dict, spec, stager=None) -> dict:
         )
     return r
 
+# %% ../../nbs/15_sleep_eeg/07_experiments.ipynb #c15floor
+def climatology_energy_score(spec_tr, spec_te, n_samples: int, generator) -> float:
+    "Energy score of `n_samples` random training epochs as every test epoch's ensemble: the floor."
+    pool, y = spec_tr.reshape(-1, 160), spec_te.reshape(-1, 160)
+    idx = torch.randint(len(pool), (n_samples, len(y)), generator=generator)
+    return float(energy_score(pool[idx], y).mean())
+
+
+def loss_floors(tokens: torch.Tensor, spec_tr: torch.Tensor, n_codes: int) -> dict:
+    "Training-loss floors: the codes' entropy (nats) and the per-bin Laplace NLL, no breathing."
+    p = torch.bincount(tokens.flatten(), minlength=n_codes).double() / tokens.numel()
+    p = p[p > 0]
+    x = spec_tr.reshape(-1, 160).double()
+    b = (x - x.median(0).values).abs().mean(0)  # the median's mean absolute deviation
+    return dict(token=float(-(p * p.log()).sum()), laplace=float((1 + torch.log(2 * b)).mean()))
+
 # %% ../../nbs/15_sleep_eeg/07_experiments.ipynb #df05dcf0
 def oracle_mae(cfg, data: dict) -> float:
     "MAE of the true stage's mean translator spectrogram: a figure's reference line, no claim."
@@ -236,8 +257,10 @@ def run_seed(cfg, seed: int, lrs: dict | None = None, keep: bool = False) -> dic
     y_te = data["stages"][data["split"]["test"]]
     lap_model = fit_laplace(cfg, win_tr, spec_tr, lrs["laplace"], seed)
     lap = translate(cfg, lap_model, win_te, seed)
+    out = dict(curve_laplace=lap_model.train_losses)
+    out["es_clim"] = climatology_energy_score(spec_tr, spec_te, cfg.n_samples, _gen(seed, 4))
     sl = scores(cfg, lap, spec_te, (st["eeg"], y_te))
-    out = dict(seed=seed, **{k: st[k] for k in ("acc_real", "acc_breath", "majority")})
+    out.update(seed=seed, **{k: st[k] for k in ("acc_real", "acc_breath", "majority")})
     out.update(es_laplace=sl["es"], mae_laplace=sl["mae"], acc_laplace=sl["acc"])
     out["mae_oracle"], out["k_sweep"] = oracle_mae(cfg, data), {}
     for k in (cfg.n_codes, *cfg.k_sweep):
@@ -248,6 +271,8 @@ def run_seed(cfg, seed: int, lrs: dict | None = None, keep: bool = False) -> dic
         out["k_sweep"][k] = s
         if k == cfg.n_codes:
             out.update(es_token=s["es"], mae_greedy=s["mae"], acc_synth=s["acc"])
+            out["curve_token"] = side[1].train_losses
+            out["loss_floor"] = loss_floors(side[0].encode(spec_tr), spec_tr, k)
             if keep:  # the models and the test nights, for the figures
                 te = data["split"]["test"]
                 out["models"] = dict(token=side, laplace=lap_model)
