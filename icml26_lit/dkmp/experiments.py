@@ -18,7 +18,7 @@ from ..md import BAOAB, bead_chain, kT_at, radius_graph
 
 # %% auto #0
 __all__ = ['CONFIG', 'BOND_K', 'charged_polymer', 'far_force_share', 'SchNetArm', 'DKMPArm', 'make_arm', 'train_arm', 'evaluate',
-           'run_pilot', 'time_steps', 'run_seed', 'smoke_step']
+           'run_pilot', 'time_steps', 'trivial_maes', 'run_seed', 'smoke_step']
 
 # %% ../../nbs/07_dkmp/06_experiments.ipynb #59ad1e37
 # q and the learning rates picked by the cpu preset's pilot on seed 100: results/dkmp/pilot_cpu.json
@@ -210,7 +210,7 @@ def make_arm(kind: str, data: dict, cfg, seed: int, dev):
     return arm.to(dev)
 
 
-def train_arm(arm, data, cfg, seed: int, lr: float, steps: int, train_idx, dev):
+def train_arm(arm, data, cfg, seed: int, lr: float, steps: int, train_idx, dev, on_step=None):
     "Adam, cosine decay, batches of `cfg.batch` frames; loss MSE(E/N) + 100 MSE(F) (standardised)."
     n = data["pos"].shape[1]
     pos, energy = data["pos"].float().to(dev), data["energy"].float().to(dev)
@@ -222,7 +222,7 @@ def train_arm(arm, data, cfg, seed: int, lr: float, steps: int, train_idx, dev):
         opt, lambda t: 0.5 * (1 + math.cos(math.pi * t / steps))
     )
     g = torch.Generator().manual_seed(7 * seed + 3)
-    for _ in range(steps):
+    for t in range(steps):
         idx = train_idx[torch.randint(0, len(train_idx), (cfg.batch,), generator=g)]
         e, f = _energy_forces(arm, pos[idx], create_graph=True)
         loss = ((e - energy[idx]) / n / e_scale).pow(2).mean()
@@ -231,6 +231,8 @@ def train_arm(arm, data, cfg, seed: int, lr: float, steps: int, train_idx, dev):
         loss.backward()
         opt.step()
         sched.step()
+        if on_step is not None:  # on_step(steps done, arm): a learning curve's checkpoints
+            on_step(t + 1, arm)
     return arm
 
 
@@ -272,7 +274,7 @@ def run_pilot(cfg, dev) -> dict:
             far_force_share(d["field"], d["pos"][: ci.n_train], r) for r in (5.0, 39.0)
         ]
     ok = [q for q in ci.q_grid if _split_ok(*split[str(q)], ci)]
-    if not ok:  # the fallback: the wider grid
+    if not ok:  # none in the band: try the wider grid
         for q in ci.q_grid_wide:
             if str(q) not in split:
                 d = charged_polymer(ci.n_beads, ci.pilot_seed, q, ci.n_frames, ci.burn_in, ci.every)
@@ -310,15 +312,32 @@ def time_steps(kind, data, cfg, dev, n_steps: int = 20) -> float:
     return (time.process_time() - t) / n_steps
 
 # %% ../../nbs/07_dkmp/06_experiments.ipynb #44dff381
-def run_seed(data: dict, cfg, seed: int, dev) -> dict:
+def trivial_maes(data: dict, train_idx, test_idx) -> dict:
+    "Test MAEs of the mean-force and mean-energy predictors fitted on the training frames."
+    n, f, e = data["pos"].shape[1], data["forces"], data["energy"]
+    mean_force = f[train_idx].mean(0)  # (N, 3): each atom's mean training force
+    return dict(
+        force_mae=float((f[test_idx] - mean_force).abs().mean()),
+        energy_mae=float((e[test_idx] - e[train_idx].mean()).abs().mean()) / n,
+    )
+
+
+def run_seed(data: dict, cfg, seed: int, dev, n_points: int = 6) -> dict:
     "Train both arms on frames 0..n_train-1 and test on frames test_from..end (Chapter 07)."
     train_idx, test_idx = torch.arange(cfg.n_train), torch.arange(cfg.test_from, cfg.n_frames)
+    at = {max(1, round(cfg.steps * k / n_points)) for k in range(1, n_points + 1)}
     out = {}
     for kind, lr in (("dkmp", cfg.lr_dkmp), ("schnet", cfg.lr_schnet)):
-        arm = make_arm(kind, data, cfg, seed, dev)
-        train_arm(arm, data, cfg, seed, lr, cfg.steps, train_idx, dev)
-        out[kind] = evaluate(arm, data, test_idx, dev)
+        arm, curve = make_arm(kind, data, cfg, seed, dev), []
+
+        def point(t, a):  # held-out force MAE at n_points checkpoints
+            if t in at:
+                curve.append((t, evaluate(a, data, test_idx, dev)["force_mae"]))
+
+        train_arm(arm, data, cfg, seed, lr, cfg.steps, train_idx, dev, on_step=point)
+        out[kind] = dict(evaluate(arm, data, test_idx, dev), curve=curve)
     out["zero_force_mae"] = float(data["forces"][test_idx].abs().mean())
+    out["mean"] = trivial_maes(data, train_idx, test_idx)
     return out
 
 # %% ../../nbs/07_dkmp/06_experiments.ipynb #5e1d7a3c

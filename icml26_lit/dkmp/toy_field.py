@@ -17,12 +17,24 @@ __all__ = ['COULOMB_K', 'exclusion_scales', 'ToyForceField']
 COULOMB_K = 332.0637  # kcal/mol * A / e^2
 
 
+def _check_bonds(bonds, n: int) -> None:
+    if not isinstance(bonds, torch.Tensor) or bonds.ndim != 2 or bonds.shape[1] != 2:
+        raise ValueError(f"bonds must be a tensor of shape (n_bonds, 2), got {bonds!r}")
+    if bonds.is_floating_point() or bonds.is_complex() or bonds.dtype == torch.bool:
+        raise TypeError(f"bonds must hold integer atom indices, got dtype {bonds.dtype}")
+    if bonds.numel() and (int(bonds.min()) < 0 or int(bonds.max()) >= n):
+        raise ValueError(f"bonds holds atom indices outside [0, {n})")
+
+
 def exclusion_scales(
     bonds: torch.Tensor,  # (n_bonds, 2) atom pairs joined by a bond
     n_atoms: int,  # N
     scale_14: float = 0.5,  # factor on 1-4 pairs (three bonds apart)
 ) -> torch.Tensor:
     "(N, N) pair factor: 0 for self, 1-2, 1-3; `scale_14` for 1-4; else 1 (Chapter 07, *Toy field*)"
+    if isinstance(n_atoms, bool) or not isinstance(n_atoms, int) or n_atoms < 1:
+        raise ValueError(f"n_atoms must be a positive int, got {n_atoms!r}")
+    _check_bonds(bonds, n_atoms)
     adj = torch.zeros(n_atoms, n_atoms, dtype=torch.float64)
     if bonds.numel():
         adj[bonds[:, 0], bonds[:, 1]] = 1.0
@@ -63,9 +75,11 @@ class ToyForceField:
         sigma = check_tensor(sigma, "sigma", shape=(n,)).double()
         epsilon = check_tensor(epsilon, "epsilon", shape=(n,)).double()
         bonds = torch.zeros(0, 2, dtype=torch.long) if bonds is None else bonds
-        bonds = check_tensor(bonds, "bonds", shape=(None, 2)).long()
-        if bonds.numel() and (int(bonds.min()) < 0 or int(bonds.max()) >= n):
-            raise ValueError(f"bonds holds atom indices outside [0, {n}) (charges has {n} atoms)")
+        if bool((sigma < 0).any()) or bool((epsilon < 0).any()):
+            raise ValueError("sigma and epsilon must be non-negative for every atom")
+        bonds = check_tensor(bonds, "bonds", shape=(None, 2))
+        _check_bonds(bonds, n)  # integer indices in [0, N): a float is refused, not cast
+        bonds = bonds.long()
         _check_positive(epsilon_r, "epsilon_r")
         if isinstance(scale_14, bool) or not 0 <= scale_14 <= 1:
             raise ValueError(f"scale_14 must lie in [0, 1], got {scale_14!r}")
@@ -85,6 +99,9 @@ def energy(self: ToyForceField, pos: torch.Tensor) -> torch.Tensor:
     w = self.pair_scale
     # a pair with weight 0 (self, 1-2, 1-3, lower triangle) gets distance 1: no 0/0 in the graph
     r = torch.where(w > 0, (diff * diff).sum(-1), torch.ones_like(w)).sqrt()
+    if bool((r == 0).any()):
+        i, j = (int(v) for v in (r == 0).nonzero()[0])
+        raise ValueError(f"pos puts interacting atoms {i} and {j} at the same point")
     s6 = (self.sigma_ij / r) ** 6
     pair = 4 * self.epsilon_ij * (s6 * s6 - s6) + self.qq / r
     b = pos[self.bonds[:, 0]] - pos[self.bonds[:, 1]]

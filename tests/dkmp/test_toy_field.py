@@ -129,3 +129,21 @@ def test_toy_field_bad_input():
         ff.energy_and_forces(torch.zeros(4, 3))
     with pytest.raises(ValueError, match="pos contains NaN"):
         ff.energy_and_forces(torch.full((3, 3), float("nan")))
+
+
+def test_bad_input_fails_at_entry_naming_the_argument():
+    q, one = torch.tensor([1.0, -1.0, 0.0]), torch.ones(3)
+    with pytest.raises(ValueError, match="sigma and epsilon must be non-negative"):
+        ToyForceField(q, torch.tensor([1.0, -1.0, 1.0]), one)
+    with pytest.raises(TypeError, match="bonds must hold integer atom indices"):
+        ToyForceField(q, one, one, torch.tensor([[0.0, 1.0]]))  # a float is refused, not cast
+    with pytest.raises(ValueError, match=r"bonds holds atom indices outside \[0, 3\)"):
+        exclusion_scales(torch.tensor([[0, 5]]), 3)
+    with pytest.raises(ValueError, match="n_atoms must be a positive int"):
+        exclusion_scales(torch.tensor([[0, 1]]), 0)
+    ff = ToyForceField(q, one, one * 0.1)
+    same = torch.tensor([[0.0, 0, 0], [0.0, 0, 0], [5.0, 0, 0]], dtype=F64)
+    with pytest.raises(ValueError, match="interacting atoms 0 and 1 at the same point"):
+        ff.energy(same)
+    bonded = ToyForceField(q, one, one * 0.1, torch.tensor([[0, 1]]), bond_r0=0.0)
+    assert math.isfinite(float(bonded.energy(same)))  # a 1-2 pair at one point is excluded
