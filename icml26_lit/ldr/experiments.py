@@ -555,4 +555,3 @@ def record_curves(results: dict, cfg, scale: str, window: int = 10) -> int:
             )
             n += 1
     return n
-

@@ -207,7 +207,6 @@ class PriorPosterior:
         p = self.task.sample_prior(n * bc, n_sites=self.n_sites, generator=g)
         return {k: v.reshape(n, bc, *v.shape[1:]) for k, v in p.items()}
 
-
 # %% ../../nbs/10_tfmpe/07_experiments.ipynb #2a0974cb
 def _tfmpe_kwargs(cfg, dev):
     return (
@@ -396,7 +395,6 @@ def _coverage_claims(results: dict, cfg, scale: str, base: str, at) -> list:
         )
     ]
 
-
 # %% ../../nbs/10_tfmpe/07_experiments.ipynb #a10e0004
 _WHY_CALIBRATION = "a calibration error has no trivial predictor to beat: the prior is calibrated"
 _SCORES = (("c2st", "C2ST against the exact posterior"), ("rmse", "posterior-mean RMSE"))
@@ -442,7 +440,6 @@ def record_claims(results: dict, cfg, scale: str) -> list:
         out += _coverage_claims(results, cfg, scale, base, at) if cfg.n_sbc else []
     return out
 
-
 # %% ../../nbs/10_tfmpe/07_experiments.ipynb #a10e0005
 def record_curves(results: dict, scale: str) -> int:
     "Each fitted posterior's held-out loss against training steps (Chapter 10, *Learning curves*)."
@@ -465,4 +462,3 @@ def record_curves(results: dict, scale: str) -> int:
         )
         n += 1
     return n
-
