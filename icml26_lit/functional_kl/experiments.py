@@ -30,7 +30,8 @@ _COMMON = dict(
 )
 
 # %% auto #0
-__all__ = ['CONFIG', 'ARMS', 'ti_data', 'run_ti_seed', 'run_gauss_seed', 'smoke_step', 'marginal_check', 'in_bands', 'run_pilot']
+__all__ = ['CONFIG', 'ARMS', 'ti_data', 'run_ti_seed', 'loss_curve', 'run_gauss_seed', 'smoke_step', 'marginal_check', 'in_bands',
+           'run_pilot']
 
 # %% ../../nbs/11_functional_kl/07_experiments.ipynb #22d4f3ef
 CONFIG = sizes(
@@ -135,7 +136,16 @@ def run_ti_seed(seed: int, cfg) -> dict:
         out[f"w2_{a}"] = w2_squared(held_arm[a], held)
     out["w2_null"] = w2_squared(train["null"][: cfg.n_cells, snapshot_index(cfg.M)[2]], held)
     out["final_loss"] = float(np.mean(ffm.losses[-50:]))
+    out["curve"] = loss_curve(ffm.losses)
     return out
+
+
+def loss_curve(losses, window: int = 50) -> tuple[list, list]:
+    "(steps, means): the training loss averaged over windows of `window` steps (Chapter 11)."
+    k = max(1, min(window, len(losses)))
+    m = len(losses) // k
+    means = np.asarray(losses[: m * k], dtype=float).reshape(m, k).mean(1)
+    return [k * (i + 1) for i in range(m)], means.tolist()
 
 # %% ../../nbs/11_functional_kl/07_experiments.ipynb #7e3c65c2
 def run_gauss_seed(seed: int, cfg) -> dict:
@@ -167,6 +177,7 @@ def run_gauss_seed(seed: int, cfg) -> dict:
         stderr=est.stderr,
         rel_error=abs(est.value / exact - 1),
         exact_velocity_estimate=ref.value,
+        curve=loss_curve(ffm.losses),
     )
 
 
