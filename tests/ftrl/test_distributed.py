@@ -21,8 +21,8 @@ if res is not None:  # rank 0
     claims = [(c.claim, c.verdict, c.ours, c.baseline) for c in record_claims(res, cfg, "ci")]
     keys = ("experts", "ensemble", "river", "ridge")
     streams = {p: {k: torch.as_tensor(np.asarray(r[k])) for k in keys if k in r}
-               for p, r in res.items() if p != "adam"}
-    metas = {p: r["meta"] for p, r in res.items() if p != "adam"}
+               for p, r in res.items() if p not in ("adam", "river_pilot")}
+    metas = {p: r["meta"] for p, r in res.items() if p not in ("adam", "river_pilot")}
     adam = {k: [(r["loss"], r["proxy"], r["max_ratio"]) for r in v] for k, v in res["adam"].items()}
     torch.save(dict(units=experiment_units(cfg, 5), streams=streams, metas=metas, adam=adam,
                     claims=claims), sys.argv[1])
@@ -55,7 +55,7 @@ def test_run_experiment_units_split_over_two_ranks(one_and_two_ranks):
             one["adam"][k], two["adam"][k], rtol=0, atol=1e-6, err_msg=str(k)
         )
     assert [c[:2] for c in one["claims"]] == [c[:2] for c in two["claims"]]
-    assert [len(c[2]) for c in one["claims"]] == [2] * 6 + [2, 2]  # the seeds 5 and 6 of the run
+    assert [len(c[2]) for c in one["claims"]] == [2] * 3 + [2, 2]  # the seeds 5 and 6 of the run
 
 
 def test_seeds_run_alone_equal_one_batch():
@@ -67,8 +67,9 @@ def test_seeds_run_alone_equal_one_batch():
     cfg.update(T_max=256, n_T=3, n_seeds=3, P_sweep=[1.0, 4.0], ridge_every=16, log_T_max=128)
     cfg.update(log_n_T=3, eta_sweep=[0.5], adam_steps=1, n_probe=1, betas=[[0.9, 0.999]])
     res = run_experiment(cfg, 2, "cpu")
+    tuned = Config(dict(cfg, river_lr=res["river_pilot"]["lr"]))  # OGD's step: the pilot's pick
     whole = dict(
-        linear=run_linear(cfg, 2),
+        linear=run_linear(tuned, 2),
         logistic=run_logistic(cfg, 2),
         logistic_theory=run_logistic(
             cfg, 2, curvature=res["logistic_theory"]["curvature"], top_only=True
