@@ -117,3 +117,15 @@ def test_runs_leave_the_global_rng_alone(model):
     torch.manual_seed(999)
     b = run(target, "nll", 32, 3, cfg, model=model)
     assert a["ess"] == b["ess"] and a["loss"] == b["loss"] and len(a["loss"]) == cfg.steps
+
+
+def test_the_weighted_nll_unit_uses_importance_weights():
+    # the biased-data unit "weighted nll" trains with temperature_weights: its numbers differ
+    # from the unweighted unit's on the same data, initialisation and minibatches
+    from icml26_lit.ldr.experiments import run_unit
+
+    cfg = CONFIG.get("cpu")
+    cfg.update(steps=3, n_eval=64, n_test=64, n_layers=1, hidden=4, n_biased=32)
+    a = run_unit(cfg, dict(case="biased", seed=2, method="nll"))
+    b = run_unit(cfg, dict(case="biased", seed=2, method="weighted nll"))
+    assert b["method"] == "weighted nll" and a["loss"] != b["loss"]
