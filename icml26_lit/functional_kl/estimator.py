@@ -79,6 +79,19 @@ def _times(schedule, n_t, B, t_eps, generator):
 
 # %% ../../nbs/11_functional_kl/03_estimator.ipynb #01601e4f
 @torch.no_grad()
+def _velocity(fn: Callable, name: str, xt: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    "fn(xt, t), checked: a tensor of the paths' shape, finite (the error names the velocity)."
+    v = fn(xt, t)
+    if not isinstance(v, torch.Tensor) or v.shape != xt.shape:
+        got = tuple(v.shape) if isinstance(v, torch.Tensor) else type(v).__name__
+        raise ValueError(
+            f"{name} must return a tensor of shape {tuple(xt.shape)} (B, M, D), got {got}"
+        )
+    if not torch.isfinite(v).all():
+        raise FloatingPointError(f"{name} returned non-finite values (t from {float(t.min()):.3g})")
+    return v
+
+
 def functional_kl(
     velocity_a: Callable,
     velocity_b: Callable,
@@ -102,7 +115,9 @@ def functional_kl(
             t64 = t.double().cpu()  # the t the weight saw, so dividing it out is exact
             x0 = noise.sample(B, D, generator, dtype=x1.dtype).to(x1.device)
             xt = t[:, None, None] * x1 + (1 - t[:, None, None]) * x0  # X_t = t X1 + (1-t) X0
-            dv = velocity_a(xt, t) - velocity_b(xt, t)
+            dv = _velocity(velocity_a, "velocity_a", xt, t) - _velocity(
+                velocity_b, "velocity_b", xt, t
+            )
             f = weighted_cm_norm(dv, noise, t, backend=backend).double().cpu()  # t/(1-t)||dv||^2
             if schedule == "importance":  # w(t) ||dv||^2 / p(t) = Z ||dv||^2
                 f = f * (1 - t64) / t64.clamp_min(1e-300)

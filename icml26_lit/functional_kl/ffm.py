@@ -118,6 +118,11 @@ def _fit(self, paths, steps: int, batch: int = 256, generator=None):
     if len(paths) != self.n_classes:
         raise ValueError(f"paths must hold {self.n_classes} classes, got {len(paths)}")
     paths = [self.noise.check_paths(p, f"paths[{c}]") for c, p in enumerate(paths)]
+    for c, p in enumerate(paths):
+        if p.shape[-1] != self.dim:
+            raise ValueError(
+                f"paths[{c}] has D = {p.shape[-1]}; this model was built for dim = {self.dim}"
+            )
     for _ in range(steps):
         self.losses.append(self.step(paths, batch, generator))
     return self

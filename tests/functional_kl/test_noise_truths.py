@@ -182,3 +182,21 @@ def test_importance_estimate_of_a_constant_integrand_is_z():
 def test_bad_input(call, word):
     with pytest.raises(ValueError, match=word):
         call()
+
+
+def test_bad_velocities_and_paths_get_errors_naming_them():
+    from icml26_lit.functional_kl.ffm import FunctionalFlowMatching
+
+    noise, g = GaussianNoise(16, 4), torch.Generator().manual_seed(0)
+    x = noise.sample(3, 2, g)
+    ok = lambda xt, t: xt
+    nan = lambda xt, t: torch.full_like(xt, float("nan"))
+    with pytest.raises(FloatingPointError, match="velocity_b returned non-finite"):
+        functional_kl(ok, nan, x, noise, n_t=2, generator=g)
+    with pytest.raises(ValueError, match=r"velocity_a must return a tensor of shape \(3, 16, 2\)"):
+        functional_kl(lambda xt, t: xt[..., :1], ok, x, noise, n_t=2, generator=g)
+    with pytest.raises(ValueError, match="velocity_a must return a tensor"):
+        functional_kl(lambda xt, t: 0.0, ok, x, noise, n_t=2, generator=g)
+    ffm = FunctionalFlowMatching(noise, 2, 1, width=8, generator=g)
+    with pytest.raises(ValueError, match=r"paths\[0\] has D = 3; this model was built for dim = 2"):
+        ffm.fit([noise.sample(4, 3, g)], 1, 2, g)
