@@ -46,3 +46,14 @@ def test_the_prior_floor_is_near_chance_worst():
     task = HierarchicalGaussian(n_sites=3)
     res = evaluate(PriorPosterior(task, 3, seed=0), task, 3, cfg, seed=0)
     assert res["c2st"] > 0.75 and res["rmse"] > 0.2
+
+
+def test_importing_the_chapter_leaves_the_global_rng_alone():
+    import subprocess
+    import sys
+
+    code = (
+        "import torch; torch.manual_seed(0); s = torch.get_rng_state(); import icml26_lit.tfmpe; "
+        "assert torch.equal(s, torch.get_rng_state()), 'import moved the global RNG'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
