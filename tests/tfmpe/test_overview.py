@@ -1,0 +1,44 @@
+"The overview's *What each scale runs* table says what the presets run (Chapter 10)."
+
+import json
+import pathlib
+
+import pytest
+
+from icml26_lit.tfmpe.experiments import CONFIG
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def _table() -> dict:
+    "{scale: [cells]} of the table under *What each scale runs* in the overview notebook."
+    nb = json.loads((ROOT / "nbs" / "10_tfmpe" / "00_overview.ipynb").read_text())
+    text = next(
+        "".join(c["source"])
+        for c in nb["cells"]
+        if c["cell_type"] == "markdown" and "## What each scale runs" in "".join(c["source"])
+    )
+    rows = [r.strip().strip("|").split("|") for r in text.splitlines() if r.startswith("| `")]
+    return {r[0].strip().strip("`"): [c.strip() for c in r[1:]] for r in rows}
+
+
+def _number(cell: str) -> int:
+    return int(cell.split()[0].replace(",", ""))
+
+
+@pytest.mark.parametrize("scale", ["ci", "cpu", "colab", "full"])
+def test_seeds_and_steps_match_the_presets(scale):
+    row, cfg = _table()[scale], CONFIG.get(scale)
+    assert _number(row[0]) == cfg.n_seeds and _number(row[1]) == cfg.n_steps
+
+
+def test_the_arms_each_scale_names_run():
+    from icml26_lit.tfmpe.experiments import methods_for
+
+    t = _table()
+    assert methods_for(CONFIG.get("ci")) == ["LF-TFMPE", "sbi NPE"]
+    assert "direct TFMPE" in methods_for(CONFIG.get("cpu")) and "direct" in t["cpu"][2]
+    colab = CONFIG.get("colab")
+    assert colab.pf and colab.fmpe and colab.sir and colab.functional and colab.n_sbc == 100
+    assert "SBC" in t["colab"][2] and "SIR" in t["colab"][2]
+    assert CONFIG.get("full").n_sbc == 200 and "200" in t["full"][2]
