@@ -150,6 +150,11 @@ def collate(
     "Concatenate structures into one batch with its periodic graph (Chapter 08, *Batches*)."
     if not isinstance(structures, (list, tuple)) or not structures:
         raise ValueError("structures must be a non-empty list of structure dicts")
+    if isinstance(cutoff, bool) or not isinstance(cutoff, (int, float)) or not cutoff > 0:
+        raise ValueError(f"cutoff must be a positive number (A), got {cutoff!r}")
+    missing = [k for k in ("numbers", "pos", "cell") if any(k not in s for s in structures)]
+    if missing:
+        raise ValueError(f"structures must each hold numbers, pos and cell; missing: {missing}")
     numbers = torch.cat([s["numbers"] for s in structures])
     if bool(((numbers < 1) | (numbers > 118)).any()):
         raise ValueError("structures hold atomic numbers outside 1..118 (numbers)")

@@ -45,12 +45,15 @@ def finetune(
     lr: float = 1e-3,  # peak learning rate, cosine-decayed to 0
     head: str = "direct",  # force head
     generator: torch.Generator | None = None,  # draws the batches
+    history: list | None = None,  # if given, each step's training loss is appended to it
 ) -> Standardiser:
     "Fine-tune on MSE(E/N) + MSE(F), standardised; returns the scaler (Chapter 08, *Fine-tuning*)."
     if steps < 1 or batch_size < 1 or not lr > 0:
         raise ValueError(
             f"steps, batch_size and lr must be positive, got {steps}, {batch_size}, {lr}"
         )
+    if any("energy" not in s or "forces" not in s for s in structures):
+        raise ValueError("structures must be labelled: each needs 'energy' and 'forces'")
     stats = Standardiser(structures)
     generator = generator or torch.Generator().manual_seed(0)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
@@ -71,6 +74,8 @@ def finetune(
         loss.backward()
         opt.step()
         sched.step()
+        if history is not None:
+            history.append(float(loss.detach()))
     model.eval()
     return stats
 

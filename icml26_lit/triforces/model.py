@@ -21,6 +21,10 @@ __all__ = ['STREAMS', 'gaussian_basis', 'segment_sum', 'InteractionStream', 'Tri
 # %% ../../nbs/08_triforces/04_interaction_fusion.ipynb #80d234c2
 def gaussian_basis(r: torch.Tensor, cutoff: float, n_gauss: int) -> torch.Tensor:
     "Gaussians exp(-(r - mu_k)^2 / 2 w^2) on [0, r_c] times a cosine cutoff (E, K) (Chapter 08)."
+    if isinstance(n_gauss, bool) or not isinstance(n_gauss, int) or n_gauss < 2:
+        raise ValueError(f"n_gauss must be an int >= 2 (two centres set a width), got {n_gauss!r}")
+    if not cutoff > 0:
+        raise ValueError(f"cutoff must be positive, got {cutoff!r}")
     mu = torch.linspace(0, cutoff, n_gauss, dtype=r.dtype, device=r.device)
     width = cutoff / (n_gauss - 1)
     cut = 0.5 * (torch.cos(math.pi * r / cutoff) + 1) * (r < cutoff)
@@ -78,6 +82,8 @@ class TriForces(nn.Module):
         generator: torch.Generator | None = None,
     ):
         super().__init__()
+        if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+            raise ValueError(f"d must be a positive int (the stream width), got {d!r}")
         if fusion != "concat":
             raise ValueError(f"fusion must be 'concat' (the official default), got {fusion!r}")
         if backend not in ("auto", "torch", "triton"):

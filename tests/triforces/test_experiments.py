@@ -77,7 +77,10 @@ def test_run_seed_tiny():
     assert set(r["A"]) == {"6", "10"} and set(r["m0"]) == {"6", "10"}
     for kind in ARMS:
         for n in ("6", "10"):
-            assert all(math.isfinite(v) and v > 0 for v in r[kind][n].values())
+            maes = [r[kind][n][k] for k in ("energy_mae", "force_mae")]
+            assert all(math.isfinite(v) and v > 0 for v in maes)
+            assert len(r[kind][n]["curve"]) == cfg.steps  # the fine-tuning loss per step
+    assert len(r["ssl_curve"]) == cfg.ssl_steps and r["zero_force_mae"] > 0
     assert r["embeddings"]["composition"].shape == (5, cfg.d)
     assert len(r["majority"]) == len(r["lattice"]) == 5
     # B and C share their initial weights; B is pre-trained, so their errors differ
