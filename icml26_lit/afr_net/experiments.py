@@ -51,8 +51,7 @@ _CI = dict(
     d=32,
     layers=[1, 1],
     batch=16,
-    epochs=8,  # 12 in the first draft: 153 s at ci on a shared machine; the fallback order
-    # allows 12 -> 8 before any width cut
+    epochs=8,  # 12 epochs would not fit ci's 120 s of one thread
     n_seeds=5,
     run_pilot=False,
     ablations=False,
@@ -144,13 +143,13 @@ def _new_model(graphs, cfg, seed, backend, mask_mode, lam):
 
 
 def _fit(model, data, cfg, seed, lr, steps, track):
-    "Adam + cosine + clipping; validation AUC per epoch; returns (best, history, steps done)."
+    "Adam + cosine + clipping; validation AUC per epoch; (best, history, steps done, curve)."
     graphs, y, (tr, va, _) = data["graphs"], data["y"], data["split"]
     n_steps = cfg.epochs * math.ceil(len(tr) / cfg.batch)
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=n_steps)
     order = torch.Generator().manual_seed(1000 * seed + 3)
-    best, done, history = (-1.0, None, -1), 0, []
+    best, done, history, curve = (-1.0, None, -1), 0, [], []
     for epoch in range(cfg.epochs):
         perm = tr[torch.randperm(len(tr), generator=order)]
         for i in range(0, len(perm), cfg.batch):
@@ -163,14 +162,15 @@ def _fit(model, data, cfg, seed, lr, steps, track):
             sched.step()
             done += 1
             if steps is not None and done >= steps:
-                return best, history, done
+                return best, history, done, curve
         p_val, m_val = predict(model, graphs, va)
         val_auc = auc(y[va], p_val)
+        curve.append((done, val_auc))  # the learning curve: validation AUC after each epoch
         if track is not None:
             history.append(track(data, va, m_val))
         if val_auc > best[0]:
             best = (val_auc, copy.deepcopy(model.state_dict()), epoch)
-    return best, history, done
+    return best, history, done, curve
 
 # %% ../../nbs/17_afr_net/06_experiments.ipynb #5c0cc8b3
 def train_afrnet(
@@ -190,7 +190,7 @@ def train_afrnet(
     with torch.random.fork_rng(devices=[]):  # dropout draws from `seed`; global RNG kept
         torch.manual_seed(seed)
         model = _new_model(graphs, cfg, seed, backend, mask_mode, lam)
-        best, history, done = _fit(model, data, cfg, seed, lr, steps, track)
+        best, history, done, curve = _fit(model, data, cfg, seed, lr, steps, track)
     seconds = time.perf_counter() - t0
     if steps is not None:
         return dict(model=model, seconds=seconds, steps=done)
@@ -207,6 +207,7 @@ def train_afrnet(
         test_f1=_f1(y[te], pred),
         test_masks=m_te,
         history=history,
+        curve=curve,
     )
 
 
@@ -350,7 +351,7 @@ def train_gnn(
         torch.manual_seed(seed)
         w = cfg.gnn_hidden
         model = DualStreamGNN(graphs["x"].shape[-1], kind, w, w, cfg.heads, cfg.dropout)
-        best, _, done = _fit(model, data, cfg, seed, lr, steps, None)
+        best, _, done, curve = _fit(model, data, cfg, seed, lr, steps, None)
     seconds = time.perf_counter() - t0
     if steps is not None:
         return dict(model=model, seconds=seconds, steps=done)
@@ -365,6 +366,7 @@ def train_gnn(
         test_auc=auc(y[te], p_te),
         test_acc=float((pred == y[te]).float().mean()),
         test_f1=_f1(y[te], pred),
+        curve=curve,
     )
 
 # %% ../../nbs/17_afr_net/06_experiments.ipynb #8fbd5fac
@@ -482,13 +484,15 @@ def run_seed(
         lr=logistic_baseline(data, cfg.Cs, seed),
         auroc=rankings(data, afr["test_masks"], cfg),
         history=afr["history"],
+        curve=afr["curve"],  # (steps, validation AUC) after each epoch
     )
     if cfg.ablations:
         for mode in ("ones", "sc"):
             out[f"afr_{mode}"] = train_afrnet(data, cfg, seed, lr, mask_mode=mode)["test_auc"]
     for kind in ("gcn", "gat") if cfg.gnn_baselines else ():
         r = train_gnn(data, cfg, seed, (gnn_lr or {}).get(kind, lr), kind)
-        out[kind] = {k: r[k] for k in ("test_auc", "test_acc", "test_f1", "val_auc", "seconds")}
+        keys = ("test_auc", "test_acc", "test_f1", "val_auc", "seconds", "curve")
+        out[kind] = {k: r[k] for k in keys}
     return out
 
 
