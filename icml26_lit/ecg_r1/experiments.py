@@ -23,6 +23,7 @@ from .model import ECGR1Model, pretrain_encoders, simulate_set
 from icml26_lit.ecg_r1.protocol import (
     completion_text,
     diagnosis_reward,
+    evidence_reward,
     labels_from_measurements,
     protocol_report,
     qtc_bazett,
@@ -34,10 +35,10 @@ from ..physio import LABELS, simulate_record
 
 # %% auto #0
 __all__ = ['CONFIG', 'ARMS', 'POST', 'EXTRA_ARMS', 'CONDITIONS', 'NUMBER_FIELDS', 'NUMBER_TOLERANCE', 'build_encoders',
-           'new_model', 'seed_data', 'train_arm', 'post_train', 'score', 'pooled_features', 'logistic_jaccard', 'bleu4',
-           'rouge_l', 'consistency', 'true_numbers', 'stated_numbers', 'hallucinated_numbers', 'hallucination_rate',
-           'label_only_measurements', 'label_only_targets', 'colab_numbers', 'run_seed', 'calibrate', 'run_pilot',
-           'smoke_step', 'projected_seconds']
+           'new_model', 'seed_data', 'train_arm', 'post_train', 'score', 'pooled_features', 'logistic_jaccard',
+           'constant_report_floor', 'bleu4', 'rouge_l', 'consistency', 'true_numbers', 'stated_numbers',
+           'hallucinated_numbers', 'hallucination_rate', 'label_only_measurements', 'label_only_targets',
+           'colab_numbers', 'run_seed', 'calibrate', 'run_pilot', 'smoke_step', 'projected_seconds']
 
 # %% ../../nbs/16_ecg_r1/07_experiments.ipynb #e1600005
 # learning rates and calibration picked by the cpu preset's pilot on seed 99:
@@ -238,6 +239,19 @@ def logistic_jaccard(train: dict, test: dict, Cs=(0.01, 0.1, 1.0, 10.0), seed: i
     ]
     return float(np.mean([diagnosis_reward(t, lab) for t, lab in zip(texts, test["labels"])]))
 
+# %% ../../nbs/16_ecg_r1/07_experiments.ipynb #c16floor
+def constant_report_floor(train: dict, test: dict, style: str) -> dict:
+    "Jaccard and evidence of one training report of the most frequent label set, for every record."
+    sets = [tuple(sorted(lab)) for lab in train["labels"]]
+    top = Counter(sets).most_common(1)[0][0]
+    i = sets.index(top)
+    think, lab, _ = protocol_report(train["measurements"][i], style)
+    text = completion_text(think, lab)
+    return dict(
+        jaccard=float(np.mean([diagnosis_reward(text, y) for y in test["labels"]])),
+        evidence=float(np.mean([evidence_reward(text, a) for a in test["anchors"]])),
+    )
+
 # %% ../../nbs/16_ecg_r1/07_experiments.ipynb #e1600041
 def _check_texts(name: str, texts) -> list:
     if not isinstance(texts, (list, tuple)) or not all(isinstance(t, str) for t in texts):
@@ -384,11 +398,14 @@ def _mean(scores: dict, key: str, conditions=CONDITIONS) -> float:
     return float(np.mean([scores[c][key] for c in conditions]))
 
 
-def colab_numbers(cfg, tokenizer, encoders, data, models, sc, lrs, seed) -> dict:
+def colab_numbers(cfg, tokenizer, encoders, data, models, sc, lrs, seed, curves=None) -> dict:
     "Consistency and hallucination of every model; with `colab_claims`, the two extra arms."
+    curves = {} if curves is None else curves  # the extra arms' SFT losses go in here
     if cfg.colab_claims:
         for arm in EXTRA_ARMS:
-            models[arm], _ = train_arm(cfg, tokenizer, encoders, data, arm, lrs[arm], seed)
+            models[arm], curves[arm] = train_arm(
+                cfg, tokenizer, encoders, data, arm, lrs[arm], seed
+            )
         sc["noimd"] = score(cfg, models["noimd"], data["test"], ("both",))
         sc["label_only"] = score(cfg, models["label_only"], data["test"])
     for d in sc.values():
@@ -419,16 +436,17 @@ def run_seed(
     lrs = lrs or {k: cfg[f"lr_{k}"] for k in (*ARMS, *POST, *EXTRA_ARMS)}
     t0 = time.perf_counter()
     data = seed_data(cfg, seed, new_model(cfg, tokenizer, encoders, seed))
-    models, sc = {}, {}
+    models, sc, curves = {}, {}, {}
     for arm in ARMS:
-        models[arm], _ = train_arm(cfg, tokenizer, encoders, data, arm, lrs[arm], seed)
+        models[arm], curves[arm] = train_arm(cfg, tokenizer, encoders, data, arm, lrs[arm], seed)
     sc["imd"] = score(cfg, models["imd"], data["test"])
     sc["signal"] = score(cfg, models["signal"], data["test"], ("signal",))
     sc["image"] = score(cfg, models["image"], data["test"], ("image",))
     for method in POST:
-        models[method], _ = post_train(cfg, models["imd"], data, method, lrs[method], seed)
+        models[method], hist = post_train(cfg, models["imd"], data, method, lrs[method], seed)
+        curves[method] = [h["reward"] for h in hist] if method == "grpo" else hist
         sc[method] = score(cfg, models[method], data["test"])
-    extra = colab_numbers(cfg, tokenizer, encoders, data, models, sc, lrs, seed)
+    extra = colab_numbers(cfg, tokenizer, encoders, data, models, sc, lrs, seed, curves)
     one = ("signal", "image")
     out = dict(
         seed=seed,
@@ -440,6 +458,8 @@ def run_seed(
         jac_more_sft=_mean(sc["more_sft"], "jaccard"),
         ev_imd=_mean(sc["imd"], "evidence"),
         jac_logistic=logistic_jaccard(data["sft"], data["test"]),
+        floor=constant_report_floor(data["sft"], data["test"], cfg.style),
+        curves=curves,
         **extra,
         scores={
             k: {c: {m: v for m, v in s.items() if m != "texts"} for c, s in d.items()}
