@@ -263,6 +263,8 @@ def diagnosis_reward(completion: str, labels) -> float:
     m = re.search(r"<answer>(.*?)</answer>", completion, flags=re.S)
     if m is None:
         return 0.0
+    if isinstance(labels, str):  # one label, not its characters
+        labels = (labels,)
     pred, true = _answer_set(m.group(1)), {str(x).strip().lower() for x in labels}
     if not pred and not true:
         return 1.0

@@ -78,6 +78,10 @@ def test_official_worked_cases():
     assert diagnosis_reward("<answer> tachy ; LVH </answer>", ["tachy", "RBBB"]) == 1 / 3
     assert diagnosis_reward("<answer>sinus;AVB1</answer>", ["sinus"]) == 0.5
     assert diagnosis_reward("<answer> Sinus </answer>", ["sinus"]) == 1.0  # no ';', lower-cased
+    # a str label is one label, not its characters (it scored 0 before)
+    assert diagnosis_reward("<answer> sinus </answer>", "sinus") == 1.0
+    assert diagnosis_reward("<answer> sinus </answer>", ("sinus",)) == 1.0
+    assert diagnosis_reward("<answer> s ; i ; n ; u </answer>", "sinus") == 0.0
     assert diagnosis_reward("no answer", ["sinus"]) == 0.0
     assert diagnosis_reward("<answer> </answer>", []) == 1.0
     # evidence 0.75: step 1 has both anchors, step 3 one of two; the '+' is matched literally
