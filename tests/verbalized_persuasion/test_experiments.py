@@ -54,3 +54,24 @@ def test_presets():
     assert (cpu.n_seeds, cpu.n_letters, cpu.steps, cpu.n_rollouts, cpu.n_iters) == (
         8, 8000, 600, 64, 8
     )  # fmt: skip
+
+
+def test_recommending_every_strong_student_dominates():
+    "Against a follow rule and the exact reader alike, p_strong = 1 is never worse than less."
+    from icml26_lit.verbalized_persuasion.classic import recommendation_letter, solve_obedience_lp
+    from icml26_lit.verbalized_persuasion.letters import P_STRONG, Q_GRID
+    from icml26_lit.verbalized_persuasion.prompt_psro import RULES, hire_decisions, rule_payoffs
+
+    seed = int(torch.randint(1 << 30, (1,)))
+    ro = Rollouts(64, torch.Generator().manual_seed(seed))
+    follow = RULES.index("follow")
+    for q in Q_GRID[::4]:
+        u = [
+            rule_payoffs(hire_decisions(Prompt(p, q), ro, None, 0.2112, 0.5), ro.n, 1 / 3, 0.5)[0]
+            for p in sorted(P_STRONG)
+        ]
+        # follow: the hire rate mu0 p + (1 - mu0) q rises with p on the same draws
+        assert all(a[follow] <= b[follow] + 1e-12 for a, b in zip(u, u[1:])), (seed, q, u)
+    # the commitment LP's optimum recommends every strong student
+    scheme = solve_obedience_lp(recommendation_letter()).scheme  # (states, messages)
+    assert np.isclose(scheme[1].max(), 1.0, atol=1e-7), scheme
