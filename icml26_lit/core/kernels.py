@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from collections.abc import Callable, Sequence
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 
 try:
     import triton
@@ -25,8 +27,9 @@ except ImportError:  # the package works without Triton: every op falls back to 
     HAS_TRITON = False
 
 # %% auto #0
-__all__ = ['BACKENDS', 'SHARED_MEMORY_LIMIT', 'KERNELS', 'interpreter_enabled', 'resolve_backend', 'check_tensor', 'check_kernel',
-           'CompileReport', 'compile_check', 'KernelSpec', 'register_kernel', 'compile_registered']
+__all__ = ['BACKENDS', 'SHARED_MEMORY_LIMIT', 'KERNELS', 'interpreter_enabled', 'resolve_backend', 'check_tensor',
+           'MixedDeviceError', 'SameDevice', 'check_same_device', 'check_kernel', 'CompileReport', 'compile_check',
+           'KernelSpec', 'register_kernel', 'compile_registered']
 
 # %% ../../nbs/00_core/02_kernels.ipynb #ff4a6dc0
 BACKENDS = ("auto", "triton", "torch")
@@ -85,6 +88,42 @@ def check_tensor(
     if finite and x.is_floating_point() and x.numel() and not bool(torch.isfinite(x).all()):
         raise ValueError(f"{name} contains NaN or infinite values")
     return x.contiguous()
+
+# %% ../../nbs/00_core/02_kernels.ipynb #d6f30dc4
+_TRANSFERS = {"aten::_to_copy", "aten::copy_", "aten::_copy_from", "aten::_copy_from_and_resize"}
+
+
+class MixedDeviceError(RuntimeError):
+    "An operator received tensors on two devices (raised under `SameDevice`)."
+
+
+def _op_devices(args, kwargs) -> set:
+    flat, _ = tree_flatten((args, kwargs or {}))
+    return {
+        str(t.device)
+        for t in flat
+        if isinstance(t, torch.Tensor) and not (t.device.type == "cpu" and t.dim() == 0)
+    }
+
+
+class SameDevice(TorchDispatchMode):
+    "Dispatch mode that raises `MixedDeviceError` for any op whose tensors span two devices."
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = func._schema.name
+        if name not in _TRANSFERS:
+            devices = _op_devices(args, kwargs)
+            if len(devices) > 1:
+                raise MixedDeviceError(
+                    f"{name} received tensors on {sorted(devices)}: some tensor in this step was "
+                    "created on another device (pass device= from an input or parameter)"
+                )
+        return func(*args, **(kwargs or {}))
+
+
+def check_same_device() -> SameDevice:
+    "Context manager: `with check_same_device(): step(...)` fails on mixed-device ops."
+    return SameDevice()
 
 # %% ../../nbs/00_core/02_kernels.ipynb #55f2670d
 _DEFAULT_TOL = {
