@@ -53,7 +53,12 @@ def transition_matrix(
 
 def stationary_law(P: np.ndarray) -> np.ndarray:
     "The stationary distribution pi = pi P of a (5, 5) transition matrix."
-    w, v = np.linalg.eig(np.asarray(P).T)
+    P = np.asarray(P, dtype=float)
+    if P.ndim != 2 or P.shape[0] != P.shape[1]:
+        raise ValueError(f"P must be a square matrix, got shape {P.shape}")
+    if not (P >= 0).all() or not np.allclose(P.sum(1), 1.0):
+        raise ValueError("P must be row-stochastic: entries >= 0 and every row summing to 1")
+    w, v = np.linalg.eig(P.T)
     pi = np.real(v[:, np.argmin(np.abs(w - 1))])
     return pi / pi.sum()
 

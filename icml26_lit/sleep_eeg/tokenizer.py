@@ -170,6 +170,8 @@ def spectrogram_mae(
         raise ValueError(f"pred {tuple(pred.shape)} and target must have one shape (S, ...)")
     err = (pred - target).abs().flatten(1).mean(1)
     rng = target.flatten(1).amax(1) - target.flatten(1).amin(1)
+    if not bool((rng > 0).all()):
+        raise ValueError("target has a constant night (zero range): its MAE share is undefined")
     return err / rng
 
 
@@ -182,6 +184,9 @@ def fit_tokenizer(
     generator: torch.Generator | None = None,  # batch draws
 ) -> list[float]:
     "Adam on L1 reconstruction + commitment; returns the loss per step (Chapter 15)."
+    _check_positive_int(batch, "batch")
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < float("inf"):
+        raise ValueError(f"lr must be a positive finite number, got {lr!r}")
     spec = tok._flat(spec).reshape(-1, *tok.shape)
     opt = torch.optim.Adam(tok.parameters(), lr=lr)
     tok.train()

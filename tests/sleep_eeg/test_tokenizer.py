@@ -122,3 +122,29 @@ def test_tokenizer_bad_input():
         VectorQuantizer(4, 4)(torch.randn(3, 5))
     with pytest.raises(ValueError, match="pred"):
         spectrogram_mae(torch.randn(2, 3), torch.randn(2, 4))
+
+
+def test_bad_inputs_are_refused_by_name():
+    import numpy as np
+
+    from icml26_lit.sleep_eeg.simulator import stationary_law
+    from icml26_lit.sleep_eeg.tokenizer import (
+        SpectrogramTokenizer,
+        fit_tokenizer,
+        spectrogram_mae,
+    )
+
+    flat = torch.ones(2, 3, 5, 32)
+    with pytest.raises(ValueError, match="constant night"):
+        spectrogram_mae(flat, flat)
+    with pytest.raises(ValueError, match="row-stochastic"):
+        stationary_law(np.ones((5, 5)))
+    with pytest.raises(ValueError, match="square"):
+        stationary_law(np.ones((5, 4)) / 4)
+    tok = SpectrogramTokenizer(4, 2, generator=torch.Generator().manual_seed(0))
+    spec = torch.randn(8, 5, 32)
+    with pytest.raises(ValueError, match="batch"):
+        fit_tokenizer(tok, spec, 1, batch=0)
+    for lr in (0.0, -1e-3, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="lr"):
+            fit_tokenizer(tok, spec, 1, batch=4, lr=lr)
