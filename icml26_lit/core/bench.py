@@ -22,8 +22,9 @@ import torch
 from .claims import provenance, repo_root, results_dir
 
 # %% auto #0
-__all__ = ['BENCHMARKS', 'CARDS', 'Benchmark', 'register_benchmark', 'card_ceiling', 'variant_agreement', 'run_benchmarks',
-           'kernel_code', 'code_status', 'bench_rows', 'GpuTable', 'gpu_table']
+__all__ = ['BENCHMARKS', 'CARDS', 'AGREE_TOL', 'Benchmark', 'register_benchmark', 'card_ceiling', 'variant_agreement',
+           'run_benchmarks', 'kernel_code', 'code_status', 'dispatch_table', 'auto_choice', 'write_dispatch',
+           'bench_rows', 'GpuTable', 'gpu_table']
 
 # %% ../../nbs/00_core/05_bench.ipynb #cc9a215a
 @dataclass
@@ -370,6 +371,92 @@ def code_status(chapter: str, name: str, commit: str | None, package=None) -> tu
             return "same", ""
         return "replaced", f"the kernel in {rel} changed after commit {commit[:10]}"
     return "unknown", "no module registers this benchmark now (renamed or removed)"
+
+# %% ../../nbs/00_core/05_bench.ipynb #d3a2dc86
+AGREE_TOL = 1e-4  # relative difference a float32 kernel must meet against its partner on the card
+
+
+def _code_hash(chapter: str, name: str, commit: str | None = None, package=None) -> str | None:
+    "sha256 of the kernel code benchmark `name` reaches, now (commit None) or at `commit`."
+    import hashlib
+
+    package = pathlib.Path(package) if package is not None else _package_dir()
+    top = _git(package, "rev-parse", "--show-toplevel")
+    root = pathlib.Path(top.strip()) if top else None
+    for path in sorted(package.rglob("*.py")):
+        text = path.read_text()
+        if "register_benchmark(" not in text or path.parent.name == "core":
+            continue
+        if kernel_code(text, chapter, name) is None:
+            continue
+        if commit is not None:
+            if root is None:
+                return None
+            text = _git(root, "show", f"{commit}:{path.resolve().relative_to(root).as_posix()}")
+            if text is None or (code := kernel_code(text, chapter, name)) is None:
+                return None
+        else:
+            code = kernel_code(text, chapter, name)
+        return hashlib.sha256(json.dumps(code, sort_keys=True).encode()).hexdigest()[:16]
+    return None
+
+
+def dispatch_table(bench: dict, package=None) -> dict:
+    "`{chapter.name: {card: entry}}` from one bench file (see `auto_choice`)."
+    commit = bench.get("provenance", {}).get("commit")
+    out = {}
+    for b in bench.get("benchmarks", []):
+        t, agree = b.get("timings_ms", {}), b.get("agreement", {})
+        sizes = {}
+        for v, ms in t.items():
+            kind, size = _split_variant(v)
+            if kind in ("triton", "torch"):
+                sizes.setdefault(size, {})[kind] = ms
+        sizes = {s: d for s, d in sizes.items() if len(d) == 2}
+        diffs = [a.get("rel_diff") for v, a in agree.items() if _split_variant(v)[0] == "triton"]
+        out.setdefault(f"{b['chapter']}.{b['name']}", {})[bench.get("card", "unknown")] = dict(
+            triton_ms={s: d["triton"] for s, d in sizes.items()},
+            torch_ms={s: d["torch"] for s, d in sizes.items()},
+            agreement=max(diffs) if diffs and all(_finite(d) for d in diffs) else None,
+            commit=commit,
+            source_hash=_code_hash(b["chapter"], b["name"], commit, package),
+        )
+    return out
+
+
+def _finite(x) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)
+
+# %% ../../nbs/00_core/05_bench.ipynb #c51e5a06
+def auto_choice(key: str, table: dict | None, current_hash: str | None) -> tuple[str, str]:
+    "('triton' | 'torch', why) for benchmark `key` ('04.fused_field...') under backend='auto'."
+    if not table or key not in table:
+        return "torch", f"{key}: no card has measured it"
+    whys = []
+    for card, e in table[key].items():
+        tri, ref = e.get("triton_ms", {}), e.get("torch_ms", {})
+        if not tri:
+            whys.append(f"{card}: no Triton/PyTorch pair timed")
+        elif any(tri[s] >= ref[s] for s in tri):
+            whys.append(f"{card}: Triton slower than PyTorch")
+        elif not _finite(e.get("agreement")) or e["agreement"] > AGREE_TOL:
+            whys.append(f"{card}: agreement {e.get('agreement')} not within {AGREE_TOL:g}")
+        elif current_hash is None or e.get("source_hash") != current_hash:
+            whys.append(f"{card}: measured on kernel code since replaced (or unknown)")
+        else:
+            return "triton", f"{key}: faster on {card} with agreement {e['agreement']:.2g}"
+    return "torch", f"{key}: " + "; ".join(whys)
+
+
+def write_dispatch(bench_file, out=None, package=None) -> pathlib.Path:
+    "Merge `bench_file`'s entries into `dispatch.json` beside it (or at `out`); returns the path."
+    bench_file = pathlib.Path(bench_file)
+    out = pathlib.Path(out) if out is not None else bench_file.parent / "dispatch.json"
+    table = json.loads(out.read_text()) if out.exists() else {}
+    for key, cards in dispatch_table(json.loads(bench_file.read_text()), package).items():
+        table.setdefault(key, {}).update(cards)
+    out.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+    return out
 
 # %% ../../nbs/00_core/05_bench.ipynb #01a478d6
 def _variant_rows(b: dict) -> tuple[list[tuple], list[str]]:
