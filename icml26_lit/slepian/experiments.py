@@ -566,7 +566,7 @@ def record_claims(results: dict, cfg, scale: str) -> list:
     )
     return claims
 
-
+# %% ../../nbs/01_slepian/06_experiments.ipynb #05a73fa2
 def record_curves(results: dict, scale: str) -> int:
     "Each encoder's in-cap R² after every epoch, per seed, via `record_curve` (Chapter 01)."
     n = 0
