@@ -8,7 +8,12 @@ __all__ = []
 # %% ../../nbs/14_prime_attention/00_overview.ipynb #a4bf6ecd
 from .kernels import prime_attention, prime_attention_reference
 from .filters import PrimeFilters, pair_mask
-from .model import PrimeITransformer, RevIN, n_filter_parameters
+from icml26_lit.prime_attention.model import (
+    PrimeAttentionLayer,
+    PrimeITransformer,
+    RevIN,
+    n_filter_parameters,
+)
 from icml26_lit.prime_attention.data import (
     simulate_pair_laws,
     simulate_var2,
@@ -27,6 +32,7 @@ __all__ = [
     "prime_attention_reference",
     "PrimeFilters",
     "pair_mask",
+    "PrimeAttentionLayer",
     "PrimeITransformer",
     "RevIN",
     "n_filter_parameters",
