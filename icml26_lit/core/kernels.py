@@ -27,7 +27,7 @@ except ImportError:  # the package works without Triton: every op falls back to 
     HAS_TRITON = False
 
 # %% auto #0
-__all__ = ['BACKENDS', 'SHARED_MEMORY_LIMIT', 'KERNELS', 'interpreter_enabled', 'resolve_backend', 'check_tensor',
+__all__ = ['BACKENDS', 'SHARED_MEMORY_LIMIT', 'KERNELS', 'interpreter_enabled', 'resolve_backend', 'auto_backend', 'check_tensor',
            'MixedDeviceError', 'SameDevice', 'check_same_device', 'check_kernel', 'CompileReport', 'compile_check',
            'KernelSpec', 'register_kernel', 'compile_registered']
 
@@ -40,15 +40,21 @@ def interpreter_enabled() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0").strip() not in ("", "0")
 
 
+def _on_cuda(tensors) -> bool:
+    return any(isinstance(t, torch.Tensor) and t.is_cuda for t in tensors)
+
+
 def resolve_backend(backend: str, *tensors: torch.Tensor) -> str:
     "`'triton'` or `'torch'` for `backend` given the op's tensors (Chapter 0, *Kernel dispatch*)."
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r} is not valid; use one of 'auto', 'triton', 'torch'")
     if backend == "torch":
         return "torch"
-    on_cuda = any(isinstance(t, torch.Tensor) and t.is_cuda for t in tensors)
+    on_cuda = _on_cuda(tensors)
     if backend == "auto":
-        return "triton" if HAS_TRITON and on_cuda else "torch"
+        if not (HAS_TRITON and on_cuda):
+            return "torch"
+        return auto_backend(_caller_chapter())
     if not HAS_TRITON:
         raise RuntimeError("backend='triton' needs the triton package (pip install triton)")
     if not on_cuda and not interpreter_enabled():
@@ -57,6 +63,67 @@ def resolve_backend(backend: str, *tensors: torch.Tensor) -> str:
             "variable TRITON_INTERPRET=1 before importing icml26_lit, or use backend='auto'"
         )
     return "triton"
+
+# %% ../../nbs/00_core/02_kernels.ipynb #fdc31a32
+_AUTO: dict = {}
+
+
+def _chapter_of(package: str) -> str | None:
+    "The chapter number whose registered kernels live in `icml26_lit.<package>`."
+    for s in KERNELS.values():
+        mod = getattr(getattr(s.kernel, "fn", s.kernel), "__module__", "") or ""
+        if mod.split(".")[1:2] == [package]:
+            return s.chapter
+    return None
+
+
+def _caller_chapter() -> str | None:
+    "The chapter of the nearest calling module outside `icml26_lit.core`, or None."
+    import sys
+
+    f = sys._getframe(1)
+    while f is not None:
+        mod = f.f_globals.get("__name__", "")
+        if mod.startswith("icml26_lit.") and not mod.startswith("icml26_lit.core"):
+            return _chapter_of(mod.split(".")[1])
+        f = f.f_back
+    return None
+
+
+def _dispatch_table() -> dict | None:
+    "The committed `results/bench/dispatch.json`, or None outside a checkout."
+    import json
+
+    from .claims import results_dir
+
+    d = results_dir()
+    path = d / "bench" / "dispatch.json" if d is not None else None
+    return json.loads(path.read_text()) if path is not None and path.exists() else None
+
+
+def auto_backend(chapter: str | None) -> str:
+    "What `backend='auto'` runs on CUDA for `chapter`; warns once per chapter when PyTorch."
+    import warnings
+
+    from .bench import _code_hash, auto_choice
+
+    if chapter not in _AUTO:
+        table = _dispatch_table()
+        keys = [k for k in table or {} if k.split(".", 1)[0] == chapter]
+        choices = [auto_choice(k, table, _code_hash(chapter, k.split(".", 1)[1])) for k in keys]
+        whys = [why for c, why in choices if c == "torch"]
+        if chapter is None:
+            whys = ["the calling chapter has no registered kernel"]
+        elif not keys:
+            whys = [f"no dispatch table names chapter {chapter}'s kernels"]
+        _AUTO[chapter] = "torch" if whys else "triton"
+        if whys:
+            warnings.warn(
+                f"backend='auto' runs PyTorch for chapter {chapter} on CUDA: "
+                + "; ".join(whys) + " (backend='triton' runs the kernel)",
+                stacklevel=3,
+            )
+    return _AUTO[chapter]
 
 # %% ../../nbs/00_core/02_kernels.ipynb #565b5771
 def check_tensor(
