@@ -34,7 +34,7 @@ SEED ?= 0
 # default index (this project's machines have the CPU wheel locally).
 TORCH_INDEX ?=
 
-.PHONY: venv test book run nbtest export clean bench toc exercises lint verdicts
+.PHONY: venv test book run nbtest export clean bench gpu toc exercises lint verdicts
 
 venv: $(STAMP)
 
@@ -80,6 +80,9 @@ nbtest: venv
 
 bench: venv
 	$(PY) -m icml26_lit.bench --budget-s 420
+
+gpu:  # no venv prerequisite: a GPU machine brings its own torch and Triton (no network there)
+	$(if $(wildcard $(VENV)/bin/python),$(VENV)/bin/python,python3) -m icml26_lit.gpu_check --budget-s 360
 
 lint: venv
 	$(VENV)/bin/ruff check icml26_lit tests book nbs
