@@ -120,7 +120,8 @@ def auto_backend(chapter: str | None) -> str:
         if whys:
             warnings.warn(
                 f"backend='auto' runs PyTorch for chapter {chapter} on CUDA: "
-                + "; ".join(whys) + " (backend='triton' runs the kernel)",
+                + "; ".join(whys)
+                + " (backend='triton' runs the kernel)",
                 stacklevel=3,
             )
     return _AUTO[chapter]

@@ -675,8 +675,14 @@ def write_full_headline(bench_path, dst=None) -> pathlib.Path:
                 ICML26_CLAIMS_DIR=old
             )
     dst = pathlib.Path(dst) if dst else repo_root() / "results" / "flashschnet" / "full.json"
-    res = dict(notebook="results/bench/" + bench_path.name, scale="full", seed=None,
-               provenance=bench.get("provenance", {}), wall_s=None, claims=claims)
+    res = dict(
+        notebook="results/bench/" + bench_path.name,
+        scale="full",
+        seed=None,
+        provenance=bench.get("provenance", {}),
+        wall_s=None,
+        claims=claims,
+    )
     dst.parent.mkdir(parents=True, exist_ok=True)
     dst.write_text(json.dumps(res, indent=1))
     return dst

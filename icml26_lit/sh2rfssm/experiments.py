@@ -699,7 +699,6 @@ def _jv_claims(results: dict, scale: str) -> list:
         ),
     ]
 
-
 # %% ../../nbs/13_sh2rfssm/04_experiments.ipynb #10185d26023b46108eb7d9f57d49d2b3
 def _twin_claims(results: dict, scale: str) -> list:
     "Accuracy against the trained non-spiking twin (JapaneseVowels)."
@@ -729,15 +728,31 @@ def record_curves(results: dict, scale: str) -> None:
     for arm, runs in arms:
         for r in runs:
             steps = list(range(1, len(r["curve"]) + 1))
-            record_curve("13", arm, steps, r["curve"], metric="training cross-entropy",
-                         seed=r["seed"], scale=scale, higher_is_better=False, floor=r["ce_floor"])
+            record_curve(
+                "13",
+                arm,
+                steps,
+                r["curve"],
+                metric="training cross-entropy",
+                seed=r["seed"],
+                scale=scale,
+                higher_is_better=False,
+                floor=r["ce_floor"],
+            )
     for arm, runs in results["reg"].items():
         for r in runs:
             steps = list(range(1, len(r["curve"]) + 1))
-            record_curve("13", f"regression {arm}", steps, r["curve"], metric="training MSE",
-                         seed=r["seed"], scale=scale, higher_is_better=False,
-                         floor=r["curve_floor"])
-
+            record_curve(
+                "13",
+                f"regression {arm}",
+                steps,
+                r["curve"],
+                metric="training MSE",
+                seed=r["seed"],
+                scale=scale,
+                higher_is_better=False,
+                floor=r["curve_floor"],
+            )
 
 # %% ../../nbs/13_sh2rfssm/04_experiments.ipynb #8763a12b2bbd4a93a75aff182afb95dc
 def record_claims(results: dict, cfg, scale: str) -> list:
@@ -785,4 +800,3 @@ def record_claims(results: dict, cfg, scale: str) -> list:
             )
         )
     return out
-

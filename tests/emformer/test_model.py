@@ -149,5 +149,3 @@ def test_finetune_modes_count_updates_and_seed():
 @pytest.mark.parametrize("scale", ["ci", "cpu", "colab", "full"])
 def test_smoke_step(scale):
     smoke_step(CONFIG.smoke(scale))
-
-

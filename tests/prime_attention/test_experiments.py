@@ -29,7 +29,11 @@ def test_ci_preset_is_the_protocol():
     assert c.arms == ["standard_48", "channel_48", "prime_48"]
     for scale in ("cpu", "colab", "full"):
         assert CONFIG.get(scale).arms == [
-            "standard_48", "channel_48", "prime_48", "standard_30", "prime_30"
+            "standard_48",
+            "channel_48",
+            "prime_48",
+            "standard_30",
+            "prime_30",
         ]
     path = repo_root() / "results" / "prime_attention" / "pilot_cpu.json"
     if path.exists():  # the ci picks are the committed cpu pilot's
