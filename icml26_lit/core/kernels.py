@@ -89,7 +89,7 @@ def _caller_chapter() -> str | None:
         f = f.f_back
     return None
 
-
+# %% ../../nbs/00_core/02_kernels.ipynb #44bcc626
 def _dispatch_table() -> dict | None:
     "The committed `results/bench/dispatch.json`, or None outside a checkout."
     import json
