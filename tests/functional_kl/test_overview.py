@@ -1,29 +1,16 @@
 "The overview's *What each scale runs* table says what the presets run (Chapter 11)."
 
-import json
-import pathlib
-
 import pytest
 
 from icml26_lit.functional_kl.experiments import CONFIG
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from tests._overview import first_number, scale_table
 
 
 def _table() -> dict:
-    "{scale: [cells]} of the table under *What each scale runs* in the overview notebook."
-    nb = json.loads((ROOT / "nbs" / "11_functional_kl" / "00_overview.ipynb").read_text())
-    text = next(
-        "".join(c["source"])
-        for c in nb["cells"]
-        if c["cell_type"] == "markdown" and "## What each scale runs" in "".join(c["source"])
-    )
-    rows = [r.strip().strip("|").split("|") for r in text.splitlines() if r.startswith("| `")]
-    return {r[0].strip().strip("`"): [c.strip() for c in r[1:]] for r in rows}
+    return scale_table("11_functional_kl")
 
 
-def _number(cell: str) -> int:
-    return int(cell.split()[0].replace(",", ""))
+_number = first_number
 
 
 @pytest.mark.parametrize("scale", ["ci", "cpu", "colab", "full"])
