@@ -1,4 +1,4 @@
-"""A chapter overview's *What each scale runs* table, for the tests that compare it with the presets."""
+"""Read a chapter overview's *What each scale runs* table, to compare it with the presets."""
 
 import json
 import pathlib
