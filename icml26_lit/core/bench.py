@@ -24,7 +24,7 @@ from .claims import provenance, repo_root, results_dir
 # %% auto #0
 __all__ = ['BENCHMARKS', 'CARDS', 'AGREE_TOL', 'Benchmark', 'register_benchmark', 'card_ceiling', 'variant_agreement',
            'run_benchmarks', 'kernel_code', 'code_status', 'dispatch_table', 'auto_choice', 'write_dispatch',
-           'bench_rows', 'GpuTable', 'gpu_table']
+           'bench_files', 'bench_rows', 'GpuTable', 'gpu_table']
 
 # %% ../../nbs/00_core/05_bench.ipynb #cc9a215a
 @dataclass
@@ -483,13 +483,22 @@ def _variant_rows(b: dict) -> tuple[list[tuple], list[str]]:
     return rows, words
 
 
-def bench_rows(chapter: str, directory=None) -> list[dict] | None:
-    "The committed bench files' rows of `chapter` with card, date, commit; None outside a checkout."
+def bench_files(directory=None) -> list[pathlib.Path] | None:
+    "The committed measurement files (`<card>-<date>.json`, not `dispatch.json`); None outside a checkout."
     d = pathlib.Path(directory) if directory is not None else results_dir()
     if d is None:
         return None
+    found = sorted((d / "bench").glob("*.json")) if (d / "bench").is_dir() else []
+    return [f for f in found if "benchmarks" in json.loads(f.read_text())]
+
+
+def bench_rows(chapter: str, directory=None) -> list[dict] | None:
+    "The committed bench files' rows of `chapter` with card, date, commit; None outside a checkout."
+    files = bench_files(directory)
+    if files is None:
+        return None
     out = []
-    for f in sorted((d / "bench").glob("*.json")) if (d / "bench").is_dir() else []:
+    for f in files:
         r = json.loads(f.read_text())
         mine = [b for b in r.get("benchmarks", []) if str(b.get("chapter")) == str(chapter)]
         if mine:
