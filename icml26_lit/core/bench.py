@@ -484,7 +484,7 @@ def _variant_rows(b: dict) -> tuple[list[tuple], list[str]]:
 
 
 def bench_files(directory=None) -> list[pathlib.Path] | None:
-    "The committed measurement files (`<card>-<date>.json`, not `dispatch.json`); None outside a checkout."
+    "The committed timing files, `<card>-<date>.json` (not dispatch.json); None outside a checkout."
     d = pathlib.Path(directory) if directory is not None else results_dir()
     if d is None:
         return None
