@@ -89,10 +89,11 @@ _FULL = dict(
     ladder_steps=1000,
     timing_repeats=10,
 )
-# cpu: ci's chain and widths with 10 seeds, 10 plain-vs-plain pairs and 8,000 recorded MD steps
-# (measured on one thread: a seed's force and memory rows 3.7 s of CPU, an MD step of the
-# plain batch plus the flash run about 10 ms at 5 pairs)
-_CPU = dict(_CI, n_seeds=10, null_pairs=10, md_burn=500, md_steps=8000)
+# cpu: ci's chain and widths with 10 seeds; the Langevin runs on a 40-bead chain, 10
+# plain-vs-plain pairs and 8,000 recorded steps (measured on one thread: a seed's force and
+# memory rows 3.7 s of CPU; an MD step of the 84-replica plain batch 0.13 s and of the flash
+# run 0.01 s at 40 beads, so 8,500 steps take about 20 minutes)
+_CPU = dict(_CI, n_seeds=10, md_beads=40, null_pairs=10, md_burn=500, md_steps=8000)
 CONFIG = sizes(
     ci=_CI,
     cpu=_CPU,
@@ -142,6 +143,8 @@ def make_system(
 
 def make_model(cfg, seed: int, path: str = "+CSR", backend: str = "auto", prior=None) -> SchNet:
     "A SchNet on one rung of the ladder; the same `seed` gives the same weights on every rung."
+    if path not in PATHS:
+        raise ValueError(f"path must be one of {list(PATHS)}, got {path!r}")
     flash, w16 = PATHS[path]
     with torch.random.fork_rng(devices=[]):  # weights from `seed`; the global RNG is left alone
         torch.manual_seed(seed)
@@ -270,15 +273,16 @@ def pyg_schnet(cfg, seed: int):
         ei = radius_graph(pos.detach(), cfg.cutoff, batch)
         return ei, (pos[ei[1]] - pos[ei[0]]).norm(dim=-1)
 
-    torch.manual_seed(seed)
-    return PygSchNet(
-        hidden_channels=cfg.hidden,
-        num_filters=cfg.filters,
-        num_interactions=cfg.interactions,
-        num_gaussians=cfg.gaussians,
-        cutoff=cfg.cutoff,
-        interaction_graph=graph,
-    )
+    with torch.random.fork_rng(devices=[]):  # weights from `seed`; the global RNG is left alone
+        torch.manual_seed(seed)
+        return PygSchNet(
+            hidden_channels=cfg.hidden,
+            num_filters=cfg.filters,
+            num_interactions=cfg.interactions,
+            num_gaussians=cfg.gaussians,
+            cutoff=cfg.cutoff,
+            interaction_graph=graph,
+        )
 
 
 def pyg_energy_and_forces(model, z, pos, batch):
@@ -659,8 +663,12 @@ def record_bench_headline(bench: dict):
 
 # %% ../../nbs/06_flashschnet/07_experiments.ipynb #ea9d5815
 def write_full_headline(bench_path, dst=None) -> pathlib.Path:
-    "Write results/flashschnet/full.json holding the bench headline alone (Chapter 06)."
-    from icml26_lit.core import load_claims, repo_root
+    "Write `results_dir()`/flashschnet/full.json (or `dst`) holding the bench headline alone."
+    from icml26_lit.core import load_claims, results_dir
+
+    out = results_dir()
+    if dst is None and out is None:
+        raise ValueError("dst is needed outside the repository (results_dir() is None)")
 
     bench_path = pathlib.Path(bench_path)
     bench = json.loads(bench_path.read_text())
@@ -674,7 +682,7 @@ def write_full_headline(bench_path, dst=None) -> pathlib.Path:
             os.environ.pop("ICML26_CLAIMS_DIR") if old is None else os.environ.update(
                 ICML26_CLAIMS_DIR=old
             )
-    dst = pathlib.Path(dst) if dst else repo_root() / "results" / "flashschnet" / "full.json"
+    dst = pathlib.Path(dst) if dst else out / "flashschnet" / "full.json"
     res = dict(
         notebook="results/bench/" + bench_path.name,
         scale="full",

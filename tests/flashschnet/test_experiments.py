@@ -156,12 +156,12 @@ def test_bench_headline_matches_the_committed_bench_file(tmp_path, monkeypatch):
     "results/flashschnet/full.json is record_bench_headline of the committed H200 bench file."
     import json
 
-    from icml26_lit.core import repo_root
+    from icml26_lit.core import results_dir
     from icml26_lit.flashschnet.experiments import record_bench_headline, write_full_headline
 
-    root = repo_root()
-    bench = root / "results" / "bench" / "NVIDIA-H200-2026-12-04.json"
-    committed = json.loads((root / "results" / "flashschnet" / "full.json").read_text())
+    root = results_dir()
+    bench = root / "bench" / "NVIDIA-H200-2026-12-04.json"
+    committed = json.loads((root / "flashschnet" / "full.json").read_text())
     fresh = json.loads(write_full_headline(bench, tmp_path / "full.json").read_text())
     keep = ("claim", "ours", "baseline", "verdict", "test", "headline", "magnitude", "scale")
     assert [{k: c[k] for k in keep} for c in fresh["claims"]] == [
@@ -175,3 +175,61 @@ def test_bench_headline_matches_the_committed_bench_file(tmp_path, monkeypatch):
         record_bench_headline({"benchmarks": []})
     with pytest.raises(ValueError, match="'benchmarks' list"):
         record_bench_headline({"rows": []})
+
+
+def test_write_full_headline_goes_through_results_dir(tmp_path, monkeypatch):
+    "Without `dst` the file lands in results_dir(); outside a checkout `dst` is required."
+    import json
+
+    from icml26_lit.core import results_dir
+    from icml26_lit.flashschnet.experiments import write_full_headline
+
+    bench = results_dir() / "bench" / "NVIDIA-H200-2026-12-04.json"
+    monkeypatch.setenv("ICML26_RESULTS_DIR", str(tmp_path / "res"))
+    out = write_full_headline(bench)
+    assert out == tmp_path / "res" / "flashschnet" / "full.json"
+    assert json.loads(out.read_text())["claims"][0]["headline"]
+    monkeypatch.delenv("ICML26_RESULTS_DIR")
+    monkeypatch.setattr("icml26_lit.core.results_dir", lambda: None)
+    with pytest.raises(ValueError, match="dst is needed"):
+        write_full_headline(bench)
+
+
+def test_pyg_schnet_and_make_model_leave_the_global_rng_alone():
+    "Weights come from `seed` alone: the same under two global states, which stay unchanged."
+    from icml26_lit.flashschnet.experiments import make_model, pyg_schnet
+
+    cfg = _tiny()
+    params = []
+    for global_seed in (11, 12):
+        torch.manual_seed(global_seed)
+        state = torch.random.get_rng_state()
+        pyg, ours = pyg_schnet(cfg, 5), make_model(cfg, 5, "plain")
+        assert torch.equal(torch.random.get_rng_state(), state)
+        params.append([p.detach().clone() for p in [*pyg.parameters(), *ours.parameters()]])
+    assert all(torch.equal(p, q) for p, q in zip(*params))
+
+
+def test_make_model_names_a_bad_path():
+    from icml26_lit.flashschnet.experiments import make_model
+
+    with pytest.raises(ValueError, match="path must be one of"):
+        make_model(_tiny(), 0, "+flash")
+
+
+def test_overview_table_matches_the_presets():
+    "The overview's 'What each scale runs' rows state each preset's seeds and Langevin sizes."
+    import json
+    import pathlib
+
+    nb = pathlib.Path(__file__).resolve().parents[2] / "nbs/06_flashschnet/00_overview.ipynb"
+    text = "".join("".join(c["source"]) for c in json.loads(nb.read_text())["cells"])
+    rows = {ln.split("|")[1].strip(" `"): ln for ln in text.splitlines() if ln.startswith("| `")}
+    for s in ("ci", "cpu", "colab", "full"):
+        cfg, row = CONFIG.get(s), rows[s]
+        cells = [c.strip() for c in row.split("|")]
+        assert cells[2] == str(cfg.n_seeds), s
+        assert f"{cfg.md_beads} beads x {cfg.md_replicas} replicas" in cells[5], s
+        assert f"{cfg.md_steps:,} recorded steps, {cfg.null_pairs} pairs" in cells[5], s
+        if s in ("colab", "full"):
+            assert f"{cfg.n_beads} beads x {cfg.n_replicas} replicas" in cells[3], s
