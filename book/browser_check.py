@@ -8,7 +8,8 @@ A page fails, naming itself, when
 - raw `$$`, `\\(` or `\\[` is left in its text (math that MathJax did not typeset),
 - it loads a script from http(s) (the book must render with no internet).
 
-Screenshots of the front page and of chapter 0 go to book/_build/screenshots/.
+The front page must also fit a 1280 px window: neither the page nor its headline table may scroll
+horizontally. Screenshots of the front page and of chapter 0 go to book/_build/screenshots/.
 
     python book/browser_check.py [PAGE.html ...]
 """
@@ -156,6 +157,61 @@ def remote_scripts(raw_html: str) -> list[str]:
     return re.findall(r'<script[^>]+src="(https?://[^"]+)"', raw_html)
 
 
+# measured in the page after load, written into the DOM for --dump-dom to carry out
+MEASURE = """<script>window.addEventListener("load", () => setTimeout(() => {
+  const t = document.querySelector("table.icml26-headlines"), d = document.documentElement;
+  const m = document.createElement("pre"); m.id = "icml26-layout";
+  m.textContent = JSON.stringify({page: [d.scrollWidth, d.clientWidth],
+    table: t ? [t.scrollWidth, t.parentElement.clientWidth] : null});
+  document.body.appendChild(m);
+}, 500));</script>"""
+
+
+def front_page_layout(page: Path, width: int = 1280) -> dict | None:
+    "scrollWidth against clientWidth of the page and of the headline table, in a `width` window."
+    import json
+
+    raw = page.read_text(errors="replace")
+    with tempfile.NamedTemporaryFile("w", suffix=".html", dir=page.parent, delete=False) as f:
+        f.write(raw.replace("</body>", MEASURE + "</body>", 1))
+        probe = Path(f.name)
+    try:
+        with tempfile.TemporaryDirectory() as profile:
+            p = subprocess.run(
+                [
+                    chromium(),
+                    *FLAGS,
+                    f"--user-data-dir={profile}",
+                    f"--window-size={width},900",
+                    "--virtual-time-budget=20000",
+                    "--dump-dom",
+                    probe.as_uri(),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=180,
+            )
+    finally:
+        probe.unlink()
+    m = re.search(r'<pre id="icml26-layout">(.*?)</pre>', p.stdout, re.S)
+    return json.loads(htmllib.unescape(m.group(1))) if m else None
+
+
+def layout_problems(name: str, layout: dict | None) -> list[str]:
+    "What a 1280 px reader of the front page would have to scroll sideways for."
+    if layout is None:
+        return [f"{name}: the layout could not be measured"]
+    out = []
+    (pw, pc), table = layout["page"], layout.get("table")
+    if pw > pc:
+        out.append(f"{name}: scrolls horizontally at 1280 px ({pw} px wide in {pc} px)")
+    if table is None:
+        out.append(f"{name}: no headline table")
+    elif table[0] > table[1]:
+        out.append(f"{name}: the headline table is {table[0]} px wide in {table[1]} px at 1280 px")
+    return out
+
+
 def check_page(page: Path, root: Path = HTML) -> list[str]:
     "Problems a reader would see on `page`; empty when it renders."
     name = str(page.relative_to(root)) if page.is_relative_to(root) else page.name
@@ -206,6 +262,11 @@ def main(argv: list[str]) -> int:
                 flush=True,
             )
             problems += probs
+    front = HTML / SCREENSHOT_PAGES["front-page.png"]
+    if front.exists() and (not argv or front in todo):
+        layout = front_page_layout(front)
+        problems += layout_problems("nbs/index.html", layout)
+        print(f"  layout at 1280 px: {layout}", flush=True)
     for out, rel in SCREENSHOT_PAGES.items():
         if (HTML / rel).exists():
             screenshot(HTML / rel, SHOTS / out)

@@ -72,6 +72,31 @@ def card_ceiling(name: str):
             return v
     return None
 
+# %% ../../nbs/00_core/05_bench.ipynb #1c226a01
+def _closure_state(*calls) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    "The tensors the variants' closures hold (directly or in a list, tuple or dict), with copies."
+    seen, out = set(), []
+
+    def walk(o, depth=0):
+        if isinstance(o, torch.Tensor) and id(o) not in seen:
+            seen.add(id(o))
+            out.append((o, o.detach().clone()))
+        elif depth < 2 and isinstance(o, (list, tuple, dict)):
+            for x in o.values() if isinstance(o, dict) else o:
+                walk(x, depth + 1)
+
+    for call in calls:
+        for cell in getattr(call, "__closure__", None) or ():
+            walk(cell.cell_contents)
+    return out
+
+
+def _restore(state) -> None:
+    "Put back the tensors an in-place variant wrote (so every call starts from the same inputs)."
+    with torch.no_grad():
+        for t, saved in state:
+            t.copy_(saved)
+
 # %% ../../nbs/00_core/05_bench.ipynb #e93f7689
 def _tensors(out) -> list:
     "The tensors in a variant's output, in order (through tuples, lists and dict values)."
@@ -108,9 +133,13 @@ def variant_agreement(variants: dict) -> dict:
         partner = name.replace("triton", "torch", 1)
         if not name.startswith("triton") or partner not in variants:
             continue
+        state = _closure_state(variants[partner], call)  # in-place variants: restored per call
         ref = _tensors(variants[partner]())
+        _restore(state)
         got = _tensors(call())
-        again = _tensors(variants[partner]())  # differs if the reference or a variant has state
+        _restore(state)
+        again = _tensors(variants[partner]())  # differs if the reference has hidden state
+        _restore(state)
         if (d := _rel_diff(got, ref)) is not None:
             rows[name] = dict(rel_diff=d, reference_repeat=_rel_diff(again, ref))
     return rows

@@ -391,6 +391,8 @@ def _apply_floor(d: Decision, o, b, ref, f, s, alpha, test) -> Decision:
         base_up = bool(s * (ref - F) > 0 and not _tie(ref - F, ref, F))
         other_mean = float(ref)
     p = f" (p = {p_o:.3g})" if p_o is not None else ""
+    if test == "wilcoxon" and p_o is not None and 0.5 ** len(o) >= alpha:  # 2^-n: its least p
+        p = f" (p = {p_o:.3g}; on {len(o)} seeds the signed-rank test cannot reach {alpha:g})"
     if not ours_up and base_up:
         d.verdict = "does not hold"
         d.reason = (

@@ -582,3 +582,24 @@ def test_results_file_is_stale_once_the_experiments_change_after_it(tmp_path):
     git("add", ".")
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "new experiments")
     assert results_stale(res, "demo", tmp_path) is True
+
+
+def test_wilcoxon_floor_says_when_too_few_seeds_can_clear_it():
+    # four seeds all better than the floor: the signed-rank test's least one-sided p is 1/16
+    d = decide(
+        [1.0, 1.1, 1.2, 1.3],
+        [3, 3.1, 3.2, 3.4],
+        higher_is_better=False,
+        test="wilcoxon",
+        floor=[2.0] * 4,
+    )
+    assert d.verdict == "not decided"
+    assert "on 4 seeds the signed-rank test cannot reach 0.05" in d.reason
+    five = decide(
+        [1.0, 1.1, 1.2, 1.3, 1.4],
+        [3, 3.1, 3.2, 3.4, 3.5],
+        higher_is_better=False,
+        test="wilcoxon",
+        floor=[2.0] * 5,
+    )
+    assert "cannot reach" not in five.reason  # 1/32 < 0.05: five seeds can clear it

@@ -399,3 +399,20 @@ def test_make_book_reuses_only_an_unchanged_executed_copy(tmp_path, monkeypatch)
     assert not execute.reusable(src, dict(params, scale="cpu"), "abc")
     src.write_text(json.dumps(_nb([_code("x = 2")])))
     assert not execute.reusable(src, params, "abc")  # the source changed
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Chromium (.ci/run installs it)")
+def test_front_page_layout_catches_a_table_wider_than_1280_px(tmp_path):
+    page = "<html><body><div>{}</div></body></html>"
+    row = "<table class='icml26-headlines' style='width:{}px'><tr><td>x</td></tr></table>"
+    fits, wide = tmp_path / "fits.html", tmp_path / "wide.html"
+    fits.write_text(page.format(row.format(600)))
+    wide.write_text(page.format(row.format(2400)))
+    ok = browser_check.front_page_layout(fits)
+    assert browser_check.layout_problems("fits", ok) == [], ok
+    bad = browser_check.layout_problems("wide", browser_check.front_page_layout(wide))
+    assert any("scrolls horizontally at 1280 px" in p for p in bad), bad
+    assert any("the headline table is 2400 px wide" in p for p in bad), bad
+    assert browser_check.layout_problems("none", {"page": [1280, 1280], "table": None}) == [
+        "none: no headline table"
+    ]
