@@ -24,21 +24,20 @@ from icml26_lit.ecg_r1.protocol import (
     completion_text,
     diagnosis_reward,
     evidence_reward,
-    labels_from_measurements,
     protocol_report,
     qtc_bazett,
     vocabulary,
 )
 from .train import evaluate, prepare, train_grpo, train_sft
 from ..lm import WordTokenizer
-from ..physio import LABELS, simulate_record
+from ..physio import LABELS
 
 # %% auto #0
 __all__ = ['CONFIG', 'ARMS', 'POST', 'EXTRA_ARMS', 'CONDITIONS', 'NUMBER_FIELDS', 'NUMBER_TOLERANCE', 'build_encoders',
            'new_model', 'seed_data', 'train_arm', 'post_train', 'score', 'pooled_features', 'logistic_jaccard',
            'constant_report_floor', 'bleu4', 'rouge_l', 'consistency', 'true_numbers', 'stated_numbers',
-           'hallucinated_numbers', 'hallucination_rate', 'label_only_measurements', 'label_only_targets',
-           'colab_numbers', 'run_seed', 'calibrate', 'run_pilot', 'smoke_step', 'projected_seconds']
+           'hallucinated_numbers', 'hallucination_rate', 'answer_only_targets', 'colab_numbers', 'run_seed',
+           'calibrate', 'run_pilot', 'smoke_step', 'projected_seconds']
 
 # %% ../../nbs/16_ecg_r1/07_experiments.ipynb #e1600005
 # learning rates and calibration picked by the cpu preset's pilot on seed 99:
@@ -49,10 +48,10 @@ _PICKS = dict(
     lr_image=3e-3,
     lr_grpo=1e-4,
     lr_more_sft=1e-4,
-    # the colab-scale arms (no IMD, label-only reports): not in that file yet, as the ci preset
-    # trains neither; the cpu and larger presets pick both in their own pilot
+    # the colab-scale arms (no IMD, answers only): the ci preset trains neither; the cpu and
+    # larger presets pick both in their own pilot
     lr_noimd=3e-3,
-    lr_label_only=3e-3,
+    lr_answer_only=3e-3,
     borderline_share=0.0,
     noise_mv=0.0,  # the AR(1) noise; baseline wander and pixel noise stay
 )
@@ -90,9 +89,10 @@ _CI = dict(
 
 # %% ../../nbs/16_ecg_r1/07_experiments.ipynb #e1600007
 # the larger presets change only what they name
-_CPU = dict(_CI, n_seeds=5, n_sft=2000, n_rl=512, run_pilot=True, colab_claims=True)
+_CPU = dict(_CI, n_seeds=13, n_sft=2000, n_rl=512, run_pilot=True, colab_claims=True)
 _COLAB = dict(
     _CPU,
+    n_seeds=5,  # a free T4's quarter of an hour; the headline is decided at cpu
     n_sft=20_000,
     n_rl=4000,
     n_test=1000,
@@ -155,14 +155,13 @@ def seed_data(cfg, seed: int, model: ECGR1Model) -> dict:
         out[name] = prepare(model, recs, cfg.style)
         out[name]["measurements"] = [r["measurements"] for r in recs]
     if cfg.colab_claims:
-        rng = np.random.default_rng(10_000 * seed + 7)
-        out["sft"]["label_only"] = label_only_targets(model.tok, out["sft"], rng, cfg.style)
+        out["sft"]["answer_only"] = answer_only_targets(model.tok, out["sft"]["labels"])
     return out
 
 # %% ../../nbs/16_ecg_r1/07_experiments.ipynb #e160000d
 ARMS = ("imd", "signal", "image")
 POST = ("grpo", "more_sft")
-EXTRA_ARMS = ("noimd", "label_only")  # the colab-scale claims' arms
+EXTRA_ARMS = ("noimd", "answer_only")  # the colab-scale claims' arms
 CONDITIONS = ("both", "signal", "image")
 
 
@@ -175,9 +174,9 @@ def train_arm(
     model = new_model(cfg, tokenizer, encoders, seed)
     g = torch.Generator().manual_seed(7919 * seed + 29)  # the same batches for every arm
     steps = cfg.sft_steps if steps is None else steps
-    sft, how = data["sft"], {"noimd": "both", "label_only": "imd"}.get(arm, arm)
-    if arm == "label_only":  # IMD as the IMD arm, on reports whose numbers are the class prior's
-        sft = dict(sft, targets=sft["label_only"])
+    sft, how = data["sft"], {"noimd": "both", "answer_only": "imd"}.get(arm, arm)
+    if arm == "answer_only":  # IMD as the IMD arm, on the same records' answers alone
+        sft = dict(sft, targets=sft["answer_only"])
     losses = train_sft(model, sft, steps, cfg.batch, lr, how, g)
     return model, losses
 
@@ -361,36 +360,15 @@ def hallucination_rate(texts: list, measurements: list) -> float:
     return float(counts[:, 1].sum() / counts[:, 0].sum()) if counts[:, 0].sum() else float("nan")
 
 # %% ../../nbs/16_ecg_r1/07_experiments.ipynb #e1600045
-def label_only_measurements(measurements: list, labels: list, rng: np.random.Generator) -> list:
-    "For each record, the measurements of another record with the same protocol labels."
-    if len(measurements) != len(labels):
-        raise ValueError(
-            f"measurements and labels differ in length: {len(measurements)}, {len(labels)}"
-        )
-    groups = {}
-    for i, lab in enumerate(labels):
-        groups.setdefault(tuple(lab), []).append(i)
-    pos = {i: k for g in groups.values() for k, i in enumerate(g)}
+def answer_only_targets(tokenizer: WordTokenizer, labels: list) -> list:
+    "Target ids of the answers-only arm: `<answer> a ; b </answer>` and EOS, no `<think>`."
+    if not isinstance(labels, (list, tuple)) or not labels:
+        raise ValueError("labels must be a non-empty list of label tuples")
     out = []
-    for i, lab in enumerate(labels):
-        g = groups[tuple(lab)]
-        if len(g) > 1:  # a uniform other member of the group
-            k = int(rng.integers(len(g) - 1))
-            out.append(measurements[g[k + (k >= pos[i])]])
-            continue
-        new = simulate_record(lab, rng=rng)["measurements"]  # a lone label set: a fresh draw
-        out.append(new if labels_from_measurements(new) == tuple(lab) else measurements[i])
-    return out
-
-
-def label_only_targets(tokenizer: WordTokenizer, data: dict, rng, style: str) -> list:
-    "Target ids of the label-only baseline: true labels, numbers from the class prior."
-    donors = label_only_measurements(data["measurements"], data["labels"], rng)
-    out = []
-    for m, lab in zip(donors, data["labels"]):
-        think, lab2, _ = protocol_report(m, style)
-        assert tuple(lab2) == tuple(lab), "a donor must carry the record's labels"
-        out.append(tokenizer.encode(completion_text(think, lab2)) + [tokenizer.eos_id])
+    for lab in labels:
+        if isinstance(lab, str) or not lab:
+            raise ValueError(f"each entry of labels must be a non-empty tuple, got {lab!r}")
+        out.append(tokenizer.encode(f"<answer> {' ; '.join(lab)} </answer>") + [tokenizer.eos_id])
     return out
 
 # %% ../../nbs/16_ecg_r1/07_experiments.ipynb #7fb27b941602401d91542211134fc71a
@@ -407,7 +385,7 @@ def colab_numbers(cfg, tokenizer, encoders, data, models, sc, lrs, seed, curves=
                 cfg, tokenizer, encoders, data, arm, lrs[arm], seed
             )
         sc["noimd"] = score(cfg, models["noimd"], data["test"], ("both",))
-        sc["label_only"] = score(cfg, models["label_only"], data["test"])
+        sc["answer_only"] = score(cfg, models["answer_only"], data["test"])
     for d in sc.values():
         for s in d.values():
             s["hallucination"] = hallucination_rate(s["texts"], data["test"]["measurements"])
@@ -424,7 +402,8 @@ def colab_numbers(cfg, tokenizer, encoders, data, models, sc, lrs, seed, curves=
         out.update(
             jac_imd_full=sc["imd"]["both"]["jaccard"],
             jac_noimd_full=sc["noimd"]["both"]["jaccard"],
-            hall_label_only=_mean(sc["label_only"], "hallucination"),
+            jac_imd_all=_mean(sc["imd"], "jaccard"),
+            jac_answer_only=_mean(sc["answer_only"], "jaccard"),
         )
     return out
 
@@ -509,21 +488,14 @@ def run_pilot(cfg, tokenizer, encoders) -> dict:
             sc = score(c, m, data["test"])
             val[f"{method} {lr:g}"] = 0.5 * (_mean(sc, "jaccard") + _mean(sc, "evidence"))
         picks[method] = max(cfg.lr_rl_grid, key=lambda lr: val[f"{method} {lr:g}"])
-    if cfg.colab_claims:  # each extra arm by its claim's metric: full-input Jaccard, hallucination
+    if cfg.colab_claims:  # each extra arm by its claim's metric: Jaccard on full or every input
         for arm in EXTRA_ARMS:
+            conditions = ("both",) if arm == "noimd" else CONDITIONS
             for lr in cfg.lr_sft_grid:
                 m, _ = train_arm(c, tokenizer, encoders, data, arm, lr, s)
-                if arm == "noimd":
-                    val[f"{arm} {lr:g}"] = score(c, m, data["test"], ("both",))["both"]["jaccard"]
-                else:  # lower is better: stored negated so that max picks
-                    sc = score(c, m, data["test"])
-                    hall = [
-                        hallucination_rate(x["texts"], data["test"]["measurements"])
-                        for x in sc.values()
-                    ]
-                    val[f"{arm} {lr:g}"] = -float(np.mean(hall))
-            key = lambda lr: np.nan_to_num(val[f"{arm} {lr:g}"], nan=-np.inf)  # noqa: E731
-            picks[arm] = max(cfg.lr_sft_grid, key=key)  # nan: no number stated at all
+                sc = score(c, m, data["test"], conditions)
+                val[f"{arm} {lr:g}"] = _mean(sc, "jaccard", conditions)
+            picks[arm] = max(cfg.lr_sft_grid, key=lambda lr: val[f"{arm} {lr:g}"])
     return dict(
         picks={f"lr_{k}": v for k, v in picks.items()},
         validation=val,

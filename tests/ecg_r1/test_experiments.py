@@ -39,7 +39,7 @@ def setup():
 def test_presets_structure():
     assert CONFIG.scales == ("ci", "cpu", "colab", "full")
     ci, cpu = CONFIG.get("ci"), CONFIG.get("cpu")
-    assert ci.n_seeds == 3 and cpu.n_seeds == 5
+    assert ci.n_seeds == 3 and cpu.n_seeds == 13
     assert (cpu.n_sft, cpu.n_rl) == (2 * ci.n_sft, 2 * ci.n_rl)
     assert cpu.run_pilot and not ci.run_pilot
     assert ci.lr_sft_grid == [1e-3, 3e-3] and ci.lr_rl_grid == [1e-4, 3e-4]
@@ -120,20 +120,21 @@ def test_projection_is_linear_in_seeds():
     assert p[2] - p[1] == pytest.approx(p[1] - p[0]) and p[0] > t["encoders"]
 
 
-def test_colab_arms_no_imd_and_label_only(setup):
+def test_colab_arms_no_imd_and_answer_only(setup):
     cfg, enc, tok, _ = setup
     cc = type(cfg)(dict(cfg, colab_claims=True))
     data = seed_data(cc, 0, new_model(cc, tok, enc, 0))
-    lo, true = data["sft"]["label_only"], data["sft"]["targets"]
-    assert len(lo) == len(true)
-    # the same labels (the answer) and the same report skeleton; only numbers may differ
-    ans = [tok.decode(t).split("<answer>")[1] for t in true]
-    assert ans == [tok.decode(t).split("<answer>")[1] for t in lo]
+    ao, true = data["sft"]["answer_only"], data["sft"]["targets"]
+    assert len(ao) == len(true)
+    # the same records' answers, without the protocol's <think>
+    for a, t in zip(ao, true):
+        assert "<think>" not in tok.decode(a) and "<think>" in tok.decode(t)
+        assert tok.decode(t).split("</think>")[1].strip() == tok.decode(a).strip()
     _, l1 = train_arm(cc, tok, enc, data, "noimd", 1e-3, 0, steps=2)
     _, l2 = train_arm(cc, tok, enc, data, "imd", 1e-3, 0, steps=2)
     assert np.isfinite(l1).all() and l1 != l2  # no IMD sees other inputs from the same batches
     r = run_seed(cc, tok, enc, 0)
-    assert {"noimd", "label_only"} <= set(r["scores"]) and set(r["scores"]["noimd"]) == {"both"}
-    for k in ("jac_imd_full", "jac_noimd_full", "bleu_imd", "bleu_spec", "rouge_imd"):
+    assert {"noimd", "answer_only"} <= set(r["scores"]) and set(r["scores"]["noimd"]) == {"both"}
+    for k in ("jac_imd_full", "jac_noimd_full", "jac_imd_all", "jac_answer_only", "bleu_imd"):
         assert 0 <= r[k] <= 1, k
     assert "jac_noimd_full" not in run_seed(cfg, tok, enc, 0)  # ci trains neither extra arm

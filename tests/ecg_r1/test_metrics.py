@@ -1,5 +1,5 @@
 """ecg_r1.experiments' colab-scale metrics: BLEU-4 and ROUGE-L against sacrebleu and rouge-score,
-the hallucinated-number counter on hand-made reports, the label-only baseline's targets."""
+the hallucinated-number counter on hand-made reports, the answers-only arm's targets."""
 
 import math
 
@@ -10,11 +10,11 @@ from rouge_score import rouge_scorer
 
 from icml26_lit.ecg_r1.experiments import (
     CONFIG,
+    answer_only_targets,
     bleu4,
     consistency,
     hallucinated_numbers,
     hallucination_rate,
-    label_only_measurements,
     rouge_l,
     stated_numbers,
 )
@@ -25,6 +25,7 @@ from icml26_lit.ecg_r1.protocol import (
     protocol_report,
     vocabulary,
 )
+from icml26_lit.lm import WordTokenizer
 
 
 class _Split:  # rouge-score's tokenizer interface: whitespace tokens, case kept, as ours
@@ -129,17 +130,19 @@ def test_the_protocols_own_reports_state_no_hallucinated_number():
         assert sum(hallucinated_numbers(t, m)[0] for t, m in zip(texts, ms)) >= 500
 
 
-def test_label_only_donors_keep_labels_and_change_numbers():
-    ms = [r["measurements"] for r in simulate_set(200, seed=12)]
+def test_answer_only_targets_are_the_answers_of_the_protocol_reports():
+    tok = WordTokenizer(vocabulary("compact"))
+    ms = [r["measurements"] for r in simulate_set(50, seed=12)]
     labels = [labels_from_measurements(m) for m in ms]
-    donors = label_only_measurements(ms, labels, np.random.default_rng(0))
-    assert all(labels_from_measurements(d) == lab for d, lab in zip(donors, labels))
-    own = sum(d is m for d, m in zip(donors, ms))
-    assert own <= 5, own  # only a lone label set whose fresh draw misses its labels keeps its own
-    texts = [completion_text(*protocol_report(d)[:2]) for d in donors]
-    assert hallucination_rate(texts, ms) > 0.2
-    with pytest.raises(ValueError, match="measurements and labels"):
-        label_only_measurements(ms, labels[:-1], np.random.default_rng(0))
+    ids = answer_only_targets(tok, labels)
+    assert all(i[-1] == tok.eos_id for i in ids)
+    full = [completion_text(*protocol_report(m)[:2]) for m in ms]
+    assert [tok.decode(i) for i in ids] == [f.split("</think>")[1].strip() for f in full]
+    assert math.isnan(hallucination_rate([tok.decode(i) for i in ids], ms))  # no number stated
+    with pytest.raises(ValueError, match="labels"):
+        answer_only_targets(tok, [])
+    with pytest.raises(ValueError, match="non-empty tuple"):
+        answer_only_targets(tok, ["sinus"])  # one str, not a tuple of labels
 
 
 def test_colab_preset_runs_the_extra_arms():
