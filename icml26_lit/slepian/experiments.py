@@ -33,11 +33,13 @@ from icml26_lit.slepian.data import (
 
 # %% auto #0
 __all__ = ['CONFIG', 'make_encoder', 'encode', 'r2_score', 'train_head', 'knn_predict', 'knn_baseline', 'seed_line',
-           'run_density_experiment', 'map_grid', 'experiment_units', 'run_unit', 'run_experiment', 'record_claims',
-           'record_curves', 'prefecture_summary', 'run_prefecture_experiment', 'smoke_step']
+           'run_density_experiment', 'converged_epoch', 'run_pilot', 'map_grid', 'experiment_units', 'run_unit',
+           'run_experiment', 'record_claims', 'record_curves', 'prefecture_summary', 'run_prefecture_experiment',
+           'smoke_step']
 
 # %% ../../nbs/01_slepian/06_experiments.ipynb #15c69bd8
-# ci: 30 epochs so that five encoders x three seeds fit 120 s on one thread
+# ci: 30 epochs so that five encoders x three seeds fit 120 s on one thread; the cpu preset's
+# pilot fixes the converged budget (results/slepian/pilot_cpu.json), too long for ci
 _CI = dict(
     n_train=8000,
     n_test=2000,
@@ -59,6 +61,10 @@ _CI = dict(
     heads="mlp",
     classification=False,
     n_class=2000,
+    pilot=False,  # a pilot seed fixes `epochs` for every arm before the evaluation seeds
+    pilot_seed=999,  # the pilot's task and heads: seed * 1000 + 999, no evaluation seed
+    max_epochs=200,  # the pilot's longest run
+    converged_tol=0.005,  # R²: an arm within this of its best pilot value has converged
 )
 
 _COLAB = dict(
@@ -82,6 +88,10 @@ _COLAB = dict(
     heads="linear,mlp,siren",
     classification=True,
     n_class=20000,
+    pilot=False,
+    pilot_seed=999,
+    max_epochs=200,
+    converged_tol=0.005,
 )
 
 # %% ../../nbs/01_slepian/06_experiments.ipynb #6dc57251
@@ -106,11 +116,16 @@ _FULL = dict(
     heads="linear,mlp,siren",
     classification=True,
     n_class=100000,
+    pilot=False,
+    pilot_seed=999,
+    max_epochs=500,
+    converged_tol=0.005,
 )
 
-# cpu: ci's task, encoders and 30 epochs with 16 seeds (measured 11.5 s of CPU per seed on one
-# thread), so that the paired test can separate Slepian from SH at the same bandwidth
-_CPU = dict(_CI, n_seeds=16)
+# cpu: ci's task and encoders; the pilot picks the budget (at most 200 epochs) on its own seed,
+# then 10 paired seeds train every encoder for it (measured about 70 s of CPU per seed at 200
+# epochs on one thread, 35 s of it the L = 40 SH head: under 15 minutes in all)
+_CPU = dict(_CI, n_seeds=10, epochs=200, pilot=True)
 
 CONFIG = sizes(ci=_CI, cpu=_CPU, colab=_COLAB, full=_FULL)
 
@@ -384,6 +399,64 @@ def run_density_experiment(
             print(seed_line(rows, s))
     return rows
 
+# %% ../../nbs/01_slepian/06_experiments.ipynb #362878b3
+def converged_epoch(
+    curves: dict,  # {arm: [metric after epoch 1, 2, ...]}, higher is better
+    grid=(30, 60, 100, 150, 200),  # the candidate budgets, in epochs
+    tol: float = 0.005,  # an arm within `tol` of its best value counts as converged
+) -> int:
+    "The first budget of `grid` at which every arm is within `tol` of its best (Chapter 01)."
+    if not curves or any(len(c) == 0 for c in curves.values()):
+        raise ValueError("curves must map each arm to a non-empty list of values")
+    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not tol >= 0:
+        raise ValueError(f"tol must be a number >= 0, got {tol!r}")
+    n = min(len(c) for c in curves.values())
+    budgets = sorted({int(e) for e in grid if 1 <= e < n} | {n})  # the full run is the cap
+    for e in budgets:
+        if all(c[e - 1] >= max(c[:n]) - tol for c in curves.values()):
+            return e
+    return n
+
+
+def run_pilot(cfg, device, seed: int = 0, encoders=None, cities=None) -> dict:
+    "Every encoder for cfg.max_epochs on the pilot seed; the budget it fixes (Chapter 01)."
+    if cfg.pilot_seed < cfg.n_seeds:
+        raise ValueError(
+            f"pilot_seed={cfg.pilot_seed} is an evaluation seed (n_seeds={cfg.n_seeds})"
+        )
+    run_seed = seed * 1000 + cfg.pilot_seed
+    cities = load_cities() if cities is None else cities
+    if encoders is None:
+        encoders = {name: make_encoder(name, cfg) for name in cfg.encoders.split(",")}
+    task = make_density_task(
+        cfg.n_train,
+        cfg.n_test,
+        cfg.theta_deg,
+        (cfg.center_lat, cfg.center_lon),
+        cfg.sigma_km,
+        cfg.frac_in_cap,
+        seed=run_seed,
+        cities=cities,
+    )
+    curves = {}
+    for name, enc in encoders.items():
+        f_train, evals = _encode_task(enc, task, device)
+        sc = train_head(
+            f_train,
+            task["y_train"],
+            evals,
+            "mlp",
+            cfg.max_epochs,
+            cfg.batch_size,
+            cfg.lr,
+            seed=run_seed,
+            curve_on="cap",
+        )
+        curves[name] = [v for _, v in sc["curve"]]
+    grid = (30, 60, 100, 150, 200, 300, 400, 500)
+    epochs = converged_epoch(curves, grid, cfg.converged_tol)
+    return dict(epochs=epochs, seed=run_seed, tol=cfg.converged_tol, curves=curves)
+
 # %% ../../nbs/01_slepian/06_experiments.ipynb #701c5590
 def _land_mask(cfg) -> dict:
     "The land mask around the cap that the prefecture task draws from (a file read)."
@@ -452,18 +525,21 @@ def run_unit(cfg, unit: tuple, device="cpu", encoders=None, cities=None, grid=No
 
 
 def run_experiment(cfg, seed: int = 0, device="auto") -> dict | None:
-    "{'density': rows, 'prefecture': rows} of every unit over the ranks, on rank 0 (else None)."
+    "{'density', 'prefecture': rows, 'pilot'} of every unit over the ranks, on rank 0 (else None)."
     dev = get_device(device)
     # once per process: the encoders hold no trainable weights, the files are only read
     encoders = {name: make_encoder(name, cfg) for name in cfg.encoders.split(",")}
     cities = load_cities()
     mask = _land_mask(cfg) if cfg.classification else None
     grid = torch.stack([g.flatten() for g in map_grid()], 1)  # maps of each method's first seed
+    pilot = run_pilot(cfg, dev, seed, encoders, cities) if cfg.pilot else None
+    if pilot is not None:  # one budget, fixed on the pilot seed, for every arm and seed
+        cfg = type(cfg)(cfg, epochs=pilot["epochs"])
     units = experiment_units(cfg, seed)
     parts = map_units(lambda u: run_unit(cfg, u, dev, encoders, cities, grid, mask), units)
     if parts is None:
         return None
-    out = dict(density=[], prefecture=[])
+    out = dict(density=[], prefecture=[], pilot=pilot)
     for (task, _, _), rows in zip(units, parts):
         out[task] += rows
     return out

@@ -5,10 +5,13 @@ import torch
 
 from icml26_lit.slepian.experiments import (
     CONFIG,
+    converged_epoch,
     knn_predict,
     make_encoder,
     r2_score,
     run_density_experiment,
+    run_experiment,
+    run_pilot,
     smoke_step,
     train_head,
 )
@@ -93,3 +96,35 @@ def test_train_head_leaves_the_global_rng_alone_and_records_a_curve(fresh_seed):
     b = train_head(f, y, {"t": (f, y)}, "mlp", epochs=3, batch_size=64, seed=5, curve_on="t")
     assert a["t"] == b["t"] and a["curve"] == b["curve"]
     assert [s for s, _ in a["curve"]] == [2, 4, 6] and a["curve"][-1][1] == a["t"]
+
+
+def test_converged_epoch_waits_for_the_slowest_arm():
+    curves = {"fast": [0.5, 0.9, 0.95, 0.95, 0.95], "slow": [0.1, 0.3, 0.6, 0.8, 0.9]}
+    assert converged_epoch(curves, grid=(1, 2, 3, 4), tol=0.05) == 5
+    assert converged_epoch(curves, grid=(1, 2, 3, 4), tol=0.1) == 4
+    assert converged_epoch({"fast": curves["fast"]}, grid=(1, 2, 3, 4), tol=0.0) == 3
+    # budgets beyond the pilot's run are ignored: the run's length is the cap
+    assert converged_epoch(curves, grid=(2, 30, 200), tol=0.05) == 5
+    # a curve that peaks and falls: its best is early, the last epoch is no longer within tol
+    assert converged_epoch({"a": [0.2, 0.9, 0.5]}, grid=(1, 2), tol=0.01) == 2
+    with pytest.raises(ValueError, match="curves must map"):
+        converged_epoch({}, tol=0.1)
+    with pytest.raises(ValueError, match="tol must be a number"):
+        converged_epoch(curves, tol=-1.0)
+
+
+def test_the_pilot_fixes_one_budget_for_every_arm_and_seed():
+    ci = CONFIG.get("ci")
+    cfg = type(ci)(ci, n_train=80, n_test=20, n_seeds=2, epochs=50, encoders="sh,slepian", knn_k=3)
+    pilot_cfg = type(cfg)(cfg, pilot=True, max_epochs=4, converged_tol=1.0)
+    res = run_experiment(pilot_cfg, 0, "cpu")
+    pilot = res["pilot"]
+    # tol 1.0: every arm is converged at the first budget, here the whole 4-epoch run
+    assert (
+        pilot["epochs"] == 4 and pilot["seed"] == 999 and set(pilot["curves"]) == {"sh", "slepian"}
+    )
+    assert all(len(r["curve"]) == 4 for r in res["density"] if r["encoder"] != "knn")
+    assert run_pilot(pilot_cfg, "cpu") == pilot  # the same numbers again
+    assert run_experiment(cfg, 0, "cpu")["pilot"] is None  # ci: no pilot, the preset's epochs
+    with pytest.raises(ValueError, match="is an evaluation seed"):
+        run_pilot(type(cfg)(cfg, pilot_seed=1), "cpu")
