@@ -57,7 +57,8 @@ def log_dispersion_loss(
     if isinstance(center, str):
         if center != "batch":
             raise ValueError(f"center must be 'batch' or a scalar tensor, got {center!r}")
-        c = diff.mean() if kind == "var" else diff.detach().median()
+        # gradients that sum to zero over the batch: the median for |z|, else the mean
+        c = diff.detach().median() if kind == "mad" else diff.mean()
     else:
         c = check_tensor(center, "center", shape=())
     z = diff - c

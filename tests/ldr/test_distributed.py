@@ -5,15 +5,16 @@ import pytest
 from icml26_lit.ldr.experiments import CONFIG, experiment_units, run_unit
 from tests._trees import assert_trees_close as _close
 
-# two sizes, two seeds, tiny flows and a few steps: 12 runs, NLL, LDR, zuko's NSF and biased data
+# two sizes, two seeds (a third for the headline's runs), tiny flows and a few steps: 17 runs,
+# NLL, LDR, zuko's NSF and biased data
 RUN = """
 import sys, torch
 from icml26_lit.core.distributed import init_distributed
 from icml26_lit.ldr.experiments import CONFIG, run_experiment
 init_distributed()
 ci = CONFIG.get("ci")
-cfg = type(ci)(ci, n_data=[16, 32], nll_weight_decay=[1.0, 0.0], n_seeds=2, steps=3, n_eval=128,
-               n_test=64, n_layers=1, hidden=8, n_biased=32)
+cfg = type(ci)(ci, n_data=[16, 32], nll_weight_decay=[1.0, 0.0], n_seeds=2, headline_seeds=3,
+               steps=3, n_eval=128, n_test=64, n_layers=1, hidden=8, n_biased=32)
 res = run_experiment(cfg, 4, "cpu")
 if res is not None:  # rank 0
     drop = ("seconds",)
@@ -29,8 +30,10 @@ def test_run_experiment_units_split_over_two_ranks(one_and_two_ranks):
     assert keys == [
         (r["method"], r["n"], r["seed"], r["model"], r["kind"]) for r in two["unbiased"]
     ]
-    assert len(keys) == 2 * 4 and len(one["biased"]) == 2 * 2
-    assert [r["seed"] for r in one["biased"]] == [1004, 1004, 1005, 1005]
+    # two seeds of every run, a third of the headline's (NLL at each size, LDR at the first)
+    assert len(keys) == 2 * 4 + 3 and len(one["biased"]) == 2 * 3
+    assert [k[2] for k in keys[-3:]] == [1006] * 3 and "zuko" not in {k[3] for k in keys[-3:]}
+    assert [r["seed"] for r in one["biased"]] == [1004] * 3 + [1005] * 3
     # each run draws data, initialisation, minibatches and evaluation samples from its own seed
     # and runs whole on one rank, on one thread: the same float ops in the same order, so 1e-6
     # (as asked) is far above the ~0 difference expected; a run fed another seed's data or
@@ -44,7 +47,9 @@ def test_units_and_a_unit_that_is_not_one():
     cpu = CONFIG.get("cpu")
     units = experiment_units(cpu, 0)
     cases = [u["case"] for u in units]
-    assert cases.count("tilted") == cases.count("variational") == 2 * cpu.n_seeds
+    # tilted: NLL, NLL + LDR and mode-reweighted NLL; variational: reverse KL with and without LDR
+    assert cases.count("tilted") == 3 * cpu.n_seeds
+    assert cases.count("variational") == 2 * cpu.n_seeds
     assert "many-well 32-D" not in cases and "many-well 32-D" in {
         u["case"] for u in experiment_units(CONFIG.get("full"), 0)
     }

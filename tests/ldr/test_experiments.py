@@ -129,3 +129,77 @@ def test_the_weighted_nll_unit_uses_importance_weights():
     a = run_unit(cfg, dict(case="biased", seed=2, method="nll"))
     b = run_unit(cfg, dict(case="biased", seed=2, method="weighted nll"))
     assert b["method"] == "weighted nll" and a["loss"] != b["loss"]
+
+
+def test_mode_weights_undo_a_per_mode_resampling(fresh_seed):
+    from icml26_lit.ldr import TiltedWell
+    from icml26_lit.ldr.experiments import mode_weights
+
+    g = torch.Generator().manual_seed(fresh_seed)
+    pool = TiltedWell(4.0, 1.0).sample(1600, g)
+    data = balanced_modes(pool, 100)
+    w = mode_weights(pool, data)
+    right = (data[:, 0] > 0).double()
+    f_pool = float((pool[:, 0] > 0).double().mean())
+    # the weighted data hold each mode in the pool's proportion, and the weights sum to n
+    assert float((w.double() * right).sum() / w.double().sum()) == pytest.approx(f_pool, abs=1e-6)
+    assert float(w.sum()) == pytest.approx(len(data), rel=1e-6) and w.dtype == data.dtype
+    # constant within a mode: the resampling is uniform within each mode
+    assert len(set(w[data[:, 0] > 0].tolist())) == 1 and len(set(w[data[:, 0] <= 0].tolist())) == 1
+    with pytest.raises(ValueError, match="both modes"):
+        mode_weights(pool, data[data[:, 0] > 0])
+
+
+def test_run_checks_kind_and_weights_at_entry():
+    cfg = CONFIG.get("ci")
+    cfg.update(steps=2, n_eval=64, n_test=64, n_layers=1, hidden=4)
+    target = DoubleWell2D()
+    with pytest.raises(ValueError, match="kind must be one of"):
+        run(target, "nll+ldr", 16, 0, cfg, kind="cauchy")
+    with pytest.raises(ValueError, match="weights are importance weights of `data`"):
+        run(target, "nll", 16, 0, cfg, weights=torch.ones(16))
+
+
+def test_each_dispersion_gets_its_piloted_lambda():
+    # the picks in the presets are the pilot file's, one per dispersion; a run of a dispersion
+    # trains with its own lambda (the same run at another lambda gives another loss)
+    picks = json.loads((ROOT / "results" / "ldr" / "pilot_cpu.json").read_text())
+    assert set(picks["lam"]) == {"var", "mad", "huber"}
+    assert set(picks["lam_ess"]) == set(picks["lam"])
+    for kind, row in picks["lam_ess"].items():
+        assert picks["lam"][kind] == float(max(row, key=row.get))
+    cfg = CONFIG.get("ci")
+    cfg.update(steps=2, n_eval=64, n_test=64, n_layers=1, hidden=4, lam=dict(var=1.0, mad=7.0))
+    target = DoubleWell2D()
+    a = run(target, "nll+ldr", 32, 1, cfg, kind="mad")
+    b = run(target, "nll+ldr", 32, 1, cfg, kind="mad", lam=7.0)
+    c = run(target, "nll+ldr", 32, 1, cfg, kind="mad", lam=1.0)
+    assert a["loss"] == b["loss"] and a["loss"] != c["loss"]
+
+
+def test_the_headline_runs_on_more_seeds_than_the_rest():
+    from icml26_lit.ldr.experiments import experiment_units
+
+    cfg = CONFIG.get("cpu")
+    cfg.update(n_seeds=2, headline_seeds=4)
+    units = experiment_units(cfg, 0)
+    late = [u for u in units if u["seed"] >= 1002]
+    assert {u["case"] for u in late} == {"unbiased"} and {u["seed"] for u in late} == {1002, 1003}
+    assert sorted((u["method"], u["n"]) for u in late if u["seed"] == 1002) == [
+        ("nll", 64),
+        ("nll", 256),
+        ("nll", 1024),
+        ("nll+ldr", 64),
+    ]
+    assert all(u.get("kind", "var") == "var" and u.get("model") is None for u in late)
+    assert {u["seed"] for u in units if u["case"] != "unbiased"} == {1000, 1001}
+
+
+def test_the_tilted_weighted_unit_trains_with_the_mode_weights():
+    from icml26_lit.ldr.experiments import run_unit
+
+    cfg = CONFIG.get("cpu")
+    cfg.update(steps=3, n_eval=64, n_test=64, n_layers=1, hidden=4, n_biased=32)
+    a = run_unit(cfg, dict(case="tilted", seed=2, method="nll"))
+    b = run_unit(cfg, dict(case="tilted", seed=2, method="weighted nll"))
+    assert b["method"] == "weighted nll" and a["loss"] != b["loss"]

@@ -46,7 +46,7 @@ def test_dispersion_closed_forms(fresh_seed):
     torch.testing.assert_close(log_dispersion_loss(lq, u, "var"), d.var(unbiased=False))
     med = d.median()
     torch.testing.assert_close(log_dispersion_loss(lq, u, "mad"), (d - med).abs().mean())
-    z = d - med
+    z = d - d.mean()  # Huber's batch centre is the mean (gradients sum to zero)
     huber = torch.where(z.abs() <= 0.5, 0.5 * z**2, 0.5 * (z.abs() - 0.25)).mean()
     torch.testing.assert_close(log_dispersion_loss(lq, u, "huber", delta=0.5), huber)
     # a very large Huber threshold is half the squared deviation from the centre
@@ -239,3 +239,29 @@ def test_weight_decay_shrinks_the_parameters_and_zero_is_plain_adam():
     fit(flow, "nll", x, u, steps=5, lr=1e-2, generator=torch.Generator().manual_seed(1))
     for a, b in zip(flow.parameters(), ref.parameters()):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("kind", ["var", "mad", "huber"])
+def test_batch_centred_gradients_sum_to_zero(kind, fresh_seed):
+    # a normalised flow cannot follow a push common to the whole batch: the batch centre makes
+    # the per-point gradients sum to zero (for |z| the median, for an odd batch exactly)
+    g = torch.Generator().manual_seed(fresh_seed)
+    n = 2 * int(torch.randint(5, 60, (1,), generator=g)) + 1
+    lq = torch.randn(n, generator=g, dtype=torch.float64).requires_grad_()
+    u = 3 * torch.randn(n, generator=g, dtype=torch.float64).abs()
+    log_dispersion_loss(lq, u, kind, delta=0.5).backward()
+    assert abs(float(lq.grad.sum())) < 1e-12
+
+
+def test_huber_around_a_fixed_median_would_push_the_whole_batch():
+    # the centre rejected for Huber: z = (-0.1, 0, 4.9) around the median 0.1 gives the
+    # gradients (-0.1, 0, 0.5) / 3, a net push of 0.4 / 3; the batch mean removes it
+    lq = torch.zeros(3, dtype=torch.float64, requires_grad=True)
+    u = torch.tensor([0.0, 0.1, 5.0], dtype=torch.float64)
+    c = (lq + u).detach().median()
+    z = lq + u - c
+    torch.where(z.abs() <= 0.5, 0.5 * z**2, 0.5 * (z.abs() - 0.25)).mean().backward()
+    assert float(lq.grad.sum()) == pytest.approx(0.4 / 3)
+    lq.grad = None
+    log_dispersion_loss(lq, u, "huber", delta=0.5).backward()
+    assert abs(float(lq.grad.sum())) < 1e-12
