@@ -114,3 +114,23 @@ def test_tuned_river_step_and_the_headline_row(tmp_path, monkeypatch):
     assert all(c.floor is not None for c in rows)
     clipped = [r for k, rs in res["adam"].items() if k[2] == "o2nc_clip" for r in rs]
     assert all(0.0 <= r["clipped_share"] <= 1.0 for r in clipped)
+
+
+@pytest.mark.parametrize("kind", ["adam", "o2nc_clip", "o2nc_free"])
+def test_adam_runs_neither_read_nor_move_the_global_rng(kind):
+    import torch
+
+    from icml26_lit.ftrl.experiments import run_adam_one
+
+    cfg = Config(CONFIG.get("ci"))
+    cfg.update(adam_steps=5, n_probe=2)
+    runs = []
+    for global_seed in (1, 2):
+        torch.manual_seed(global_seed)
+        np.random.seed(global_seed)
+        before, np_before = torch.get_rng_state(), np.random.get_state()[1].copy()
+        runs.append(run_adam_one(cfg, kind, (0.9, 0.999), seed=3))
+        assert torch.equal(torch.get_rng_state(), before)
+        assert np.array_equal(np.random.get_state()[1], np_before)
+    a, b = runs
+    assert a["losses"] == b["losses"] and a["loss"] == b["loss"] and a["proxy"] == b["proxy"]
