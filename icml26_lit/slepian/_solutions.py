@@ -12,9 +12,12 @@ import numpy as np
 import torch
 
 from ..core.exercises import register_exercise
-from .concentration import cap_order_matrices, shannon_number
-from .data import load_cities, make_density_task
-from .experiments import CONFIG, _encode_task, make_encoder, train_head
+from icml26_lit.slepian.concentration import (
+    cap_order_matrices,
+    select_modes,
+    shannon_number,
+    slepian_cap,
+)
 from ..sphere import normalized_legendre
 
 # %% ../../nbs/01_slepian/90_exercises.ipynb #952b327e
@@ -75,34 +78,41 @@ register_exercise(
 )
 
 # %% ../../nbs/01_slepian/90_exercises.ipynb #811d6f9a
-def _slepian_r2_cap(L: int = 80) -> float:
-    cfg = CONFIG.get("ci")
-    cfg["L_slepian"] = L
-    task = make_density_task(
-        cfg.n_train,
-        cfg.n_test,
-        cfg.theta_deg,
-        (cfg.center_lat, cfg.center_lon),
-        cfg.sigma_km,
-        cfg.frac_in_cap,
-        seed=0,
-        cities=load_cities(),
+def _n_candidates(theta_deg, L, factor=2.0):
+    return max(1, min(int(factor * shannon_number(theta_deg, L)), (L + 1) ** 2))
+
+
+def _choose_modes(eigenvalues, orders, theta_deg, L):
+    return select_modes(eigenvalues, orders, 0.05, _n_candidates(theta_deg, L))
+
+
+def _first_k_above(eigenvalues, orders, theta_deg, L, factor=2.0):  # no pair is made whole
+    keep = (eigenvalues > 0.05) & (
+        torch.arange(eigenvalues.numel()) < _n_candidates(theta_deg, L, factor)
     )
-    f, evals = _encode_task(make_encoder("slepian", cfg), task, "cpu")
-    return train_head(f, task["y_train"], evals, "mlp", cfg.epochs, cfg.batch_size, cfg.lr, seed=0)[
-        "cap"
-    ]
+    return torch.nonzero(keep).flatten()
+
+
+def _cap_case(theta_deg, L):
+    cap = slepian_cap(theta_deg, L)
+    return (cap.eigenvalues, cap.orders, float(theta_deg), int(L))
 
 
 register_exercise(
     "01.3",
-    "In-cap R² of the Slepian encoder at L = 80, ci sizes, the first seed's task.",
-    value=_slepian_r2_cap,
-    # float32 training differs across CPUs in the last bits; 480 Adam steps keep R² within ~0.003
-    tolerance=dict(abs=0.01),
+    "The encoder's modes: the first max(1, min(floor(2N), (L+1)^2)) with λ > 0.05, ±m pairs kept.",
+    reference=_choose_modes,
+    # (30°, 6): the threshold alone keeps 8, the rule 6; (15°, 10): K = 4 splits a pair, the
+    # rule keeps 5; (45°, 2) K = 2 splits one too; (10°, 40) is the experiment's encoder (23)
+    cases=[_cap_case(30.0, 6), _cap_case(15.0, 10), _cap_case(45.0, 2), _cap_case(10.0, 40)],
+    draw=lambda rng: _cap_case(float(rng.uniform(1.0, 90.0)), int(rng.integers(0, 17))),
     hints=[
-        "Copy the ci preset, set cfg['L_slepian'] = 80, and rebuild the encoder with make_encoder."
+        "K = max(1, min(int(2 * N), (L + 1) ** 2)) with N = (L+1)^2 (1 - cos Θ)/2.",
+        "A partner has the same abs(m) and the same eigenvalue as a kept mode.",
     ],
-    wrong=[0.931, 0.0],  # the L = 40 result of the first seed; the mean predictor
-    time_limit_s=60.0,
+    wrong=[
+        lambda e, m, t, L: torch.nonzero(e > 0.05).flatten(),  # the threshold alone, no K
+        _first_k_above,  # the cut at K splits ±m pairs
+        lambda e, m, t, L: select_modes(e, m, 0.05, _n_candidates(t, L, 1.0)),  # K = N, not 2N
+    ],
 )
