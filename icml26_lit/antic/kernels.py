@@ -155,14 +155,13 @@ if HAS_TRITON:
         a1_ptr,
         b1_ptr,
         bias_ptr,
-        fm,
-        hh,
-        rr,
         M: tl.constexpr,
         H: tl.constexpr,
         RP: tl.constexpr,
         HAS_LORA: tl.constexpr,
+        PRECISION: tl.constexpr,
     ):
+        fm, hh, rr = tl.arange(0, M), tl.arange(0, H), tl.arange(0, RP)
         # z = x B, two FMAs per frequency
         z = (
             x0[:, None] * tl.load(f_ptr + fm)[None, :]
@@ -171,13 +170,13 @@ if HAS_TRITON:
         c, s = tl.cos(z), tl.sin(z)
         wc = tl.load(w1_ptr + fm[:, None] * H + hh[None, :])
         ws = tl.load(w1_ptr + (M + fm)[:, None] * H + hh[None, :])
-        pre = tl.dot(c, wc, input_precision="ieee") + tl.dot(s, ws, input_precision="ieee")
+        pre = tl.dot(c, wc, input_precision=PRECISION) + tl.dot(s, ws, input_precision=PRECISION)
         if HAS_LORA:
             ac = tl.load(a1_ptr + fm[:, None] * RP + rr[None, :])
             as_ = tl.load(a1_ptr + (M + fm)[:, None] * RP + rr[None, :])
-            t = tl.dot(c, ac, input_precision="ieee") + tl.dot(s, as_, input_precision="ieee")
+            t = tl.dot(c, ac, input_precision=PRECISION) + tl.dot(s, as_, input_precision=PRECISION)
             bl = tl.load(b1_ptr + rr[:, None] * H + hh[None, :])
-            pre += tl.dot(t.to(bl.dtype), bl, input_precision="ieee")
+            pre += tl.dot(t.to(bl.dtype), bl, input_precision=PRECISION)
         pre += tl.load(bias_ptr + hh)[None, :]
         return pre
 
@@ -207,28 +206,28 @@ if HAS_TRITON:
         RP: tl.constexpr,
         N_LAYERS: tl.constexpr,
         HAS_LORA: tl.constexpr,
+        PRECISION: tl.constexpr,  # tl.dot's input_precision: "ieee" or "tf32"
         BLOCK_M: tl.constexpr,
     ):
         pid = tl.program_id(0)
         rows = pid * BLOCK_M + tl.arange(0, BLOCK_M)
         rmask = rows < n
-        fm = tl.arange(0, M)
         hh = tl.arange(0, H)
         rr = tl.arange(0, RP)
         x0 = tl.load(x_ptr + rows * 2, mask=rmask, other=0.0)
         x1 = tl.load(x_ptr + rows * 2 + 1, mask=rmask, other=0.0)
         pre = _first_layer(
-            x0, x1, f_ptr, w1_ptr, a1_ptr, b1_ptr, bias_ptr, fm, hh, rr, M, H, RP, HAS_LORA
+            x0, x1, f_ptr, w1_ptr, a1_ptr, b1_ptr, bias_ptr, M, H, RP, HAS_LORA, PRECISION
         )
         h = _ln_silu(pre, lnw_ptr, lnb_ptr, 0, hh, H, eps)
         for layer in tl.static_range(N_LAYERS - 1):
             w = tl.load(wh_ptr + layer * H * H + hh[:, None] * H + hh[None, :])
-            pre = tl.dot(h.to(w.dtype), w, input_precision="ieee")
+            pre = tl.dot(h.to(w.dtype), w, input_precision=PRECISION)
             if HAS_LORA:
                 a = tl.load(a_ptr + layer * H * RP + hh[:, None] * RP + rr[None, :])
                 bl = tl.load(b_ptr + layer * RP * H + rr[:, None] * H + hh[None, :])
-                t = tl.dot(h.to(a.dtype), a, input_precision="ieee")
-                pre += tl.dot(t.to(bl.dtype), bl, input_precision="ieee")
+                t = tl.dot(h.to(a.dtype), a, input_precision=PRECISION)
+                pre += tl.dot(t.to(bl.dtype), bl, input_precision=PRECISION)
             pre += tl.load(bias_ptr + (layer + 1) * H + hh)[None, :]
             h = _ln_silu(pre, lnw_ptr, lnb_ptr, layer + 1, hh, H, eps)
         y = tl.sum(h * tl.load(wout_ptr + hh)[None, :], axis=1) + tl.load(bout_ptr)
@@ -263,6 +262,7 @@ if HAS_TRITON:
         RP="constexpr",
         N_LAYERS="constexpr",
         HAS_LORA="constexpr",
+        PRECISION="constexpr",
         BLOCK_M="constexpr",
     )
     # the chapter's ci field (m=32, H=32, 3 layers) and the paper's (m=64, H=64, 5 layers)
@@ -273,12 +273,14 @@ if HAS_TRITON:
             "04",
             _fused_field_kernel,
             _SIG,
-            dict(M=_m, H=_h, RP=RANK_PAD, N_LAYERS=_l, HAS_LORA=True, BLOCK_M=_bm),
+            dict(
+                M=_m, H=_h, RP=RANK_PAD, N_LAYERS=_l, HAS_LORA=True, PRECISION="ieee", BLOCK_M=_bm
+            ),
             name=f"fused_field_m{_m}_h{_h}_l{_l}",
         )
 
 # %% ../../nbs/04_antic/07_kernels.ipynb #7a10e6af
-def _launch(x, packed, n_layers, block_m=None):
+def _launch(x, packed, n_layers, block_m=None, precision="ieee"):
     fourier, W1, Wh, bias, ln_w, ln_b, w_out, b_out, A1, B1, A, B = packed
     n = x.shape[0]
     block_m = block_m or (64 if W1.shape[1] <= 32 else 32)
@@ -315,6 +317,7 @@ def _launch(x, packed, n_layers, block_m=None):
         RP=A1.shape[1],
         N_LAYERS=n_layers,
         HAS_LORA=has_lora,
+        PRECISION=precision,
         BLOCK_M=block_m,
     )
     return out
@@ -322,10 +325,10 @@ def _launch(x, packed, n_layers, block_m=None):
 # %% ../../nbs/04_antic/07_kernels.ipynb #5cb4a805
 class _FusedField(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, n_layers, *packed):
+    def forward(ctx, x, n_layers, precision, *packed):
         ctx.save_for_backward(x, *packed)
         ctx.n_layers = n_layers
-        return _launch(x, packed, n_layers)
+        return _launch(x, packed, n_layers, precision=precision)
 
     @staticmethod
     def backward(ctx, grad):
@@ -334,7 +337,7 @@ class _FusedField(torch.autograd.Function):
             inputs = [
                 t.detach().requires_grad_(need)
                 for t, need in zip(
-                    [x, *packed], ctx.needs_input_grad[:1] + ctx.needs_input_grad[2:]
+                    [x, *packed], ctx.needs_input_grad[:1] + ctx.needs_input_grad[3:]
                 )
             ]
             y = field_forward_reference(inputs[0], *inputs[1:], n_layers=ctx.n_layers)
@@ -345,7 +348,7 @@ class _FusedField(torch.autograd.Function):
                 else iter(())
             )
         out = [next(grads) if t.requires_grad else None for t in inputs]
-        return (out[0], None, *out[1:])
+        return (out[0], None, None, *out[1:])
 
 
 def fused_field_packed(
@@ -353,15 +356,20 @@ def fused_field_packed(
     packed: tuple,  # tensors from `pack_field`
     n_layers: int,  # hidden layers
     backend: str = "auto",  # "auto", "triton" or "torch"
+    precision: str = "ieee",  # the kernel's products: "ieee" (float32) or "tf32" (tensor cores)
 ) -> torch.Tensor:
     "MLP+ forward on packed parameters (N,): Triton or the reference (Chapter 04, *The wrapper*)."
+    if precision not in ("ieee", "tf32"):
+        raise ValueError(f"precision must be 'ieee' or 'tf32', got {precision!r}")
     x = check_tensor(x, "x", ndim=2, shape=(None, 2), dtypes=(torch.float32, torch.float64))
+    if precision == "tf32" and x.dtype != torch.float32:
+        raise ValueError(f"precision='tf32' needs float32 inputs, got {x.dtype}")
     if len(packed) != 12:
         raise ValueError(f"packed must hold the 12 tensors of pack_field, got {len(packed)}")
     packed = tuple(check_tensor(t, f"packed[{i}]", dtypes=(x.dtype,)) for i, t in enumerate(packed))
     if resolve_backend(backend, x, *packed) == "torch":
         return field_forward_reference(x, *packed, n_layers=n_layers)
-    return _FusedField.apply(x, n_layers, *packed)
+    return _FusedField.apply(x, n_layers, precision, *packed)
 
 # %% ../../nbs/04_antic/07_kernels.ipynb #410b8cb1
 def fused_field(
@@ -369,10 +377,11 @@ def fused_field(
     field,  # a NeuralField (its LoRA factors included)
     backend: str = "auto",  # "auto", "triton" or "torch"
     differentiable: bool = False,  # gradients reach the field's parameters (training)
+    precision: str = "ieee",  # the kernel's products: "ieee" (float32) or "tf32" (tensor cores)
 ) -> torch.Tensor:
     "Evaluate a NeuralField, (N,), through the fused kernel (Chapter 04, *The wrapper*)."
     return fused_field_packed(
-        x, pack_field(field, x.dtype, differentiable), field.n_layers, backend
+        x, pack_field(field, x.dtype, differentiable), field.n_layers, backend, precision
     )
 
 # %% ../../nbs/04_antic/07_kernels.ipynb #ae8c4dab
@@ -445,12 +454,38 @@ def random_packed(
     return tuple(t.to(device).contiguous() for t in out)
 
 # %% ../../nbs/04_antic/07_kernels.ipynb #13f3bc32
+def _tf32(fn):
+    "`fn` with PyTorch's float32 matrix products on the tensor cores (TF32), then as before."
+
+    def run():
+        m = torch.backends.cuda.matmul
+        new = hasattr(m, "fp32_precision")  # the API of torch >= 2.9
+        before = m.fp32_precision if new else m.allow_tf32
+        if new:
+            m.fp32_precision = "tf32"
+        else:
+            m.allow_tf32 = True
+        try:
+            return fn()
+        finally:
+            if new:
+                m.fp32_precision = before
+            else:
+                m.allow_tf32 = before
+
+    return run
+
+
 def _bench(device, n=256 * 256):
     packed = random_packed(64, 64, 5, 16, device=device)
-    x = (torch.rand(n, 2) * 2 * math.pi).to(device)
+    x = (torch.rand(n, 2, generator=torch.Generator().manual_seed(1)) * 2 * math.pi).to(device)
+    torch_ = lambda: field_forward_reference(x, *packed, n_layers=5)
+    # "triton_tf32" is checked against "torch_tf32": both with TF32 products
     return {
-        "torch": lambda: field_forward_reference(x, *packed, n_layers=5),
+        "torch": torch_,
         "triton": lambda: fused_field_packed(x, packed, 5, backend="triton"),
+        "torch_tf32": _tf32(torch_),
+        "triton_tf32": lambda: fused_field_packed(x, packed, 5, "triton", precision="tf32"),
     }
 
 
@@ -461,25 +496,31 @@ register_benchmark(
     lambda: bytes_model(256 * 256, 64, 64, 5),
 )
 
-
+# %% ../../nbs/04_antic/07_kernels.ipynb #0d5f4ce9
 def _bench_train(device, n=256 * 256):
     "One LoRA training step (forward, backward, AdamW) on a 256^2 grid: reference vs fused forward."
     packed = list(random_packed(64, 64, 5, 16, device=device))
     lora = [packed[j].requires_grad_() for j in (8, 9, 10, 11)]  # the trained factors
-    x = (torch.rand(n, 2) * 2 * math.pi).to(device)
-    y = torch.randn(n, device=device)
+    g = torch.Generator().manual_seed(1)
+    x = (torch.rand(n, 2, generator=g) * 2 * math.pi).to(device)
+    y = torch.randn(n, generator=g).to(device)
     opt = torch.optim.AdamW(lora, lr=1e-3)
 
-    def step(backend):
+    def step(backend, precision="ieee"):
         def run():
-            loss = ((fused_field_packed(x, tuple(packed), 5, backend=backend) - y) ** 2).mean()
+            out = fused_field_packed(x, tuple(packed), 5, backend, precision)
+            loss = ((out - y) ** 2).mean()
             opt.zero_grad()
             loss.backward()
             opt.step()
 
         return run
 
-    return {"torch": step("torch"), "triton": step("triton")}
+    return {
+        "torch": step("torch"),
+        "triton": step("triton"),
+        "triton_tf32": step("triton", "tf32"),
+    }
 
 
 register_benchmark(

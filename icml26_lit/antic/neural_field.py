@@ -261,6 +261,36 @@ def denormalize(x: torch.Tensor, stats: torch.Tensor) -> torch.Tensor:
         return torch.full_like(x, lo)
     return (x + 1) * (hi - lo) / 2 + lo
 
+# %% ../../nbs/04_antic/05_neural_field.ipynb #2b6f354f
+def _check_fit_inputs(field, coords, target, steps, params, lr, lr_end, weight_decay):
+    "`fit_field`'s arguments checked at entry; returns the target as a column (N, 1)."
+    for name, v in (("lr", lr), ("lr_end", lr_end), ("weight_decay", weight_decay)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+    if not lr > 0:
+        raise ValueError(f"lr must be positive, got {lr!r}")
+    if params not in ("all", "lora"):
+        raise ValueError(f"params must be 'all' or 'lora', got {params!r}")
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+        raise ValueError(f"steps must be an int >= 0, got {steps!r}")
+    for name, t in (("coords", coords), ("target", target)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    d = field.fourier.shape[0]
+    if coords.ndim != 2 or coords.shape[1] != d:
+        raise ValueError(f"coords must have shape (N, {d}), got {tuple(coords.shape)}")
+    if target.numel() != coords.shape[0]:
+        raise ValueError(
+            f"target must hold one value per coordinate: {target.numel()} values "
+            f"(shape {tuple(target.shape)}) for {coords.shape[0]} coordinates"
+        )
+    # a NaN or inf target would make every weight NaN after the first step
+    if not torch.isfinite(target).all():
+        raise ValueError("target contains non-finite values (NaN or inf)")
+    if not torch.isfinite(coords).all():
+        raise ValueError("coords contains non-finite values (NaN or inf)")
+    return target.reshape(-1, 1)
+
 # %% ../../nbs/04_antic/05_neural_field.ipynb #74d80f6a
 def fit_field(
     field: NeuralField,  # the network, trained in place
@@ -275,21 +305,16 @@ def fit_field(
     seed: int = 0,  # seed of the mini-batch draws
 ) -> float:
     "AdamW fit, cosine decay; returns the full-grid MSE (Chapter 04, *Normalisation and fitting*)."
-    for name, v in (("lr", lr), ("lr_end", lr_end), ("weight_decay", weight_decay)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-            raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
-    if not lr > 0:
-        raise ValueError(f"lr must be positive, got {lr!r}")
-    if params not in ("all", "lora"):
-        raise ValueError(f"params must be 'all' or 'lora', got {params!r}")
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-        raise ValueError(f"steps must be an int >= 0, got {steps!r}")
+    target = _check_fit_inputs(field, coords, target, steps, params, lr, lr_end, weight_decay)
+    if batch_size is not None and (
+        isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1
+    ):
+        raise ValueError(f"batch_size must be None or an int >= 1, got {batch_size!r}")
     plist = field.base_parameters() if params == "all" else field.lora_parameters()
     if params == "all":
         plist = plist + field.lora_parameters()
     if not plist:
         raise ValueError("params='lora' needs LoRA factors: call add_lora first")
-    target = target.reshape(-1, 1)
     # LoRA steps need no gradients of the frozen base weights: autograd skips their products
     frozen = [p for p in field.base_parameters() if p.requires_grad] if params == "lora" else []
     for p in frozen:

@@ -96,3 +96,38 @@ def test_bad_inputs():
 def test_bytes_model():
     bm = bytes_model(1000, 32, 32, 3)
     assert bm["bytes"] < bm["reference_bytes"] and bm["flops"] > 0
+
+
+def test_tf32_variant_runs_and_checks_precision(fresh_seed):
+    # the interpreter computes TF32 products in float32: the same numbers as "ieee" there
+    g = torch.Generator().manual_seed(fresh_seed)
+    x, packed, layers = make_inputs((37, 2), torch.float32, g)
+    ref = field_forward_reference(x, *packed, n_layers=layers)
+    got = fused_field_packed(x, packed, layers, backend="triton", precision="tf32")
+    torch.testing.assert_close(got, ref, atol=1e-4, rtol=1e-4)
+    with pytest.raises(ValueError, match="precision must be 'ieee' or 'tf32'"):
+        fused_field_packed(x, packed, layers, backend="triton", precision="fp16")
+    x64, p64, _ = make_inputs((5, 2), torch.float64, g)
+    with pytest.raises(ValueError, match="precision='tf32' needs float32 inputs"):
+        fused_field_packed(x64, p64, 2, backend="triton", precision="tf32")
+
+
+def test_tf32_variant_compiles_with_every_product_in_tf32():
+    # compile_check refuses TF32 products after compiling: its refusal counts them, which shows
+    # the variant compiles for sm_90 and that all 17 products of the paper's field are TF32
+    spec = KERNELS["04.fused_field_m64_h64_l5"]
+    tf32 = dict(spec.constexprs, PRECISION="tf32")
+    with pytest.raises(AssertionError, match=r"has 17 float32 product\(s\) in TF32 on sm_90"):
+        compile_check(spec.kernel, spec.signature, tf32, targets=((9, 0),))
+
+
+def test_benchmarks_time_both_precisions():
+    from icml26_lit.core.bench import BENCHMARKS
+
+    fwd = BENCHMARKS["04.fused_field[256^2 points, m=64, H=64, L=5, r=16]"].fn("cpu", n=8)
+    assert set(fwd) == {"torch", "triton", "torch_tf32", "triton_tf32"}
+    state = torch.get_rng_state()
+    assert torch.equal(fwd["torch_tf32"](), fwd["torch"]())  # TF32 only changes CUDA products
+    train = BENCHMARKS["04.lora_train_step[256^2 points, m=64, H=64, L=5, r=16]"].fn("cpu", n=8)
+    assert {"triton", "triton_tf32"} <= set(train)
+    assert torch.equal(torch.get_rng_state(), state)
