@@ -12,9 +12,7 @@ import torch
 
 from ..core.exercises import register_exercise
 from ..flows.estimators import effective_sample_size
-from .experiments import CONFIG, run
-from .objectives import temperature_weights
-from .targets import DoubleWell2D
+from .objectives import log_dispersion_loss, temperature_weights
 
 # %% ../../nbs/09_ldr/90_exercises.ipynb #6700512d
 def _weights_cases():
@@ -92,20 +90,69 @@ register_exercise(
 )
 
 # %% ../../nbs/09_ldr/90_exercises.ipynb #b92e36f5
-def _ess_lambda_1() -> float:
-    return run(DoubleWell2D(), "nll+ldr", 64, 1000, CONFIG.get("ci"), lam=1.0, n_pool=1024)["ess"]
+def _dispersion(log_q, u, kind, centre=None, sign=1.0):
+    "rho(Delta - c) averaged, with a centre rule and a sign of u that wrong answers can change."
+    d = log_q + sign * u
+    c = centre(d, kind) if centre is not None else (d.median() if kind == "mad" else d.mean())
+    z = d - c
+    if kind == "var":
+        return (z**2).mean()
+    if kind == "mad":
+        return z.abs().mean()
+    return torch.where(z.abs() <= 1, 0.5 * z**2, z.abs() - 0.5).mean()
+
+
+def _ldr_reference(log_q, u, kind):
+    "The chapter's loss: log_dispersion_loss with the batch centre and Huber threshold 1."
+    return log_dispersion_loss(log_q, u, kind)
+
+
+def _ldr_cases():
+    "Edge cases: N = 2, ties, dyadic energies near 1e4 (exact in float32), float64, Huber."
+    g = torch.Generator().manual_seed(2)
+    big_q = -torch.arange(8, dtype=torch.float32) / 8  # exact sums: only the centring differs
+    big_u = 1e4 + torch.tensor([0.0, 3, 1, 7, 2, 5, 4, 6]) / 4
+    wide = (torch.randn(9, generator=g, dtype=torch.float64), 3 * torch.rand(9, generator=g))
+    return [
+        (torch.tensor([0.5, -0.25]), torch.tensor([1.0, 2.0]), "var"),
+        (torch.tensor([0.0, 0.0, 1.0, 1.0]), torch.tensor([2.0, 2.0, 0.0, 5.0]), "mad"),
+        (big_q, big_u, "var"),
+        (big_q, big_u, "huber"),
+        (wide[0], wide[1].double(), "huber"),
+        (torch.randn(7, generator=g), 2 * torch.randn(7, generator=g), "mad"),
+    ]
+
+
+def _ldr_draw(rng):
+    n = int(rng.integers(2, 200))
+    log_q = torch.from_numpy(rng.normal(-2.0, 1.5, n)).float()
+    u = torch.from_numpy(rng.gamma(2.0, rng.uniform(0.2, 2.0), n)).float()
+    return log_q, u, str(rng.choice(["var", "mad", "huber"]))
 
 
 register_exercise(
     "09.3",
-    "Relative ESS of NLL + LDR at ci sizes, n = 64, seed 1000, lambda = 1.",
-    value=_ess_lambda_1,
-    # float32 training: on another CPU the last bits differ and can move the ESS by a few 1e-3
-    tolerance=dict(abs=0.02),
+    "The log-dispersion loss mean(rho(log q + u - c)) with its batch centre, three dispersions.",
+    reference=_ldr_reference,
+    cases=_ldr_cases(),
+    draw=_ldr_draw,
+    # float32 means of up to 200 terms of size ~10: a few ulps apart between summation orders
+    tolerance=dict(rtol=1e-5, atol=1e-6),
     hints=[
-        "Call run(DoubleWell2D(), 'nll+ldr', 64, 1000, CONFIG.get('ci'), lam=1.0, n_pool=1024).",
-        "The result is a dict; the answer is its 'ess'.",
+        "Form d = log_q + u; the centre is d.median() for 'mad' and d.mean() otherwise.",
+        "Subtract the centre before squaring, and divide by N (a mean), not N - 1.",
     ],
-    wrong=[0.838, 0.579],  # the same run at lambda = 20; NLL alone at the same seed
-    time_limit_s=60.0,
+    wrong=[
+        lambda lq, u, k: _dispersion(lq, u, k, centre=lambda d, k: 0 * d.mean()),  # no centre
+        lambda lq, u, k: _dispersion(lq, u, k, sign=-1.0),  # log q - u: the wrong log-ratio
+        # Huber around the median (the centre that leaves a net push on the batch)
+        lambda lq, u, k: _dispersion(
+            lq, u, k, centre=lambda d, k: d.median() if k != "var" else d.mean()
+        ),
+        # the variance by moments: cancels catastrophically near 1e4 in float32
+        lambda lq, u, k: (
+            ((lq + u) ** 2).mean() - (lq + u).mean() ** 2 if k == "var" else _dispersion(lq, u, k)
+        ),
+        lambda lq, u, k: (lq + u).var() if k == "var" else _dispersion(lq, u, k),  # N - 1
+    ],
 )
