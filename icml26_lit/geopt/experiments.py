@@ -253,7 +253,7 @@ def train(model, x, y, steps, batch, generator, val=None, eval_every=10, lr=1e-3
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps, pct_start=0.3)
     curve = []
     for step in range(1, steps + 1):
-        idx = torch.randint(len(x), (min(batch, len(x)),), generator=generator)
+        idx = torch.randint(len(x), (min(batch, len(x)),), generator=generator).to(x.device)
         loss = rel_l2(model(x[idx]), y[idx]).mean()
         opt.zero_grad()
         loss.backward()

@@ -284,7 +284,7 @@ def _check(x, w, b, tau, name="x"):
     w = check_tensor(w, "w", shape=(C, None), dtypes=(x.dtype,))
     b = check_tensor(b, "b", shape=(w.shape[1],), dtypes=(x.dtype,))
     tau = check_tensor(tau, "tau", shape=(H,), dtypes=(x.dtype,))
-    if (tau <= 0).any():
+    if not tau.is_meta and (tau <= 0).any():  # a meta tensor has no values to check
         raise ValueError("tau must be positive")
     return x, w, b, tau
 
