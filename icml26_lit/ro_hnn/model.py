@@ -228,7 +228,7 @@ def train_model(
     opt = geoopt.optim.RiemannianAdam(groups)  # Adam off the manifold
     losses = []
     for _ in range(steps):
-        idx = torch.randint(windows.shape[1], (batch,), generator=generator)
+        idx = torch.randint(windows.shape[1], (batch,), generator=generator).to(windows.device)
         loss, _ = window_loss(model, windows[:, idx])
         opt.zero_grad()
         loss.backward()

@@ -27,7 +27,7 @@ def _check_state(q, p, h) -> float:
     if isinstance(h, bool) or not isinstance(h, (int, float)) or not math.isfinite(h) or h <= 0:
         raise ValueError(f"h must be a positive finite number, got {h!r}")
     for name, v in (("q", q), ("p", p)):
-        if not bool(torch.isfinite(v).all()):
+        if not v.is_meta and not bool(torch.isfinite(v).all()):  # meta: no values
             raise ValueError(f"{name} contains NaN or infinite values (a diverged state?)")
     return float(h)
 
