@@ -14,10 +14,17 @@ from ..core import Config, sizes
 from .noise import GaussianNoise
 from .estimator import functional_kl
 from .ffm import FunctionalFlowMatching
-from .ground_truths import gaussian_mode_kl, gaussian_path_velocity
+from icml26_lit.functional_kl.ground_truths import (
+    OUProcess,
+    gaussian_kl,
+    gaussian_mode_kl,
+    gaussian_path_velocity,
+)
 from icml26_lit.functional_kl.trajectory import (
+    couple_chains,
     coupled_bridge_paths,
     double_well_paths,
+    knot_variance,
     snapshot_index,
     w2_squared,
 )
@@ -26,79 +33,103 @@ from icml26_lit.functional_kl.trajectory import (
 # results/functional_kl/pilot_cpu.json beside the cpu run's results/functional_kl/cpu.json
 _PILOT = dict(pilot_seed=100, s_grid=[0.6, 0.9, 1.2], T_grid=[1.0, 2.0, 3.0])
 _COMMON = dict(
-    M=32, N=8, n_t=32, t_eps=0.96, n_cells=500, n_fill=4, s=0.9, T=2.0, width=256, **_PILOT
+    M=32, N=8, n_t=32, t_eps=0.96, n_cells=500, n_fill=4, s=0.9, T=2.0, width=256, n_ref=20000,
+    n_eval=256,
+    **_PILOT,
 )
+OU_THETAS = (4.0, 8.0)  # the OU pair's drifts (sigma = 1): projected path KL about 1.1
+OBSERVED = (0, 1, 3, 4)  # the observed snapshots; tau = .5 is held out
+_BIG = dict(run_pilot=True, width_seeds=3)  # cpu and larger: the pilot, and the width study
+SIZE_KEYS = [  # the counts `CONFIG.smoke` takes from ci
+    "ti_seeds",
+    "steps",
+    "batch",
+    "n_eval",
+    "gauss_seeds",
+    "ou_seeds",
+    "gauss_paths",
+    "gauss_steps",
+    "n_fill",
+    "width_seeds",
+    "n_ref",
+]
 
 # %% auto #0
-__all__ = ['CONFIG', 'ARMS', 'ti_data', 'run_ti_seed', 'loss_curve', 'run_gauss_seed', 'smoke_step', 'marginal_check', 'in_bands',
-           'run_pilot']
+__all__ = ['OU_THETAS', 'OBSERVED', 'SIZE_KEYS', 'CONFIG', 'ARMS', 'ti_data', 'checkpoint_steps', 'run_ti_seed', 'loss_curve',
+           'knot_log_density', 'knot_kl_gap', 'ou_pair', 'ou_pair_kl', 'run_ou_seed', 'run_gauss_seed', 'smoke_step',
+           'marginal_check', 'in_bands', 'run_pilot']
 
 # %% ../../nbs/11_functional_kl/07_experiments.ipynb #22d4f3ef
 CONFIG = sizes(
     ci=dict(
-        ti_seeds=5,
+        ti_seeds=4,
         steps=1500,
         batch=256,
-        n_eval=256,
         gauss_seeds=3,
+        ou_seeds=2,
         gauss_paths=4000,
         gauss_steps=1000,
         run_pilot=False,
+        checkpoints=2,
+        width_seeds=0,
+        width_alt=384,
         **{**_COMMON, "width": 192},  # the budget's second fallback (see "Timing first")
     ),
     cpu=dict(
         ti_seeds=10,
         steps=3000,
         batch=512,
-        n_eval=256,
         gauss_seeds=5,
+        ou_seeds=5,
         gauss_paths=4000,
         gauss_steps=3000,
-        run_pilot=True,
+        checkpoints=4,
+        width_alt=384,
+        **_BIG,
         **{**_COMMON, "n_fill": 8},
     ),
     colab=dict(
         ti_seeds=10,
         steps=30000,
         batch=1024,
-        n_eval=500,
         gauss_seeds=5,
+        ou_seeds=5,
         gauss_paths=20000,
         gauss_steps=30000,
-        run_pilot=True,
-        **{**_COMMON, "n_fill": 20, "n_t": 100},
+        checkpoints=6,
+        width_alt=512,
+        **_BIG,
+        **{**_COMMON, "n_fill": 20, "n_t": 100, "n_eval": 500},
     ),
     full=dict(
         ti_seeds=10,
         steps=30000,
         batch=1024,
-        n_eval=500,
         gauss_seeds=10,
+        ou_seeds=10,
         gauss_paths=50000,
         gauss_steps=30000,
-        run_pilot=True,
-        **{**_COMMON, "n_fill": 100, "n_t": 100},
+        checkpoints=6,
+        width_alt=512,
+        **_BIG,
+        **{**_COMMON, "n_fill": 100, "n_t": 100, "n_eval": 500},
     ),
-    size_keys=[
-        "ti_seeds",
-        "steps",
-        "batch",
-        "n_eval",
-        "gauss_seeds",
-        "gauss_paths",
-        "gauss_steps",
-        "n_fill",
-    ],
+    size_keys=SIZE_KEYS,
 )
 ARMS = ("true", "null", "ot", "random")
 
 # %% ../../nbs/11_functional_kl/07_experiments.ipynb #9d0db30e
+def _snapshots(seed: int, cfg):
+    "The seed's generator and its five snapshots of independent cells, each (n_cells, 2)."
+    g = torch.Generator().manual_seed(seed)
+    idx = snapshot_index(cfg.M)
+    return g, [double_well_paths(cfg.n_cells, cfg.M, cfg.s, g, T=cfg.T)[:, j] for j in idx]
+
+
 def ti_data(seed: int, cfg):
     "Training and evaluation paths per arm, and the held-out snapshot, for one seed."
-    g = torch.Generator().manual_seed(seed)
-    M, n, idx = cfg.M, cfg.n_cells, snapshot_index(cfg.M)
-    snaps = [double_well_paths(n, M, cfg.s, g, T=cfg.T)[:, j] for j in idx]  # independent cells
-    obs = [0, 1, 3, 4]  # tau = .5 held out
+    g, snaps = _snapshots(seed, cfg)
+    M, n, idx, obs = cfg.M, cfg.n_cells, snapshot_index(cfg.M), OBSERVED
     train, evals = {}, {}
     for arm in ("true", "null"):
         train[arm] = double_well_paths(n * cfg.n_fill, M, cfg.s, g, T=cfg.T)
@@ -117,26 +148,46 @@ def ti_data(seed: int, cfg):
     return train, evals, snaps[2], heldout_arm, snaps[4]
 
 # %% ../../nbs/11_functional_kl/07_experiments.ipynb #c2bd90a5
-def run_ti_seed(seed: int, cfg) -> dict:
+def checkpoint_steps(steps: int, n: int) -> list[int]:
+    "n training steps, equally spaced, ending at `steps`: where the FKL curves are measured."
+    return [round(steps * (k + 1) / n) for k in range(n)]
+
+
+def run_ti_seed(seed: int, cfg, width: int | None = None) -> dict:
     "FFM on the four arms, forward and reverse FKL of each arm against the truth, held-out W2^2."
     train, evals, held, held_arm, last = ti_data(seed, cfg)
     noise = GaussianNoise(cfg.M, cfg.N)
     g = torch.Generator().manual_seed(10_000 + seed)
-    ffm = FunctionalFlowMatching(noise, 2, len(ARMS), width=cfg.width, generator=g)
-    ffm.fit([train[a].float() for a in ARMS], cfg.steps, cfg.batch, g)
+    width = cfg.width if width is None else width
+    ffm = FunctionalFlowMatching(noise, 2, len(ARMS), width=width, generator=g)
+    data = [train[a].float() for a in ARMS]
     v = {a: ffm.velocity(c) for c, a in enumerate(ARMS)}
-    out = dict(seed=seed, left_well=float((last[:, 0] < 0).float().mean()))
-    kw = dict(n_t=cfg.n_t, schedule="importance", t_eps=cfg.t_eps, generator=g, backend="auto")
+    out = dict(seed=seed, width=width, left_well=float((last[:, 0] < 0).float().mean()))
+    kw = dict(n_t=cfg.n_t, schedule="importance", t_eps=cfg.t_eps, backend="auto")
+    at, curve, done = checkpoint_steps(cfg.steps, cfg.checkpoints), {}, 0
+    eval_g = torch.Generator().manual_seed(30_000 + seed)  # checkpoints leave g's stream alone
+    for k in at[:-1]:
+        ffm.fit(data, k - done, cfg.batch, g)
+        done = k
+        for a in ("null", "ot", "random"):
+            x = evals["true"].float()
+            est = functional_kl(v["true"], v[a], x, noise, generator=eval_g, **kw)
+            curve.setdefault(a, []).append(est.value)
+    ffm.fit(data, cfg.steps - done, cfg.batch, g)
     for a in ("null", "ot", "random"):
         out[f"fkl_fwd_{a}"] = functional_kl(
-            v["true"], v[a], evals["true"].float(), noise, **kw
+            v["true"], v[a], evals["true"].float(), noise, generator=g, **kw
         ).value
-        out[f"fkl_rev_{a}"] = functional_kl(v[a], v["true"], evals[a].float(), noise, **kw).value
+        out[f"fkl_rev_{a}"] = functional_kl(
+            v[a], v["true"], evals[a].float(), noise, generator=g, **kw
+        ).value
+        curve.setdefault(a, []).append(out[f"fkl_fwd_{a}"])
     for a in ("ot", "random"):
         out[f"w2_{a}"] = w2_squared(held_arm[a], held)
     out["w2_null"] = w2_squared(train["null"][: cfg.n_cells, snapshot_index(cfg.M)[2]], held)
     out["final_loss"] = float(np.mean(ffm.losses[-50:]))
     out["curve"] = loss_curve(ffm.losses)
+    out["fkl_curve"] = (at, curve)
     return out
 
 
@@ -147,7 +198,73 @@ def loss_curve(losses, window: int = 50) -> tuple[list, list]:
     means = np.asarray(losses[: m * k], dtype=float).reshape(m, k).mean(1)
     return [k * (i + 1) for i in range(m)], means.tolist()
 
+# %% ../../nbs/11_functional_kl/07_experiments.ipynb #20360a76
+def knot_log_density(y: torch.Tensor, chains: torch.Tensor, eta: torch.Tensor) -> torch.Tensor:
+    "log p_arm(y) of knots y (B, S, D): the mixture (1/n) sum_i N(chains_i, diag eta^2), (B,)."
+    n, S, D = chains.shape
+    const = -eta.log().sum() - 0.5 * S * D * math.log(2 * math.pi) - math.log(n)
+    out = []
+    for yb in y.double().split(1024):  # (b, n, S, D) at a time
+        z = (yb[:, None] - chains[None].double()) / eta
+        out.append(torch.logsumexp(-0.5 * (z**2).sum((2, 3)), 1) + const)
+    return torch.cat(out)
+
+
+def knot_kl_gap(seed: int, cfg) -> dict:
+    "KL(p_true||p_random) - KL(p_true||p_OT) of the knot laws: Monte Carlo over true knots."
+    _, snaps = _snapshots(seed, cfg)  # the seed's snapshots, as ti_data draws them
+    s_obs = [snaps[k] for k in OBSERVED]
+    eta = torch.stack([knot_variance(x) for x in s_obs]).sqrt()  # (S, D)
+    times = [snapshot_index(cfg.M)[k] for k in OBSERVED]
+    g = torch.Generator().manual_seed(40_000 + seed)
+    y = double_well_paths(cfg.n_ref, cfg.M, cfg.s, g, T=cfg.T)[:, times]  # true knots
+    logp = {}
+    for arm in ("ot", "random"):  # the chains coupled_bridge_paths builds in ti_data
+        chains = couple_chains(s_obs, arm, torch.Generator().manual_seed(seed * 1000 + len(arm)))
+        logp[arm] = knot_log_density(y, chains, eta)
+    d = logp["ot"] - logp["random"]
+    return dict(gap=d.mean().item(), stderr=(d.std() / math.sqrt(len(d))).item())
+
 # %% ../../nbs/11_functional_kl/07_experiments.ipynb #7e3c65c2
+def ou_pair(noise: GaussianNoise, n: int, generator=None) -> list:
+    "n paths (n, M, 1) of each OU law of `OU_THETAS` on [0, 1], seen through the noise's modes."
+    times = torch.linspace(0, 1, noise.M, dtype=torch.float64)
+    return [
+        noise.reconstruct(noise.project(OUProcess(th, 1.0).sample(n, times, generator)))
+        for th in OU_THETAS
+    ]
+
+
+def ou_pair_kl(noise: GaussianNoise) -> float:
+    "Exact KL between the two projected OU laws: Gaussians on the noise's K mode coefficients."
+    times = torch.linspace(0, 1, noise.M, dtype=torch.float64)
+    P = noise.basis
+    cov = [P.T @ OUProcess(th, 1.0).covariance(times) @ P for th in OU_THETAS]
+    zero = torch.zeros(P.shape[1], dtype=torch.float64)
+    return gaussian_kl(zero, cov[0], zero, cov[1])
+
+
+def run_ou_seed(seed: int, cfg) -> dict:
+    "Trained-MLP FKL between the two OU laws of `OU_THETAS` (D = 1), against `ou_pair_kl`."
+    noise = GaussianNoise(cfg.M, cfg.N)
+    g = torch.Generator().manual_seed(50_000 + seed)
+    data = ou_pair(noise, cfg.gauss_paths, g)
+    ffm = FunctionalFlowMatching(noise, 1, 2, width=cfg.width, generator=g)
+    ffm.fit([d.float() for d in data], cfg.gauss_steps, cfg.batch, g)
+    exact, xa = ou_pair_kl(noise), ou_pair(noise, cfg.n_eval, g)[0].float()
+    kw = dict(n_t=cfg.n_t, schedule="importance", t_eps=cfg.t_eps, backend="auto")
+    est = functional_kl(ffm.velocity(0), ffm.velocity(1), xa, noise, generator=g, **kw)
+    return dict(
+        seed=seed,
+        exact=exact,
+        estimate=est.value,
+        stderr=est.stderr,
+        rel_error=abs(est.value / exact - 1),
+        curve=loss_curve(ffm.losses),
+    )
+
+
+# %% ../../nbs/11_functional_kl/07_experiments.ipynb #78c93527
 def run_gauss_seed(seed: int, cfg) -> dict:
     "Trained-MLP FKL between N(A sin 2 pi tau, C) and N(0, C) (D = 1) with exact KL 1.0."
     noise = GaussianNoise(cfg.M, cfg.N)

@@ -9,7 +9,13 @@ from icml26_lit.functional_kl.ground_truths import ou_grid_kl
 def test_presets():
     assert set(CONFIG.scales) == {"ci", "cpu", "colab", "full"}
     ci, cpu = CONFIG.get("ci"), CONFIG.get("cpu")
-    assert ci.ti_seeds >= 5 and cpu.ti_seeds == 10 and cpu.steps == 3000 and cpu.batch == 512
+    assert (
+        ci.ti_seeds >= 4
+        and ci.ou_seeds >= 2
+        and cpu.ti_seeds == 10
+        and cpu.steps == 3000
+        and cpu.batch == 512
+    )
 
 
 def test_smoke_step():
