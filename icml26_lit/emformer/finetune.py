@@ -57,8 +57,8 @@ def forecast(
 def _sample(train, batch, length, g):
     "Trajectory batch (length + 1, B, C, H, W) from random trajectories and start times."
     N, T = train.shape[:2]
-    idx = torch.randint(N, (batch,), generator=g)
-    t0 = torch.randint(T - length, (batch,), generator=g)
+    idx = torch.randint(N, (batch,), generator=g).to(train.device)
+    t0 = torch.randint(T - length, (batch,), generator=g).to(train.device)
     return torch.stack([train[idx, t0 + j] for j in range(length + 1)])
 
 
