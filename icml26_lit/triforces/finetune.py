@@ -37,6 +37,11 @@ class Standardiser:
         return self.e_mean + self.e_std * e / batch["n_atoms"].to(e.dtype), f * self.f_rms
 
 # %% ../../nbs/08_triforces/05b_finetune.ipynb #ac98bf81
+def _on(batch: dict, device: torch.device) -> dict:
+    "The batch (graph built on the CPU by `collate`) with its tensors on `device`."
+    return {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
+
+
 def finetune(
     model: TriForces,  # trained in place
     structures: list[dict],  # labelled structures
@@ -60,11 +65,11 @@ def finetune(
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda k: 0.5 * (1 + math.cos(math.pi * k / steps))
     )
-    dtype = model.fuse.weight.dtype
+    dtype, dev = model.fuse.weight.dtype, model.fuse.weight.device
     model.train()
     for _ in range(steps):
         idx = torch.randperm(len(structures), generator=generator)[:batch_size].tolist()
-        batch = collate([structures[i] for i in idx], model.cutoff, dtype=dtype)
+        batch = _on(collate([structures[i] for i in idx], model.cutoff, dtype=dtype), dev)
         e, f = model.energy_and_forces(batch, head=head)
         e_target = (batch["energy"] / batch["n_atoms"] - stats.e_mean) / stats.e_std
         loss = ((e / batch["n_atoms"] - e_target) ** 2).mean() + (
@@ -90,7 +95,8 @@ def evaluate(
     "Energy MAE (meV/atom) and force MAE (meV/A) on labelled structures (Chapter 08)."
     e_err, f_err = [], []
     for k in range(0, len(structures), batch_size):
-        batch = collate(structures[k : k + batch_size], model.cutoff, dtype=model.fuse.weight.dtype)
+        w = model.fuse.weight
+        batch = _on(collate(structures[k : k + batch_size], model.cutoff, dtype=w.dtype), w.device)
         e, f = stats.predict(model, batch, head)
         e_err.append((e - batch["energy"] / batch["n_atoms"]).abs().detach())
         f_err.append((f - batch["forces"]).abs().detach().reshape(-1))
