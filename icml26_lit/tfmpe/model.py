@@ -267,8 +267,10 @@ def _prepare(self: TFMPE, cond: dict, targ: dict, functional_inputs, masks, val)
 
 
 @patch
-def _train_step(self: TFMPE, b: Tokens, opt, generator, validate: bool, net=None) -> float:
-    "One optimiser step on the flow-matching loss of the batch `b`; returns the batch's loss."
+def _train_step(
+    self: TFMPE, b: Tokens, opt, generator, validate: bool, net=None
+) -> torch.Tensor:
+    "One optimiser step on the flow-matching loss of the batch `b`; its loss (0-dim, on device)."
     self.net.train()
     p, (_, world) = b.partition, data_parallel_world()
     x1, m = b.value[:, p:], b.mask[:, p:, None]
@@ -287,7 +289,7 @@ def _train_step(self: TFMPE, b: Tokens, opt, generator, validate: bool, net=None
     if world > 1:
         dist.all_reduce(out)  # the batch's loss on every rank, for the history
         out = out / world
-    return out.item()
+    return out  # the caller reads it: no host sync inside the step
 
 # %% ../../nbs/10_tfmpe/04_tfmpe.ipynb #61bfc757
 @patch
@@ -317,9 +319,10 @@ def fit(
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     best, best_state, since, train_hist, val_hist = math.inf, None, 0, [], []
     for step in range(n_steps):
-        idx = torch.randint(0, n, (batch_size,), generator=g)  # the same on every rank
+        # the same indices on every rank, on the tokens' device
+        idx = torch.randint(0, n, (batch_size,), generator=g).to(tok.value.device)
         # the kernel's finiteness and label checks run on the first batch only
-        train_hist.append(self._train_step(tok.select(idx), opt, g, step == 0, net))
+        train_hist.append(float(self._train_step(tok.select(idx), opt, g, step == 0, net)))
         if vtok is not None and (step + 1) % eval_every == 0:
             vl = self.loss(vtok, generator=torch.Generator().manual_seed(vg_seed))
             val_hist.append((step + 1, vl))

@@ -57,12 +57,12 @@ def check_count(v, name: str, minimum: int = 1) -> int:
     return v
 
 # %% ../../nbs/10_tfmpe/01_tokens.ipynb #d8f2544e
-def _positions(event_shape) -> torch.Tensor:
+def _positions(event_shape, device=None) -> torch.Tensor:
     n = math.prod(event_shape)
     if len(event_shape) == 0:
-        return torch.zeros(1, 2)
+        return torch.zeros(1, 2, device=device)
     inner = n // event_shape[0]
-    idx = torch.arange(n)
+    idx = torch.arange(n, device=device)
     return torch.stack([idx // inner, idx % inner], dim=1).float()
 
 
@@ -96,7 +96,7 @@ def _functional_dim(functional_inputs, data, names):
 # %% ../../nbs/10_tfmpe/01_tokens.ipynb #1148b37e
 def _element_mask(masks, name: str, x: torch.Tensor, batch: int, n: int) -> torch.Tensor:
     "The (B, n) padding mask of variable `name` (all True when `masks` has none for it)."
-    m = torch.ones(batch, n, dtype=torch.bool)
+    m = torch.ones(batch, n, dtype=torch.bool, device=x.device)
     if masks and name in masks:
         mk = masks[name]
         if tuple(mk.shape) != tuple(x.shape):
@@ -119,7 +119,7 @@ def _element_functional(functional_inputs, name, x, fdim: int, batch: int, n: in
                 f"{tuple(x.shape)} (+ feature axis), got {tuple(f.shape)}"
             )
         return f.reshape(batch, n, fdim)
-    return torch.zeros(batch, n, fdim, dtype=x.dtype)
+    return torch.zeros(batch, n, fdim, dtype=x.dtype, device=x.device)
 
 # %% ../../nbs/10_tfmpe/01_tokens.ipynb #47210ba3
 def tokenise(
@@ -146,9 +146,9 @@ def tokenise(
         event = tuple(x.shape[1:])
         n = math.prod(event)
         values.append(x.reshape(batch, n, 1))
-        label.append(torch.full((n,), int(labels[name]), dtype=torch.long))
-        position.append(_positions(event))
-        cond.append(torch.full((n,), float(name in condition)))
+        label.append(torch.full((n,), int(labels[name]), dtype=torch.long, device=x.device))
+        position.append(_positions(event, x.device))
+        cond.append(torch.full((n,), float(name in condition), device=x.device))
         mask.append(_element_mask(masks, name, x, batch, n))
         if fdim is not None:
             fun.append(_element_functional(functional_inputs, name, x, fdim, batch, n))
