@@ -129,7 +129,7 @@ def _ldr_draw(rng):
     u = torch.from_numpy(rng.gamma(2.0, rng.uniform(0.2, 2.0), n)).float()
     return log_q, u, str(rng.choice(["var", "mad", "huber"]))
 
-
+# %% ../../nbs/09_ldr/90_exercises.ipynb #89c1e2df
 register_exercise(
     "09.3",
     "The log-dispersion loss mean(rho(log q + u - c)) with its batch centre, three dispersions.",
