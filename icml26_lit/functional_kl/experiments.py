@@ -33,7 +33,16 @@ from icml26_lit.functional_kl.trajectory import (
 # results/functional_kl/pilot_cpu.json beside the cpu run's results/functional_kl/cpu.json
 _PILOT = dict(pilot_seed=100, s_grid=[0.6, 0.9, 1.2], T_grid=[1.0, 2.0, 3.0])
 _COMMON = dict(
-    M=32, N=8, n_t=32, t_eps=0.96, n_cells=500, n_fill=4, s=0.9, T=2.0, width=256, n_ref=20000,
+    M=32,
+    N=8,
+    n_t=32,
+    t_eps=0.96,
+    n_cells=500,
+    n_fill=4,
+    s=0.9,
+    T=2.0,
+    width=256,
+    n_ref=20000,
     n_eval=256,
     **_PILOT,
 )
@@ -262,7 +271,6 @@ def run_ou_seed(seed: int, cfg) -> dict:
         rel_error=abs(est.value / exact - 1),
         curve=loss_curve(ffm.losses),
     )
-
 
 # %% ../../nbs/11_functional_kl/07_experiments.ipynb #78c93527
 def run_gauss_seed(seed: int, cfg) -> dict:

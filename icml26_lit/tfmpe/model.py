@@ -267,9 +267,7 @@ def _prepare(self: TFMPE, cond: dict, targ: dict, functional_inputs, masks, val)
 
 
 @patch
-def _train_step(
-    self: TFMPE, b: Tokens, opt, generator, validate: bool, net=None
-) -> torch.Tensor:
+def _train_step(self: TFMPE, b: Tokens, opt, generator, validate: bool, net=None) -> torch.Tensor:
     "One optimiser step on the flow-matching loss of the batch `b`; its loss (0-dim, on device)."
     self.net.train()
     p, (_, world) = b.partition, data_parallel_world()
