@@ -55,3 +55,11 @@ def test_mode_leaves_cpu_only_work_alone():
         x = torch.randn(4, 3)
         y = F.linear(x, torch.randn(2, 3)).sum()
     assert torch.isfinite(y)
+
+
+def test_check_tensor_reads_no_values_of_a_meta_tensor():
+    from icml26_lit.core import check_tensor
+
+    assert check_tensor(_meta(3), "x").device.type == "meta"  # no host read of its values
+    with pytest.raises(ValueError, match="x contains NaN"):
+        check_tensor(torch.tensor([1.0, float("nan")]), "x")
