@@ -260,6 +260,8 @@ def _prompt(self: ECGR1Model, examples: list) -> tuple[torch.Tensor, torch.Tenso
     mask = torch.zeros(len(lays), P, dtype=torch.bool)
     for i, x in enumerate(lays):
         lay[i, P - len(x) :], mask[i, P - len(x) :] = torch.tensor(x), True
+    dev = next(self.lm.parameters()).device  # the layout is built on the host, then moved once
+    lay, mask = lay.to(dev), mask.to(dev)
     emb = self.lm.embed(lay.clamp(min=0))
     # projected modality tokens, in example order, go where the layout says (one call each)
     for code, tag, key in ((-1, "ecg", "signal"), (-2, "image", "image")):
@@ -279,9 +281,10 @@ def _sequence_logprobs(self: ECGR1Model, examples: list, targets: list) -> tuple
     tmask = torch.zeros(B, L, dtype=torch.bool)
     for i, t in enumerate(targets):
         tgt[i, : len(t)], tmask[i, : len(t)] = torch.as_tensor(t), True
+    tgt, tmask = tgt.to(emb.device), tmask.to(emb.device)  # built on the host, moved once
     full = torch.cat([emb, self.lm.embed(tgt[:, :-1])], 1)  # (B, P + L - 1, d)
     mask = torch.cat([pmask, tmask[:, :-1]], 1)
-    y = torch.full((B, P + L - 1), -100, dtype=torch.long)
+    y = torch.full((B, P + L - 1), -100, dtype=torch.long, device=emb.device)
     y[:, P - 1 :] = torch.where(tmask, tgt, -100)  # position P-1+j predicts t_j
     lp = self.lm.token_logprobs(y, embeds=full, attention_mask=mask)
     return lp[:, P - 1 :], tmask

@@ -161,7 +161,7 @@ def _hidden(
         )
     attention_mask = attention_mask.bool()
     pos = (attention_mask.long().cumsum(1) - 1).clamp(min=0)[:, past:]
-    if int(pos.max()) >= self.max_len:
+    if S > self.max_len and int(pos.max()) >= self.max_len:  # read the host only when it can fail
         raise ValueError(f"sequence longer than max_len {self.max_len}")
     causal = torch.ones(T, S, dtype=torch.bool, device=x.device).tril(past)
     # a query attends to earlier unmasked keys and always to itself (so padding rows stay finite)
