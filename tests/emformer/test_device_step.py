@@ -4,30 +4,12 @@
 runs its loop body: `_sample`, the composite loss, backward, clipping, AdamW and the schedule.
 """
 
-import sys
-
 import pytest
 import torch
 
-from icml26_lit.core import kernels as core_kernels
 from icml26_lit.core.kernels import MixedDeviceError, check_same_device
 from icml26_lit.emformer.experiments import CONFIG, new_model
 from icml26_lit.emformer.finetune import _loss, _optimizer, _sample, _update
-
-PACKAGE = "icml26_lit.emformer"
-
-
-@pytest.fixture(autouse=True)
-def _finite_check_skips_meta(monkeypatch):
-    "check_tensor's finiteness test reads values on the host; meta tensors have none to read."
-    real = core_kernels.check_tensor
-
-    def meta_safe(x, *args, finite=True, **kw):
-        return real(x, *args, finite=finite and not getattr(x, "is_meta", False), **kw)
-
-    for name, mod in list(sys.modules.items()):
-        if name.startswith(PACKAGE) and getattr(mod, "check_tensor", None) is real:
-            monkeypatch.setattr(mod, "check_tensor", meta_safe)
 
 
 def _step(train_device: str) -> None:

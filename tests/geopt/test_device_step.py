@@ -1,28 +1,10 @@
 "One training step of Chapter 2's Transolver on `meta` under the same-device check (Platform F)."
 
-import sys
-
 import pytest
 import torch
 
-from icml26_lit.core import kernels as core_kernels
 from icml26_lit.core.kernels import MixedDeviceError, check_same_device
 from icml26_lit.geopt.experiments import CONFIG, make_model, train
-
-PACKAGE = "icml26_lit.geopt"
-
-
-@pytest.fixture(autouse=True)
-def _finite_check_skips_meta(monkeypatch):
-    "check_tensor's finiteness test reads values on the host; meta tensors have none to read."
-    real = core_kernels.check_tensor
-
-    def meta_safe(x, *args, finite=True, **kw):
-        return real(x, *args, finite=finite and not getattr(x, "is_meta", False), **kw)
-
-    for name, mod in list(sys.modules.items()):
-        if name.startswith(PACKAGE) and getattr(mod, "check_tensor", None) is real:
-            monkeypatch.setattr(mod, "check_tensor", meta_safe)
 
 
 def _step(x_device: str) -> None:

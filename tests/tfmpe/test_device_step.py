@@ -5,31 +5,13 @@ simulations (as in `fit`), the tokens are moved to the device, and `_train_step`
 step on the flow-matching loss of an 8-set batch (first-batch validation off: it reads values).
 """
 
-import sys
-
 import pytest
 import torch
 
-from icml26_lit.core import kernels as core_kernels
 from icml26_lit.core.kernels import MixedDeviceError, check_same_device
 from icml26_lit.tfmpe.experiments import CONFIG
 from icml26_lit.tfmpe.model import TFMPE
 from icml26_lit.tfmpe.tasks import HierarchicalGaussian
-
-PACKAGE = "icml26_lit.tfmpe"
-
-
-@pytest.fixture(autouse=True)
-def _finite_check_skips_meta(monkeypatch):
-    "check_tensor's finiteness test reads values on the host; meta tensors have none to read."
-    real = core_kernels.check_tensor
-
-    def meta_safe(x, *args, finite=True, **kw):
-        return real(x, *args, finite=finite and not getattr(x, "is_meta", False), **kw)
-
-    for name, mod in list(sys.modules.items()):
-        if name.startswith(PACKAGE) and getattr(mod, "check_tensor", None) is real:
-            monkeypatch.setattr(mod, "check_tensor", meta_safe)
 
 
 def _step(batch_device: str) -> None:
