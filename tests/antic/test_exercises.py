@@ -8,27 +8,16 @@ import icml26_lit.antic  # noqa: F401  (registers the exercises)
 from icml26_lit.antic._solutions import _record_bytes
 from icml26_lit.antic.neural_field import state_bytes
 from icml26_lit.antic.stream import ANTICConfig, compress_stream
-from icml26_lit.core.exercises import EXERCISES, check
+from icml26_lit.core.exercises import EXERCISES
 
 NAMES = sorted(n for n in EXERCISES if n.startswith("04."))
 
 
 def test_three_exercises_registered():
+    # the reference, stub and curated wrong answers of every exercise are checked in
+    # tests/core/test_exercises.py; the chapter asks for at least two wrong answers each
     assert NAMES == ["04.1", "04.2", "04.3"]
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_reference_correct_stub_and_wrong_answers(name):
-    ex = EXERCISES[name]
-    assert check(name, ex.reference, quiet=True).status == "correct"
-
-    def stub(*args, **kwargs):
-        raise NotImplementedError
-
-    assert check(name, stub, quiet=True).status == "not attempted"
-    assert len(ex.wrong) >= 2
-    for w in ex.wrong:
-        assert check(name, w, quiet=True).status == "incorrect"
+    assert all(len(EXERCISES[n].wrong) >= 2 for n in NAMES)
 
 
 def _closed_form(kind, hidden, n_layers, n_freq, rank, fp16):

@@ -3,7 +3,6 @@ every curated wrong answer."""
 
 import re
 
-import pytest
 import torch
 
 import icml26_lit.ecg_r1  # noqa: F401  (registers the exercises)
@@ -13,21 +12,10 @@ NAMES = sorted(n for n in EXERCISES if n.startswith("16."))
 
 
 def test_three_exercises_registered():
+    # the reference, stub and curated wrong answers of every exercise are checked in
+    # tests/core/test_exercises.py; the chapter asks for at least two wrong answers each
     assert NAMES == ["16.1", "16.2", "16.3"]
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_reference_correct_stub_not_attempted_wrong_incorrect(name):
-    ex = EXERCISES[name]
-    assert check(name, ex.reference, quiet=True).status == "correct"
-
-    def stub(*args, **kwargs):
-        raise NotImplementedError
-
-    assert check(name, stub, quiet=True).status == "not attempted"
-    assert len(ex.wrong) >= 2
-    for w in ex.wrong:
-        assert check(name, w, quiet=True).status == "incorrect"
+    assert all(len(EXERCISES[n].wrong) >= 2 for n in NAMES)
 
 
 def _diagnosis(completion, labels):  # the solution shown under exercise 16.1

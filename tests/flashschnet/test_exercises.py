@@ -5,7 +5,6 @@ plain CFConv on fresh random graphs."""
 import math
 import secrets
 
-import pytest
 import torch
 
 import icml26_lit.flashschnet  # noqa: F401  (registers the exercises)
@@ -17,21 +16,10 @@ NAMES = sorted(n for n in EXERCISES if n.startswith("06."))
 
 
 def test_three_exercises_registered():
+    # the reference, stub and curated wrong answers of every exercise are checked in
+    # tests/core/test_exercises.py; the chapter asks for at least two wrong answers each
     assert NAMES == ["06.1", "06.2", "06.3"]
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_reference_correct_stub_and_wrong_answers(name):
-    ex = EXERCISES[name]
-    assert check(name, ex.reference, quiet=True).status == "correct"
-
-    def stub(*args, **kwargs):
-        raise NotImplementedError
-
-    assert check(name, stub, quiet=True).status == "not attempted"
-    assert len(ex.wrong) >= 2
-    for w in ex.wrong:
-        assert check(name, w, quiet=True).status == "incorrect"
+    assert all(len(EXERCISES[n].wrong) >= 2 for n in NAMES)
 
 
 def test_the_written_solution_of_exercise_3_is_accepted():
