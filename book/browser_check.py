@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import html as htmllib
+import json
 import re
 import shutil
 import subprocess
@@ -58,12 +59,13 @@ def chromium() -> str:
     )
 
 
-def dump_dom(page: Path, budget_ms: int = 20000) -> str:
+def dump_dom(page: Path, budget_ms: int = 20000, flags: tuple = ()) -> str:
     with tempfile.TemporaryDirectory() as profile:
         p = subprocess.run(
             [
                 chromium(),
                 *FLAGS,
+                *flags,
                 f"--user-data-dir={profile}",
                 f"--virtual-time-budget={budget_ms}",
                 "--dump-dom",
@@ -169,31 +171,15 @@ MEASURE = """<script>window.addEventListener("load", () => setTimeout(() => {
 
 def front_page_layout(page: Path, width: int = 1280) -> dict | None:
     "scrollWidth against clientWidth of the page and of the headline table, in a `width` window."
-    import json
-
     raw = page.read_text(errors="replace")
     with tempfile.NamedTemporaryFile("w", suffix=".html", dir=page.parent, delete=False) as f:
         f.write(raw.replace("</body>", MEASURE + "</body>", 1))
         probe = Path(f.name)
     try:
-        with tempfile.TemporaryDirectory() as profile:
-            p = subprocess.run(
-                [
-                    chromium(),
-                    *FLAGS,
-                    f"--user-data-dir={profile}",
-                    f"--window-size={width},900",
-                    "--virtual-time-budget=20000",
-                    "--dump-dom",
-                    probe.as_uri(),
-                ],
-                capture_output=True,
-                text=True,
-                timeout=180,
-            )
+        dom = dump_dom(probe, flags=(f"--window-size={width},900",))
     finally:
         probe.unlink()
-    m = re.search(r'<pre id="icml26-layout">(.*?)</pre>', p.stdout, re.S)
+    m = re.search(r'<pre id="icml26-layout">(.*?)</pre>', dom, re.S)
     return json.loads(htmllib.unescape(m.group(1))) if m else None
 
 
