@@ -356,10 +356,9 @@ def _density_rows(
     return rows
 
 # %% ../../nbs/01_slepian/06_experiments.ipynb #a34666f6
-def _density_seed(cfg, encoders: dict, s: int, run_seed: int, device, cities=None, grid=None):
-    "Seed s's rows on a fresh task drawn with `run_seed` (Chapter 01, *The run*)."
-    cities = load_cities() if cities is None else cities
-    task = make_density_task(
+def _cfg_task(cfg, run_seed: int, cities=None) -> dict:
+    "The density task of the preset `cfg`, drawn with `run_seed`."
+    return make_density_task(
         cfg.n_train,
         cfg.n_test,
         cfg.theta_deg,
@@ -367,8 +366,13 @@ def _density_seed(cfg, encoders: dict, s: int, run_seed: int, device, cities=Non
         cfg.sigma_km,
         cfg.frac_in_cap,
         seed=run_seed,
-        cities=cities,
+        cities=load_cities() if cities is None else cities,
     )
+
+
+def _density_seed(cfg, encoders: dict, s: int, run_seed: int, device, cities=None, grid=None):
+    "Seed s's rows on a fresh task drawn with `run_seed` (Chapter 01, *The run*)."
+    task = _cfg_task(cfg, run_seed, cities)
     return _density_rows(cfg, encoders, task, s, run_seed, device, grid)
 
 
@@ -425,19 +429,9 @@ def run_pilot(cfg, device, seed: int = 0, encoders=None, cities=None) -> dict:
             f"pilot_seed={cfg.pilot_seed} is an evaluation seed (n_seeds={cfg.n_seeds})"
         )
     run_seed = seed * 1000 + cfg.pilot_seed
-    cities = load_cities() if cities is None else cities
     if encoders is None:
         encoders = {name: make_encoder(name, cfg) for name in cfg.encoders.split(",")}
-    task = make_density_task(
-        cfg.n_train,
-        cfg.n_test,
-        cfg.theta_deg,
-        (cfg.center_lat, cfg.center_lon),
-        cfg.sigma_km,
-        cfg.frac_in_cap,
-        seed=run_seed,
-        cities=cities,
-    )
+    task = _cfg_task(cfg, run_seed, cities)
     curves = {}
     for name, enc in encoders.items():
         f_train, evals = _encode_task(enc, task, device)
