@@ -51,7 +51,7 @@ _PICKS = dict(
     # the colab-scale arms (no IMD, answers only): the ci preset trains neither; the cpu and
     # larger presets pick both in their own pilot
     lr_noimd=3e-3,
-    lr_answer_only=3e-3,
+    lr_answer_only=1e-3,
     borderline_share=0.0,
     noise_mv=0.0,  # the AR(1) noise; baseline wander and pixel noise stay
 )
