@@ -33,7 +33,7 @@ from icml26_lit.gcn_sr.fitness import (
 
 # %% ../../nbs/18_gcn_sr/00_overview.ipynb #f7ea33b5
 from .kernels import score, spbt_fitness, spbt_fitness_reference
-from .generator import GCNGenerator, constraint_violations
+from .generator import GCNGenerator, SequenceGenerator, constraint_violations
 from icml26_lit.gcn_sr.swpg import (
     GCNSR,
     swpg_loss,
@@ -73,6 +73,7 @@ __all__ = [
     "is_recovered",
     "NGUYEN",
     "GCNGenerator",
+    "SequenceGenerator",
     "constraint_violations",
     "GCNSR",
     "swpg_loss",

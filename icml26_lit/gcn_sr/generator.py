@@ -12,8 +12,8 @@ from torch import nn
 from .spbt import ARITY, CONST, EMPTY, INVERSE, SPBT, TOKEN_ID, TRIG, V
 
 # %% auto #0
-__all__ = ['DECODING_LAYOUT', 'DataEmbedding', 'ConstraintState', 'GCNGenerator', 'constraint_violations', 'tree_layout',
-           'decoding_traces', 'decode_one']
+__all__ = ['DECODING_LAYOUT', 'DataEmbedding', 'ConstraintState', 'GCNGenerator', 'constraint_violations', 'SequenceGenerator',
+           'tree_layout', 'decoding_traces', 'decode_one']
 
 # %% ../../nbs/18_gcn_sr/03_generator.ipynb #4ac5b7d7
 class DataEmbedding(nn.Module):
@@ -367,6 +367,159 @@ def constraint_violations(
         "too long": int((length > (max_len or spbt.n_slots)).sum()),
         "too short": int((length < min_len).sum()),
     }
+
+# %% ../../nbs/18_gcn_sr/03_generator.ipynb #5eca0e24
+class SequenceGenerator(nn.Module):
+    "DSR-style LSTM writing a tree in prefix order under the scaffold's masks (Chapter 18)."
+
+    def __init__(
+        self,
+        spbt: SPBT,  # the scaffold and library (the tree is written into its slots)
+        width: int = 32,  # hidden width of the LSTM
+        min_len: int = 3,  # minimum expression length (soft)
+        max_len: int | None = None,  # maximum length (default: every slot)
+        soft_constraints: bool = True,  # the same DSR-style priors as GCNGenerator
+        generator: torch.Generator | None = None,  # local RNG for the initial weights
+    ):
+        super().__init__()
+        if not isinstance(spbt, SPBT):
+            raise TypeError(f"spbt must be an SPBT, got {type(spbt).__name__}")
+        if not isinstance(width, int) or isinstance(width, bool) or width < 1:
+            raise ValueError(f"width must be a positive integer, got {width!r}")
+        self.spbt, self.min_len, self.soft = spbt, min_len, soft_constraints
+        self.max_len = max_len or spbt.n_slots
+        if self.max_len < 1 or self.min_len > self.max_len:
+            raise ValueError(f"need 1 <= min_len <= max_len, got {min_len} and {self.max_len}")
+        with torch.random.fork_rng(devices=[], enabled=generator is not None):
+            self.parent_embed = nn.Embedding(V + 1, width)  # row V: the root has no parent
+            self.sibling_embed = nn.Embedding(V + 1, width)  # row V: no left sibling
+            self.cell = nn.LSTMCell(2 * width, width)
+            self.head = nn.Linear(width, V)
+        for name in ("parent", "is_right"):  # read on every decoding step
+            self.register_buffer(name, getattr(spbt, name).clone(), persistent=False)
+        if generator is not None:
+            self.reset_parameters(generator)
+
+    def reset_parameters(self, generator: torch.Generator):
+        "PyTorch's default initialisation, drawn from `generator` (the global RNG is untouched)."
+        if not isinstance(generator, torch.Generator):
+            raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+        k = self.cell.hidden_size**-0.5
+        for p in self.cell.parameters():
+            nn.init.uniform_(p, -k, k, generator=generator)
+        for emb in (self.parent_embed, self.sibling_embed):
+            nn.init.normal_(emb.weight, generator=generator)
+        nn.init.kaiming_uniform_(self.head.weight, a=5**0.5, generator=generator)
+        nn.init.uniform_(self.head.bias, -k, k, generator=generator)
+
+# %% ../../nbs/18_gcn_sr/03_generator.ipynb #086023d0
+def _prefix_mask(st, tokens, trig_above, cur, rows, committed, n_open, soft):
+    "Allowed tokens (n, V) for the slots `cur` of `rows`: GCNGenerator's rules, slot by row."
+    spbt = st.spbt
+    last = spbt.last_level.to(cur.device)[cur]
+    m = torch.where(last[:, None], st.base_last[None], st.base[None])
+    c = committed[rows][:, None]
+    m = m & ~((st.is_bin[None] & (c + 2 > st.max_len)) | (st.is_un[None] & (c + 1 > st.max_len)))
+    if soft:
+        short = (n_open[rows] == 1) & (committed[rows] < st.min_len) & ~last
+        m = m & ~(st.is_term[None] & short[:, None])
+        has_parent = cur > 0
+        par = spbt.parent.to(cur.device)[cur].clamp(min=0)
+        ptok = tokens[rows, par]
+        m = m & (st.parent_ok[ptok] | ~has_parent[:, None])
+        m = m & ~(st.is_trig[None] & trig_above[rows, cur][:, None])
+        right = spbt.is_right.to(cur.device)[cur]
+        left_tok = tokens[rows, (cur - 1).clamp(min=0)]
+        m[:, CONST] &= ~(right & (left_tok == CONST))
+        dead = ~m.any(1)
+        if bool(dead.any()):
+            m[dead] = st.allowed & st.is_term
+    return m
+
+
+def _prefix_push(st, stack, trig_above, n_open, rows, cur, choice) -> torch.Tensor:
+    "Pop `cur` and push its children (right below left, so left comes next); their arities."
+    a = ARITY.to(cur.device)[choice]
+    trig = trig_above[rows, cur] | st.is_trig[choice]
+    top = n_open[rows] - 1
+    for k, (child, need) in enumerate(((2 * cur + 2, a == 2), (2 * cur + 1, a >= 1))):
+        r = rows[need]
+        stack[r, top[need] + (a[need] == 2).long() * k] = child[need]
+        trig_above[r, child[need]] = trig[need]
+    n_open[rows] = top + a.clamp(min=0)
+    return a
+
+# %% ../../nbs/18_gcn_sr/03_generator.ipynb #6827b7af
+@patch
+def decode(  # noqa: F811 (SequenceGenerator.decode, not the GCN's)
+    self: SequenceGenerator,
+    n: int | None = None,
+    tokens: torch.Tensor | None = None,
+    generator: torch.Generator | None = None,
+):
+    "Sample n trees, or teacher-force `tokens` (B, S), in prefix order: tokens, log p, entropy."
+    if (n is None) == (tokens is None):
+        raise ValueError("give exactly one of n (sample) or tokens (teacher forcing)")
+    dev = self.head.weight.device
+    S = self.spbt.n_slots
+    B = n if tokens is None else tokens.shape[0]
+    if tokens is not None and tokens.shape[1] != S:
+        raise ValueError(f"tokens must have shape (B, {S}), got {tuple(tokens.shape)}")
+    st = ConstraintState(self.spbt, B, self.min_len, self.max_len, self.soft, dev)
+    out = torch.zeros(B, S, dtype=torch.long, device=dev)
+    trig_above = torch.zeros(B, S, dtype=torch.bool, device=dev)
+    stack = torch.zeros(B, S + 1, dtype=torch.long, device=dev)  # slots still to fill
+    n_open = torch.ones(B, dtype=torch.long, device=dev)  # stack size
+    committed = torch.ones(B, dtype=torch.long, device=dev)
+    W = self.cell.hidden_size
+    h = torch.zeros(B, W, device=dev)
+    c = torch.zeros(B, W, device=dev)
+    logp = torch.zeros(B, device=dev)
+    ent = torch.zeros(B, device=dev)
+    par_all, right_all = self.parent.to(dev), self.is_right.to(dev)
+    for _ in range(S):
+        rows = (n_open > 0).nonzero()[:, 0]
+        if len(rows) == 0:
+            break
+        cur = stack[rows, n_open[rows] - 1]  # the next slot in prefix order
+        par = par_all[cur]
+        p_tok = torch.where(par >= 0, out[rows, par.clamp(min=0)], V)
+        s_tok = torch.where(right_all[cur], out[rows, (cur - 1).clamp(min=0)], V)
+        x = torch.cat([self.parent_embed(p_tok), self.sibling_embed(s_tok)], 1)
+        h_r, c_r = self.cell(x, (h[rows], c[rows]))
+        h, c = h.index_copy(0, rows, h_r), c.index_copy(0, rows, c_r)
+        m = _prefix_mask(st, out, trig_above, cur, rows, committed, n_open, self.soft)
+        lp = torch.log_softmax(self.head(h_r).masked_fill(~m, float("-inf")), -1)
+        if tokens is None:
+            choice = torch.multinomial(lp.detach().exp(), 1, generator=generator)[:, 0]
+        else:
+            choice = tokens[rows, cur].to(dev)
+            if not bool(m.gather(1, choice[:, None]).all()):
+                raise ValueError("tokens: a slot holds a token the constraint mask forbids")
+        logp = logp.index_add(0, rows, lp.gather(1, choice[:, None])[:, 0])
+        ent = ent.index_add(0, rows, -(lp.exp() * lp.masked_fill(~m, 0.0)).sum(-1))
+        out[rows, cur] = choice
+        a = _prefix_push(st, stack, trig_above, n_open, rows, cur, choice)
+        committed[rows] += a.clamp(min=0)
+    if tokens is not None and not torch.equal(out, tokens.to(dev)):
+        raise ValueError("tokens: not a valid fill (a forced-empty slot holds a token)")
+    return out, logp, ent
+
+# %% ../../nbs/18_gcn_sr/03_generator.ipynb #c30efa4c
+@patch
+def sample(  # noqa: F811 (SequenceGenerator.sample)
+    self: SequenceGenerator, n: int, generator: torch.Generator | None = None
+):
+    "n trees (n, S) in prefix order, with log-probabilities and entropies, no gradients."
+    with torch.no_grad():
+        return self.decode(n=n, generator=generator)
+
+
+@patch
+def log_prob(self: SequenceGenerator, tokens: torch.Tensor):  # noqa: F811
+    "Log-probabilities (B,) and entropies (B,) of given trees by teacher forcing (Chapter 18)."
+    _, logp, ent = self.decode(tokens=tokens)
+    return logp, ent
 
 # %% ../../nbs/18_gcn_sr/03_generator.ipynb #d4e9df88
 def tree_layout(spbt: SPBT):

@@ -21,7 +21,7 @@ from icml26_lit.gcn_sr.spbt import (
     random_tree,
 )
 from .fitness import check_data, is_recovered
-from .generator import GCNGenerator
+from .generator import GCNGenerator, SequenceGenerator
 from .kernels import score  # the fused kernel scores on CUDA
 
 # %% auto #0
@@ -211,6 +211,7 @@ def swpg_loss(
 def _check_gcnsr_args(
     *,
     mode,
+    decoder,
     library,
     budget,
     batch_size,
@@ -227,6 +228,8 @@ def _check_gcnsr_args(
     "Reject bad GCNSR settings at construction, naming the argument."
     if mode not in ("swpg", "pg", "imitation"):
         raise ValueError(f"mode must be 'swpg', 'pg' or 'imitation', got {mode!r}")
+    if decoder not in ("gcn", "sequence"):
+        raise ValueError(f"decoder must be 'gcn' or 'sequence', got {decoder!r}")
     if library is not None and not isinstance(library, Library):
         raise TypeError(f"library must be a Library, got {type(library).__name__}")
     for name, v in (
@@ -250,6 +253,18 @@ def _check_gcnsr_args(
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise TypeError(f"seed must be an integer, got {type(seed).__name__}")
 
+# %% ../../nbs/18_gcn_sr/04_swpg.ipynb #1feb92bc
+def _make_generator(
+    decoder: str, spbt: SPBT, n_layers: int, soft_constraints: bool, seed: int, **sizes
+):
+    "The generator GCNSR trains: the GCN on the scaffold or the prefix-order LSTM (Chapter 18)."
+    init = torch.Generator().manual_seed(seed)  # local: the global RNG is left alone
+    if decoder == "sequence":  # DSR-style: the same masks, no graph
+        return SequenceGenerator(spbt, soft_constraints=soft_constraints, generator=init, **sizes)
+    return GCNGenerator(
+        spbt, n_layers=n_layers, soft_constraints=soft_constraints, generator=init, **sizes
+    )
+
 # %% ../../nbs/18_gcn_sr/04_swpg.ipynb #84d2ec2d
 class GCNSR:
     "Graph-based symbolic regression on an SPBT scaffold (Chapter 18, *The GCN-SR loop*)."
@@ -259,6 +274,7 @@ class GCNSR:
         depth: int = 5,
         library: Library | None = None,
         mode: str = "swpg",  # "swpg", "pg" or "imitation"
+        decoder: str = "gcn",  # "gcn" (level order on the scaffold) or "sequence" (prefix LSTM)
         budget: int = 5000,  # expression evaluations, GP offspring included
         batch_size: int = 250,  # generator samples per iteration
         width: int = 32,
@@ -279,6 +295,7 @@ class GCNSR:
     ):
         _check_gcnsr_args(
             mode=mode,
+            decoder=decoder,
             library=library,
             budget=budget,
             batch_size=batch_size,
@@ -298,15 +315,9 @@ class GCNSR:
         self.beta, self.temperature, self.n_elites = beta, temperature, n_elites
         self.gp_generations, self.gp_offspring = gp_generations, gp_offspring or batch_size
         self.seed, self.device = seed, torch.device(device)
-        init = torch.Generator().manual_seed(seed)  # local: the global RNG is left alone
-        self.generator = GCNGenerator(
-            self.spbt,
-            width=width,
-            n_layers=n_layers,
-            min_len=min_len,
-            max_len=max_len,
-            soft_constraints=soft_constraints,
-            generator=init,
+        sizes = dict(width=width, min_len=min_len, max_len=max_len)
+        self.generator = _make_generator(
+            decoder, self.spbt, n_layers, soft_constraints, seed, **sizes
         ).to(self.device)
         self.index = SubtreeIndex(self.spbt)
         self.best_tokens, self.best_constants, self.best_reward = None, None, -1.0

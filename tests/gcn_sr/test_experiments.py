@@ -24,7 +24,10 @@ def test_smoke_step(scale):
 def test_ci_config_is_the_issue_protocol():
     cfg = CONFIG.get("ci")
     assert cfg.tasks == [1] and cfg.n_seeds >= 10 and cfg.budget == 4000
-    assert cfg.methods == ["gcn_sr", "pg", "pg_equal_updates", "gplearn"]
+    assert cfg.methods == ["gcn_sr", "sequence_pg", "pg", "pg_equal_updates", "gplearn"]
+    cpu = CONFIG.get("cpu")  # the headline's protocol: 30 paired seeds, both new arms
+    assert cpu.n_seeds == 30 and cpu.tasks[0] == 1 and 6 in cpu.tasks
+    assert {"sequence_pg", "imitation", "pg", "pg_equal_updates", "gcn_sr_gp1"} <= set(cpu.methods)
     for name in ("ci", "cpu", "colab", "full"):
         c = CONFIG.get(name)
         assert c.gplearn_population * (c.budget // c.gplearn_population) == c.budget, name
@@ -73,6 +76,34 @@ def test_run_and_per_seed():
     assert per_seed(rs, "nrmse", task=2).tolist() == [2.0]
     with pytest.raises(ValueError, match="method must be one of"):
         run_method("dso", 1, 0, cfg)
+
+
+def test_sequence_arm_is_the_same_pg_on_a_prefix_lstm():
+    cfg = CONFIG.get("ci")
+    cfg.update(budget=200, batch_size=50, n_test=50)
+    s = run_method("sequence_pg", 2, 0, cfg)
+    p = run_method("pg", 2, 0, cfg)
+    assert s["evals"] == p["evals"] == 200 and s["updates"] == p["updates"] == 4
+    assert s["expression"] != p["expression"] or s["nrmse"] != p["nrmse"]  # another generator
+
+
+def test_headline_is_the_sequence_row_on_the_first_task(tmp_path, monkeypatch):
+    from icml26_lit.gcn_sr.experiments import record_claims
+
+    monkeypatch.setenv("ICML26_CLAIMS_DIR", str(tmp_path))
+    cfg = CONFIG.get("ci")
+    res = {
+        m: [
+            dict(task=t, seed=s, recovered=(m == "gcn_sr") or s < 2, nrmse=0.1 + 0.01 * s)
+            for t in (1, 6)
+            for s in range(8)
+        ]
+        for m in ("gcn_sr", "sequence_pg", "pg")
+    }
+    claims = record_claims(res, cfg, "ci")
+    heads = [c for c in claims if c.headline]
+    assert len(heads) == 1 and "sequence generator on prefix tokens" in heads[0].claim
+    assert "Nguyen-1" in heads[0].claim and heads[0].verdict == "holds"  # 6 discordant seeds
 
 
 @pytest.mark.parametrize("method", ["deap", "pyoperon", "gplearn"])
