@@ -173,13 +173,13 @@ def _update_param(p: torch.Tensor, st: dict, group: dict, s: float, backend: str
     )
 
 
-def _max_ratio(st: dict, so_far: float) -> float:
-    "max(so_far, max |m|/sqrt(v)); NaN once either is NaN."
+def _max_ratio(st: dict, so_far: torch.Tensor | None) -> torch.Tensor:
+    "max(so_far, max |m|/sqrt(v)), a 0-dim tensor on the state's device; NaN once either is NaN."
     r = torch.where(
         st["v"] == 0, torch.zeros_like(st["m"]), st["m"].abs() / st["v"].clamp_min(1e-38).sqrt()
     )
-    val = float(r.max()) if r.numel() else 0.0  # torch.max keeps NaN
-    return val if math.isnan(val) or math.isnan(so_far) else max(so_far, val)
+    val = r.max() if r.numel() else r.new_zeros(())  # torch.max keeps NaN
+    return val if so_far is None else torch.maximum(so_far.to(val.device), val)  # so does this
 
 # %% ../../nbs/12_ftrl/04_adam.ipynb #f9b45ca4
 def _check_o2nc_hparams(lr: float, clip: float | None, ema: float | None) -> None:
@@ -210,7 +210,7 @@ class O2NCAdam(torch.optim.Optimizer):
         super().__init__(params, dict(lr=lr, betas=check_betas(betas), clip=clip, ema=ema))
         self.generator = generator if generator is not None else torch.Generator().manual_seed(0)
         self.backend, self.track_ratio = backend, track_ratio
-        self.max_ratio, self.n_steps, self.last_s = 0.0, 0, None
+        self._ratio, self.n_steps, self.last_s = None, 0, None
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -230,7 +230,7 @@ class O2NCAdam(torch.optim.Optimizer):
                 st = self.state[p]
                 _update_param(p, st, group, s, self.backend)
                 if self.track_ratio:
-                    self.max_ratio = _max_ratio(st, self.max_ratio)
+                    self._ratio = _max_ratio(st, self._ratio)  # stays on the device
         return loss
 
     @contextlib.contextmanager
@@ -248,3 +248,11 @@ class O2NCAdam(torch.optim.Optimizer):
         finally:
             for p, old in saved:
                 p.data.copy_(old)
+
+# %% ../../nbs/12_ftrl/04_adam.ipynb #abb04d55
+def _max_ratio_so_far(self: O2NCAdam) -> float:
+    "The largest |m|/sqrt(v) of any step so far (NaN once one was NaN), read back once."
+    return 0.0 if self._ratio is None else float(self._ratio)
+
+
+O2NCAdam.max_ratio = property(_max_ratio_so_far)  # kept on the device between reads

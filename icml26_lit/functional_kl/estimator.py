@@ -30,11 +30,12 @@ def sample_importance_times(n: int, t_eps: float, generator=None) -> torch.Tenso
     "n draws of t ~ w(t)/Z on [0, 1): Lambert-W inverse CDF below t_eps, uniform above (float64)."
     if not (isinstance(t_eps, (int, float)) and 0 < t_eps < 1):
         raise ValueError(f"t_eps must lie in (0, 1), got {t_eps!r}")
-    u = torch.rand(n, generator=generator, dtype=torch.float64).clamp_min(1e-12)
+    host = torch.device("cpu")  # scipy's Lambert W runs on the host; so do these draws
+    u = torch.rand(n, generator=generator, dtype=torch.float64, device=host).clamp_min(1e-12)
     z = importance_normaliser(t_eps)
     u_eps = (z - t_eps) / z  # F(t_eps): the mass below t_eps
     w = lambertw(-torch.exp(-1 - u * z).numpy(), 0).real  # t = 1 + W0(-exp(-1 - u Z))
-    low = (1 + torch.as_tensor(w)).clamp(0.0, t_eps)
+    low = (1 + torch.as_tensor(w, device=host)).clamp(0.0, t_eps)
     high = t_eps + (1 - t_eps) * (u - u_eps) / (1 - u_eps)  # w is flat above t_eps
     return torch.where(u <= u_eps, low, high).clamp(0.0, T_MAX)
 
@@ -72,7 +73,7 @@ def _check_kl_args(paths_a, noise, n_t, schedule, t_eps, n_noise):
 
 def _times(schedule, n_t, B, t_eps, generator):
     if schedule == "uniform":  # left Riemann on [0.01, 0.99]
-        t = 0.01 + 0.98 * torch.arange(n_t, dtype=torch.float64) / n_t
+        t = 0.01 + 0.98 * torch.arange(n_t, dtype=torch.float64, device="cpu") / n_t
         return t[:, None].expand(n_t, B), 0.98 / n_t
     t = sample_importance_times(n_t * B, t_eps, generator).reshape(n_t, B)
     return t, importance_normaliser(t_eps) / n_t
@@ -107,7 +108,7 @@ def functional_kl(
     "FKL(A || B) from paths of A (B, M, D) and velocities v(x, t), x (B, M, D), t (B,)."
     x1 = _check_kl_args(paths_a, noise, n_t, schedule, t_eps, n_noise)
     B, M, D = x1.shape
-    per_path = torch.zeros(B, dtype=torch.float64)
+    per_path = torch.zeros(B, dtype=torch.float64, device="cpu")  # summed on the host
     for _ in range(n_noise):  # repeated noise draws
         ts, dt = _times(schedule, n_t, B, t_eps, generator)
         for i in range(n_t):

@@ -162,14 +162,15 @@ def checkpoint_steps(steps: int, n: int) -> list[int]:
     return [round(steps * (k + 1) / n) for k in range(n)]
 
 
-def run_ti_seed(seed: int, cfg, width: int | None = None) -> dict:
+def run_ti_seed(seed: int, cfg, width: int | None = None, device=None) -> dict:
     "FFM on the four arms, forward and reverse FKL of each arm against the truth, held-out W2^2."
     train, evals, held, held_arm, last = ti_data(seed, cfg)
     noise = GaussianNoise(cfg.M, cfg.N)
     g = torch.Generator().manual_seed(10_000 + seed)
     width = cfg.width if width is None else width
-    ffm = FunctionalFlowMatching(noise, 2, len(ARMS), width=width, generator=g)
+    ffm = FunctionalFlowMatching(noise, 2, len(ARMS), width=width, generator=g, device=device)
     data = [train[a].float() for a in ARMS]
+    evals = {a: e.to(ffm.device) for a, e in evals.items()}  # the KL paths meet the networks
     v = {a: ffm.velocity(c) for c, a in enumerate(ARMS)}
     out = dict(seed=seed, width=width, left_well=float((last[:, 0] < 0).float().mean()))
     kw = dict(n_t=cfg.n_t, schedule="importance", t_eps=cfg.t_eps, backend="auto")
@@ -253,14 +254,14 @@ def ou_pair_kl(noise: GaussianNoise) -> float:
     return gaussian_kl(zero, cov[0], zero, cov[1])
 
 
-def run_ou_seed(seed: int, cfg) -> dict:
+def run_ou_seed(seed: int, cfg, device=None) -> dict:
     "Trained-MLP FKL between the two OU laws of `OU_THETAS` (D = 1), against `ou_pair_kl`."
     noise = GaussianNoise(cfg.M, cfg.N)
     g = torch.Generator().manual_seed(50_000 + seed)
     data = ou_pair(noise, cfg.gauss_paths, g)
-    ffm = FunctionalFlowMatching(noise, 1, 2, width=cfg.width, generator=g)
+    ffm = FunctionalFlowMatching(noise, 1, 2, width=cfg.width, generator=g, device=device)
     ffm.fit([d.float() for d in data], cfg.gauss_steps, cfg.batch, g)
-    exact, xa = ou_pair_kl(noise), ou_pair(noise, cfg.n_eval, g)[0].float()
+    exact, xa = ou_pair_kl(noise), ou_pair(noise, cfg.n_eval, g)[0].float().to(ffm.device)
     kw = dict(n_t=cfg.n_t, schedule="importance", t_eps=cfg.t_eps, backend="auto")
     est = functional_kl(ffm.velocity(0), ffm.velocity(1), xa, noise, generator=g, **kw)
     return dict(
@@ -273,7 +274,7 @@ def run_ou_seed(seed: int, cfg) -> dict:
     )
 
 # %% ../../nbs/11_functional_kl/07_experiments.ipynb #78c93527
-def run_gauss_seed(seed: int, cfg) -> dict:
+def run_gauss_seed(seed: int, cfg, device=None) -> dict:
     "Trained-MLP FKL between N(A sin 2 pi tau, C) and N(0, C) (D = 1) with exact KL 1.0."
     noise = GaussianNoise(cfg.M, cfg.N)
     lam1 = noise.eigenvalues[1].item()
@@ -286,15 +287,15 @@ def run_gauss_seed(seed: int, cfg) -> dict:
         m[None] + noise.sample(cfg.gauss_paths, 1, g, dtype=torch.float64),
         noise.sample(cfg.gauss_paths, 1, g, dtype=torch.float64),
     ]
-    ffm = FunctionalFlowMatching(noise, 1, 2, width=cfg.width, generator=g)
+    ffm = FunctionalFlowMatching(noise, 1, 2, width=cfg.width, generator=g, device=device)
     ffm.fit([d.float() for d in data], cfg.gauss_steps, cfg.batch, g)
-    xa = (m[None] + noise.sample(cfg.n_eval, 1, g, dtype=torch.float64)).float()
+    xa = (m[None] + noise.sample(cfg.n_eval, 1, g, dtype=torch.float64)).float().to(ffm.device)
     kw = dict(n_t=cfg.n_t, schedule="importance", t_eps=cfg.t_eps, backend="auto")
     state = g.get_state()  # the same times and noise for the network and the exact velocities
     est = functional_kl(ffm.velocity(0), ffm.velocity(1), xa, noise, generator=g, **kw)
     g.set_state(state)
     va, vb = (gaussian_path_velocity(a * m, noise.eigenvalues, noise) for a in (1.0, 0.0))
-    ref = functional_kl(va, vb, xa.double(), noise, generator=g, **kw)  # integrator alone
+    ref = functional_kl(va, vb, xa.double().cpu(), noise, generator=g, **kw)  # integrator alone
     return dict(
         seed=seed,
         exact=exact,

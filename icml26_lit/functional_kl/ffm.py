@@ -61,8 +61,9 @@ __all__ = ['VelocityMLP', 'logit_normal', 'FunctionalFlowMatching']
 
 # %% ../../nbs/11_functional_kl/02_ffm.ipynb #ab888e78
 def logit_normal(n: int, generator=None) -> torch.Tensor:
-    "t = sigmoid(z), z ~ N(0, 1)."
-    return torch.sigmoid(torch.randn(n, generator=generator))
+    "t = sigmoid(z), z ~ N(0, 1), drawn on the generator's device."
+    device = None if generator is None else generator.device
+    return torch.sigmoid(torch.randn(n, generator=generator, device=device))
 
 
 class FunctionalFlowMatching:
@@ -77,29 +78,35 @@ class FunctionalFlowMatching:
         generator: torch.Generator | None = None,
         lr: float = 1e-3,
         ema: float = 0.999,
+        device: torch.device | str | None = None,  # where the networks live (default: CPU)
     ):
         if not isinstance(noise, GaussianNoise):
             raise TypeError(f"noise must be a GaussianNoise, got {type(noise).__name__}")
         self.noise, self.dim, self.n_classes = noise, dim, n_classes
-        self.net = VelocityMLP(noise.M, dim, n_classes, width, generator=generator)
+        self.device = torch.device("cpu" if device is None else device)
+        net = VelocityMLP(noise.M, dim, n_classes, width, generator=generator)  # same init anywhere
+        self.net = net.to(self.device)
         self.ema_net, self.decay = copy.deepcopy(self.net), ema
         self.opt = torch.optim.Adam(self.net.parameters(), lr=lr)
         self.losses: list[float] = []
         self.n_steps = 0
 
     def _batch(self, paths, batch, g):
-        y = torch.randint(len(paths), (batch,), generator=g)
-        x1 = torch.empty(batch, self.noise.M, self.dim)
+        "Classes and paths drawn on the host (the generator's stream), moved to the networks."
+        host = torch.device("cpu")
+        y = torch.randint(len(paths), (batch,), generator=g, device=host)
+        x1 = torch.empty(batch, self.noise.M, self.dim, device=host)
         for c in range(len(paths)):
             idx = (y == c).nonzero()[:, 0]
-            x1[idx] = paths[c][torch.randint(len(paths[c]), (len(idx),), generator=g)].float()
-        return x1, y
+            pick = torch.randint(len(paths[c]), (len(idx),), generator=g, device=host)
+            x1[idx] = paths[c][pick.to(paths[c].device)].float().to(host)
+        return x1.to(self.device), y.to(self.device)
 
     def step(self, paths, batch: int, generator=None) -> float:
         "One Adam step on a mixed-class batch; returns the loss."
         x1, y = self._batch(paths, batch, generator)
-        t = logit_normal(batch, generator)
-        x0 = self.noise.sample(batch, self.dim, generator)
+        t = logit_normal(batch, generator).to(self.device)
+        x0 = self.noise.sample(batch, self.dim, generator).to(self.device)
         loss = cfm_loss(lambda x, tt: self.net(x, tt, y), x1, sigma_min=0.0, t=t, x0=x0)
         self.opt.zero_grad()
         loss.backward()
@@ -135,7 +142,7 @@ def _velocity(self, c: int):
 
     def v(x, t):
         with torch.no_grad():
-            return self.ema_net(x, t, torch.full((len(x),), c, dtype=torch.long))
+            return self.ema_net(x, t, torch.full((len(x),), c, dtype=torch.long, device=x.device))
 
     return v
 

@@ -90,7 +90,8 @@ class GaussianNoise:
         for name, v in (("n", n), ("dim", dim)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        xi = torch.randn(n, self.eigenvalues.numel(), dim, generator=generator, dtype=torch.float64)
+        K = self.eigenvalues.numel()  # drawn beside the basis, whatever the default device
+        xi = torch.randn(n, K, dim, generator=generator, dtype=torch.float64, device=self.basis.device)
         return torch.einsum("mk,nkd->nmd", self.basis, xi * self.eigenvalues.sqrt()[:, None]).to(
             dtype
         )

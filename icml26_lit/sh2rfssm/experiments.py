@@ -308,9 +308,9 @@ def train_classifier(
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     n = X.shape[0]
     bs = batch_size or n
-    loss = torch.tensor(float("nan"))
+    loss = torch.tensor(float("nan"), device=device)
     for _ in range(epochs):
-        perm = torch.randperm(n, generator=g)
+        perm = torch.randperm(n, generator=g, device="cpu")  # the generator's device
         for i in range(0, n, bs):
             idx = perm[i : i + bs]
             part, scale = shard_slice(len(idx))  # this rank's examples; one process: all, 1/n

@@ -71,9 +71,13 @@ def stable_dt_max(omega, damping, method: str = "imex") -> torch.Tensor:
         raise ValueError(f"method={method!r} is not valid; use 'imex' or 'im'")
     omega, damping, _ = _check_params(omega, damping, 1.0)
     if method == "im":
-        return torch.full(
-            torch.broadcast_shapes(omega.shape, damping.shape), math.inf, dtype=omega.dtype
-        )
+        shape = torch.broadcast_shapes(omega.shape, damping.shape)
+        return torch.full(shape, math.inf, dtype=omega.dtype, device=omega.device)
+    return _dt_max(omega, damping)
+
+
+def _dt_max(omega: torch.Tensor, damping: torch.Tensor) -> torch.Tensor:
+    "IMEX's bound on checked tensors (no host reads: the layer calls it every step)."
     # dt^2 w^2 <= 4 (1 + b dt)  <=>  dt <= 2 (b + sqrt(b^2 + w^2)) / w^2
     return 2 * (damping + torch.sqrt(damping**2 + omega**2)) / omega**2
 
@@ -91,6 +95,11 @@ def hrf_transition(omega, damping, dt, method: str = "imex", check_stable: bool 
                 "dt is outside the stable range of the IMEX discretisation: "
                 "need dt**2 * omega**2 <= 4 * (1 + damping * dt)"
             )
+    return _transition(omega, damping, dt, method)
+
+
+def _transition(omega, damping, dt, method: str):
+    "`hrf_transition` on checked, broadcast tensors (no host reads: the layer calls it every step)."
     w2dt = dt * omega**2
     denom = 1 + 2 * damping * dt + (dt * w2dt if method == "im" else 0.0)
     s = 1 / denom

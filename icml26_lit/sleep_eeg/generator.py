@@ -115,9 +115,11 @@ class RespirationToEEG(nn.Module):
     def loss(self, windows, tokens, generator=None) -> torch.Tensor:
         "Cross-entropy on a cosine-scheduled random mask."
         B, T = tokens.shape
-        r = torch.rand(B, 1, generator=generator)
+        host = None if generator is None else generator.device  # draws on the generator's device
+        r = torch.rand(B, 1, generator=generator, device=host).to(tokens.device)
         n_mask = torch.ceil(torch.cos(math.pi / 2 * r) * T).clamp(min=1)
-        rank = torch.rand(B, T, generator=generator).argsort(-1).argsort(-1)
+        rank = torch.rand(B, T, generator=generator, device=host).to(tokens.device)
+        rank = rank.argsort(-1).argsort(-1)
         mask = rank < n_mask
         logits = self(windows, torch.where(mask, self.n_codes, tokens))
         return nn.functional.cross_entropy(logits[mask], tokens[mask])
@@ -133,15 +135,17 @@ def generate_tokens(
 ) -> torch.Tensor:
     "Tokens (B, 80) by iterative confidence decoding (Chapter 15, *The generator*)."
     B, T = len(windows), CHUNK_WINDOWS * EPOCHS_PER_WINDOW
-    tokens = torch.full((B, T), model.n_codes, dtype=torch.long)
-    masked = torch.ones(B, T, dtype=torch.bool)
+    tokens = torch.full((B, T), model.n_codes, dtype=torch.long, device=windows.device)
+    masked = torch.ones(B, T, dtype=torch.bool, device=windows.device)
     for s in range(1, _check_positive_int(steps, "steps") + 1):
         probs = torch.softmax(model(windows, tokens), -1)
         if greedy:
             pick = probs.argmax(-1)
         else:
-            pick = torch.multinomial(probs.reshape(-1, model.n_codes), 1, generator=generator)
-            pick = pick.reshape(B, T)
+            flat = probs.reshape(-1, model.n_codes)
+            if generator is not None:  # drawn on the generator's device, then moved back
+                flat = flat.to(generator.device)
+            pick = torch.multinomial(flat, 1, generator=generator).reshape(B, T).to(probs.device)
         conf = probs.gather(-1, pick[..., None]).squeeze(-1)
         conf = torch.where(masked, conf, torch.inf)  # decided positions stay decided
         n_keep_masked = int(math.floor(T * math.cos(math.pi / 2 * s / steps)))
@@ -186,7 +190,8 @@ class LaplaceControl(nn.Module):
     def sample(self, windows, n_samples: int, generator=None) -> torch.Tensor:
         "Draws (n_samples, B, 80, n_out) from the predicted Laplace."
         loc, b = self(windows)
-        u = torch.rand((n_samples, *loc.shape), generator=generator)
+        host = None if generator is None else generator.device
+        u = torch.rand((n_samples, *loc.shape), generator=generator, device=host).to(loc.device)
         # inverse CDF on the open interval: torch.rand can return exactly 0, where
         # log1p(-2 |u - 1/2|) = log 0 would give an infinite draw (about once in 2^24 draws)
         u = u.clamp(min=torch.finfo(u.dtype).eps) - 0.5
@@ -209,7 +214,9 @@ def fit_translator(
     model.train()
     losses = []
     for _ in range(_check_positive_int(steps, "steps")):
-        i = torch.randint(len(windows), (batch,), generator=generator)
+        host = None if generator is None else generator.device
+        i = torch.randint(len(windows), (batch,), generator=generator, device=host)
+        i = i.to(windows.device)
         loss = model.loss(windows[i], target[i], generator)
         opt.zero_grad()
         loss.backward()

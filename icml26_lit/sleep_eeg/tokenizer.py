@@ -60,7 +60,8 @@ class VectorQuantizer(nn.Module):
 
     def _sample(self, z: torch.Tensor, n: int) -> torch.Tensor:
         "n latents of the batch drawn with replacement from the quantiser's generator."
-        i = torch.randint(len(z), (n,), generator=self.generator)
+        host = None if self.generator is None else self.generator.device
+        i = torch.randint(len(z), (n,), generator=self.generator, device=host)
         return z[i.to(z.device)]
 
 # %% ../../nbs/15_sleep_eeg/03_tokenizer.ipynb #bd1ac49d
@@ -73,7 +74,7 @@ def _ema_update(self, z: torch.Tensor, idx: torch.Tensor) -> None:
         self.cluster_size.fill_(1.0)
         self.initialised.fill_(True)
     onehot = torch.zeros(len(z), self.n_codes, dtype=z.dtype, device=z.device)
-    onehot[torch.arange(len(z)), idx] = 1.0
+    onehot[torch.arange(len(z), device=z.device), idx] = 1.0
     g = self.decay
     self.cluster_size.mul_(g).add_(onehot.sum(0), alpha=1 - g)
     self.embed_sum.mul_(g).add_(onehot.T @ z, alpha=1 - g)
@@ -192,7 +193,8 @@ def fit_tokenizer(
     tok.train()
     losses = []
     for _ in range(_check_positive_int(steps, "steps")):
-        i = torch.randint(len(spec), (batch,), generator=generator)
+        host = None if generator is None else generator.device
+        i = torch.randint(len(spec), (batch,), generator=generator, device=host).to(spec.device)
         recon, _, commit = tok(spec[i])
         loss = (recon - spec[i]).abs().mean() + commit
         opt.zero_grad()

@@ -98,12 +98,13 @@ class ReceiverLM(nn.Module):
             head = [tok.bos_id, *tok.encode(c), tok.index[STATE_TOKENS[int(s)]]]
             rows.append(head + tok.encode(ltr) + [tok.eos_id])
             starts.append(len(head))
-        T = max(map(len, rows)) - 1
-        ids = torch.full((len(rows), T + 1), tok.pad_id, dtype=torch.long)
+        T, host = max(map(len, rows)) - 1, torch.device("cpu")  # built on the host, moved once
+        ids = torch.full((len(rows), T + 1), tok.pad_id, dtype=torch.long, device=host)
         for b, r in enumerate(rows):
-            ids[b, : len(r)] = torch.tensor(r)
-        pos = torch.arange(T)[None, :] + 1  # position of each target token
-        lengths, starts = torch.tensor([len(r) for r in rows]), torch.tensor(starts)
+            ids[b, : len(r)] = torch.tensor(r, device=host)
+        pos = torch.arange(T, device=host)[None, :] + 1  # position of each target token
+        lengths = torch.tensor([len(r) for r in rows], device=host)
+        starts = torch.tensor(starts, device=host)
         mask = (pos >= starts[:, None]) & (pos < lengths[:, None])
         return ids[:, :-1], pos <= lengths[:, None] - 1, ids[:, 1:], mask
 
@@ -149,7 +150,9 @@ def _fit(
     opt = torch.optim.AdamW(self.parameters(), lr=lr, weight_decay=0.0)
     losses = []
     for _ in range(steps):
-        idx = torch.randint(0, len(corpus), (batch_size,), generator=generator).tolist()
+        host = None if generator is None else generator.device
+        idx = torch.randint(0, len(corpus), (batch_size,), generator=generator, device=host)
+        idx = idx.tolist()
         rec = [corpus[i] for i in idx]
         ids, att, y, m = self.batch([r[0] for r in rec], [r[1] for r in rec], [r[2] for r in rec])
         loss = (
