@@ -46,7 +46,9 @@ class Scale:
 _SCALES = {
     "ci": Scale("ci", "the book's own build: at most 120 s on one CPU thread"),
     "cpu": Scale("cpu", "at most 30 minutes of one CPU thread: decides the headline claim"),
-    "colab": Scale("colab", "a free Colab T4 GPU in about 15 minutes"),
+    "colab": Scale(
+        "colab", "a free Colab T4 GPU, sized for about 15 minutes (not yet timed on a card)"
+    ),
     "full": Scale("full", "the paper's setting on one GPU"),
 }
 
