@@ -50,8 +50,9 @@ def _ar1(rng, T, phi=0.9):
     return u
 
 # %% auto #0
-__all__ = ['N_CHANNELS', 'TRUE_PAIRS', 'LAWS', 'SPLITS', 'simulate_pair_laws', 'lagged_xcorr_scores', 'simulate_var2',
-           'split_bounds', 'window_index', 'standardize', 'make_windows', 'daphnet_path', 'load_daphnet']
+__all__ = ['N_CHANNELS', 'TRUE_PAIRS', 'LAWS', 'SPLITS', 'simulate_pair_laws', 'lagged_xcorr_scores', 'granger_scores',
+           'simulate_var2', 'split_bounds', 'window_index', 'standardize', 'make_windows', 'daphnet_path',
+           'load_daphnet']
 
 # %% ../../nbs/14_prime_attention/03_data.ipynb #c127dd32
 def _kuramoto(rng, T, periods=(24, 36), coupling=0.02, phase_noise=0.02):
@@ -116,6 +117,48 @@ def lagged_xcorr_scores(
         best = torch.maximum(best, (a.T @ b / (len(a) - 1)).abs())
     best.fill_diagonal_(0.0)
     return best.float()
+
+# %% ../../nbs/14_prime_attention/03_data.ipynb #0974388d
+def _granger_f(x: np.ndarray, p: int) -> np.ndarray:
+    "(N, N) Granger F statistics of x (T, N) with p lags, [i, j]: lags of i added for j."
+    T, N = x.shape
+    n = T - p
+    lags = np.stack([x[p - k : T - k] for k in range(1, p + 1)], axis=2)  # (n, N, p): x_{t-k}
+    one = np.ones((n, 1))
+    out = np.zeros((N, N))
+    for j in range(N):
+        y, own = x[p:, j], np.hstack([one, lags[:, j]])
+        s_r = np.sum((y - own @ np.linalg.lstsq(own, y, rcond=None)[0]) ** 2)
+        for i in range(N):
+            if i != j:
+                full = np.hstack([own, lags[:, i]])
+                s_u = np.sum((y - full @ np.linalg.lstsq(full, y, rcond=None)[0]) ** 2)
+                out[i, j] = (s_r - s_u) / p / (s_u / (n - 2 * p - 1))
+    return out
+
+
+def granger_scores(
+    x: torch.Tensor,  # series (T, N)
+    max_lag: int = 12,  # p, the lags of both regressions
+    squares: bool = True,  # also test the squared centred series; keep the larger F
+) -> torch.Tensor:
+    "(N, N) Granger F statistics, [i, j]: i drives j (Chapter 14, *Data*)."
+    x = torch.as_tensor(x, dtype=torch.float64)
+    if x.dim() != 2 or x.shape[1] < 2:
+        raise ValueError(f"x must have shape (T, N) with N >= 2, got {tuple(x.shape)}")
+    if isinstance(max_lag, bool) or not isinstance(max_lag, int) or max_lag < 1:
+        raise ValueError(f"max_lag must be a positive integer, got {max_lag!r}")
+    if x.shape[0] < 4 * max_lag + 2:
+        raise ValueError(f"x has {x.shape[0]} steps; max_lag={max_lag} needs >= {4 * max_lag + 2}")
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError("x contains NaN or infinite values")
+    a = x.numpy()
+    a = (a - a.mean(0)) / np.maximum(a.std(0), 1e-12)
+    f = _granger_f(a, max_lag)
+    if squares:
+        a2 = a**2 - (a**2).mean(0)
+        f = np.maximum(f, _granger_f(a2 / np.maximum(a2.std(0), 1e-12), max_lag))
+    return torch.as_tensor(f, dtype=torch.float32)
 
 # %% ../../nbs/14_prime_attention/03_data.ipynb #9cfcd9bb
 def simulate_var2(n_steps: int, noise_std: float = 0.1, seed: int = 0, n_channels: int = 6):

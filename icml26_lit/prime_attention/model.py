@@ -16,7 +16,7 @@ from ..core import BACKENDS
 from .filters import MODES, PrimeFilters
 from .kernels import prime_attention
 
-ATTENTIONS = ("prime", "standard")
+ATTENTIONS = ("prime", "standard", "pair_bias")
 
 # %% auto #0
 __all__ = ['ATTENTIONS', 'RevIN', 'PrimeAttentionLayer', 'EncoderLayer', 'PrimeITransformer', 'filter_scores',
@@ -44,33 +44,48 @@ class RevIN(nn.Module):
         return (y - self.beta) / (self.gamma + self.eps * self.eps) * sd + mu
 
 # %% ../../nbs/14_prime_attention/02_backbone.ipynb #66766bba
+def _check_layer_args(n_channels, d_model, n_heads, attention, backend):
+    for name, val in (("n_channels", n_channels), ("d_model", d_model), ("n_heads", n_heads)):
+        if isinstance(val, bool) or not isinstance(val, int) or val < 1:
+            raise ValueError(f"{name} must be a positive integer, got {val!r}")
+    if d_model % n_heads:
+        raise ValueError(f"d_model={d_model} must be divisible by n_heads={n_heads}")
+    if attention not in ATTENTIONS:
+        raise ValueError(f"attention must be one of {', '.join(ATTENTIONS)}; got {attention!r}")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r} is not valid; use one of {', '.join(BACKENDS)}")
+
+# %% ../../nbs/14_prime_attention/02_backbone.ipynb #e05af3f2
 class PrimeAttentionLayer(nn.Module):
-    "Multi-head attention over channel tokens, standard or prime (Chapter 14, *Backbone*)."
+    "Attention over channel tokens: standard, prime or pair-bias (Chapter 14, *Backbone*)."
 
     def __init__(
         self,
-        n_channels,
-        d_model,
-        n_heads,
-        attention="prime",
-        mode="full",
-        sparsity=1.0,
-        mask=None,
-        rank=4,
-        backend="auto",
-        generator=None,
+        n_channels: int,  # N, one token per channel
+        d_model: int,  # token width, divisible by n_heads
+        n_heads: int,  # H
+        attention: str = "prime",  # "prime", "standard" or "pair_bias" (the additive control)
+        mode: str = "full",  # prime filters: "full" (P1), "sparse" (P2), "dynamic" (P3)
+        sparsity: float = 1.0,  # P2 without a mask: the random fraction of pairs
+        mask: torch.Tensor | None = None,  # P2: (N, N) bool, [i, j] = i drives j
+        rank: int = 4,  # P3: rank of h
+        backend: str = "auto",  # passed to prime_attention
+        generator: torch.Generator | None = None,  # P2 random pairs, P3 init
     ):
         super().__init__()
+        _check_layer_args(n_channels, d_model, n_heads, attention, backend)
         self.n_heads, self.head_dim = n_heads, d_model // n_heads
         self.attention, self.backend = attention, backend
         self.q, self.k, self.v, self.out = (nn.Linear(d_model, d_model) for _ in range(4))
-        self.filters = (
-            None
-            if attention == "standard"
-            else PrimeFilters(
+        self.filters = self.pair_bias = None
+        if attention == "prime":
+            self.filters = PrimeFilters(
                 n_heads, n_channels, self.head_dim, mode, sparsity, mask, d_model, rank, generator
             )
-        )
+        elif attention == "pair_bias":  # b_ij, (H, N, N, d_h), zero at init: H N^2 d_h, as P1
+            self.pair_bias = nn.Parameter(
+                torch.zeros(n_heads, n_channels, n_channels, self.head_dim)
+            )
 
     def forward(self, z: torch.Tensor) -> torch.Tensor:
         B, N, D = z.shape
@@ -79,13 +94,20 @@ class PrimeAttentionLayer(nn.Module):
             lin(z).view(B, N, self.n_heads, self.head_dim).transpose(1, 2)
             for lin in (self.q, self.k, self.v)
         )
-        if self.filters is None:  # standard attention: the same layer without filters
-            o = F.scaled_dot_product_attention(q, k, v)
-        else:  # a_ij = softmax_j(q_i.(k_j*F_ij)/sqrt d_h), o_i = sum a_ij v_j*F_ij
+        if self.filters is not None:  # a_ij = softmax_j(q_i.(k_j*F_ij)/sqrt d_h), sum a_ij v_j*F_ij
             o = prime_attention(q, k, v, self.filters(z), backend=self.backend)
+        elif self.pair_bias is not None:  # the same with k_j + b_ij and v_j + b_ij
+            b = self.pair_bias
+            s = (q @ k.transpose(-1, -2) + torch.einsum("bhid,hijd->bhij", q, b)) / math.sqrt(
+                self.head_dim
+            )
+            a = torch.softmax(s, -1)
+            o = a @ v + torch.einsum("bhij,hijd->bhid", a, b)
+        else:  # standard attention: the same layer without filters
+            o = F.scaled_dot_product_attention(q, k, v)
         return self.out(o.transpose(1, 2).reshape(B, N, D))
 
-
+# %% ../../nbs/14_prime_attention/02_backbone.ipynb #c57bb39d
 class EncoderLayer(nn.Module):
     "Post-norm encoder layer: z = LN(z + Attn(z)), z = LN(z + FFN(z)) (Chapter 14, *Backbone*)."
 
@@ -114,14 +136,9 @@ def _check_model_args(
     ):
         if isinstance(val, bool) or not isinstance(val, int) or val < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {val!r}")
-    if d_model % n_heads:
-        raise ValueError(f"d_model={d_model} must be divisible by n_heads={n_heads}")
-    if attention not in ATTENTIONS:
-        raise ValueError(f"attention must be one of {', '.join(ATTENTIONS)}; got {attention!r}")
+    _check_layer_args(n_channels, d_model, n_heads, attention, backend)
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
-    if backend not in BACKENDS:
-        raise ValueError(f"backend={backend!r} is not valid; use one of {', '.join(BACKENDS)}")
 
 
 def _init_linears(module: nn.Module, generator: torch.Generator | None):
@@ -146,7 +163,7 @@ class PrimeITransformer(nn.Module):
         n_layers: int = 2,
         n_heads: int = 4,
         d_ff: int = 64,
-        attention: str = "prime",  # "prime" or "standard"
+        attention: str = "prime",  # "prime", "standard" or "pair_bias" (the additive control)
         mode: str = "full",  # filters: "full" (P1), "sparse" (P2), "dynamic" (P3)
         sparsity: float = 1.0,  # P2 without a mask: random fraction of pairs
         mask: torch.Tensor | None = None,  # P2: (N, N) bool, [i, j] = i drives j
@@ -216,8 +233,10 @@ def forward(self: PrimeITransformer, x: torch.Tensor) -> torch.Tensor:
 @torch.no_grad()
 def filter_scores(self, x: torch.Tensor | None = None) -> torch.Tensor:
     "(N, N) scores, [i, j] = mean over heads of ||F_ji - 1|| in layer 1 (Chapter 14, *Backbone*)."
-    if self.attention == "standard":
-        raise ValueError("filter_scores needs attention='prime': a standard model has no filters")
+    if self.attention != "prime":
+        raise ValueError(
+            f"filter_scores needs attention='prime': a {self.attention} model has no filters"
+        )
     filt = self.layers[0].attn.filters
     if filt.mode == "dynamic":
         if x is None:

@@ -158,3 +158,49 @@ def test_forward_and_op_bad_input():
         prime_attention(q, k, v, torch.ones(3, 6, 6, 5))
     with pytest.raises(ValueError, match="head width 5"):
         prime_attention(q, k, v, torch.ones(3, 7, 7, 4))
+
+
+def test_pair_bias_control_matches_p1_parameters_and_starts_standard(fresh_seed):
+    from icml26_lit.prime_attention import PrimeAttentionLayer
+
+    g = lambda: torch.Generator().manual_seed(fresh_seed)
+    std, p1, pb = (
+        PrimeITransformer(6, 12, 3, attention=a, generator=g())
+        for a in ("standard", "prime", "pair_bias")
+    )
+    n = lambda m: sum(p.numel() for p in m.parameters())
+    assert n(pb) - n(std) == n(p1) - n(std) == n_filter_parameters(p1) == 2 * 4 * 36 * 8
+    x = torch.randn(4, 12, 6, generator=g())
+    # b = 0 at init, same linears: only the summation order differs (fp32 through 2 layers)
+    torch.testing.assert_close(pb(x), std(x), atol=1e-5, rtol=1e-5)
+    layer = PrimeAttentionLayer(5, 8, 2, attention="pair_bias", generator=g())
+    with torch.no_grad():
+        layer.pair_bias.normal_(generator=g())
+    z = torch.randn(2, 5, 8, generator=g(), dtype=torch.float64)
+    layer = layer.double()
+    # the definition: s_ij = q_i.(k_j + b_ij)/sqrt d, o_i = sum_j a_ij (v_j + b_ij)
+    q, k, v = (lin(z).view(2, 5, 2, 4).transpose(1, 2) for lin in (layer.q, layer.k, layer.v))
+    b = layer.pair_bias
+    kb, vb = k[:, :, None] + b, v[:, :, None] + b  # (B, H, N_query, N_key, d)
+    a = torch.softmax(torch.einsum("bhid,bhijd->bhij", q, kb) / 2.0, -1)
+    o = torch.einsum("bhij,bhijd->bhid", a, vb)
+    want = layer.out(o.transpose(1, 2).reshape(2, 5, 8))
+    torch.testing.assert_close(layer(z), want, rtol=1e-12, atol=1e-12)  # fp64, sums of 5 terms
+
+
+@pytest.mark.parametrize(
+    "kwargs,msg",
+    [
+        (dict(n_channels=0), "n_channels must be a positive integer"),
+        (dict(d_model=10), "d_model=10 must be divisible by n_heads=4"),
+        (dict(attention="linear"), "attention must be one of"),
+        (dict(backend="gpu"), "backend='gpu' is not valid"),
+    ],
+)
+def test_attention_layer_bad_input(kwargs, msg):
+    from icml26_lit.prime_attention import PrimeAttentionLayer
+
+    args = dict(n_channels=6, d_model=16, n_heads=4)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=msg):
+        PrimeAttentionLayer(**args)

@@ -130,3 +130,43 @@ def test_data_bad_input():
         make_windows(x, 4, 1, "train")
     with pytest.raises(ValueError, match="x contains NaN"):
         lagged_xcorr_scores(x)
+
+
+def test_granger_scores_match_statsmodels(fresh_seed):
+    from statsmodels.tsa.stattools import grangercausalitytests
+
+    from icml26_lit.prime_attention.data import granger_scores
+
+    x = np.random.default_rng(fresh_seed).standard_normal((300, 3))
+    x[2:, 1] += 0.5 * x[:-2, 0]
+    ours = granger_scores(torch.as_tensor(x), max_lag=2, squares=False)
+    xn = (x - x.mean(0)) / x.std(0)
+    for i, j in ((0, 1), (1, 0), (2, 1)):
+        sm = grangercausalitytests(xn[:, [j, i]], maxlag=[2])[2][0]["ssr_ftest"][0]
+        assert float(ours[i, j]) == pytest.approx(sm, rel=1e-5)  # float32 of a float64 statistic
+    assert float(ours.diagonal().abs().max()) == 0.0
+
+
+def test_granger_with_squares_sees_the_even_and_modulated_laws():
+    from icml26_lit.prime_attention.data import granger_scores
+
+    x, graph = simulate_pair_laws(4000, seed=3)
+    lin, sq = granger_scores(x, squares=False), granger_scores(x)
+    false = ~graph & ~torch.eye(12, dtype=torch.bool)
+    for p in ((4, 5), (8, 9)):  # tanh(x)^2 and x_{t-2} s_t: no linear trace, seen in squares
+        assert float(sq[p]) > float(sq[false].max()) > 0
+        assert float(lin[p]) < float(sq[p])
+    assert bool((sq >= lin).all())  # the larger of the two statistics
+
+
+def test_granger_bad_input():
+    from icml26_lit.prime_attention.data import granger_scores
+
+    with pytest.raises(ValueError, match="max_lag must be a positive integer"):
+        granger_scores(torch.zeros(100, 3), max_lag=0)
+    with pytest.raises(ValueError, match="needs >= 50"):
+        granger_scores(torch.zeros(20, 3))
+    with pytest.raises(ValueError, match="N >= 2"):
+        granger_scores(torch.zeros(100, 1))
+    with pytest.raises(ValueError, match="NaN"):
+        granger_scores(torch.full((100, 3), float("nan")))
