@@ -91,7 +91,8 @@ class GaussianNoise:
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
         K = self.eigenvalues.numel()  # drawn beside the basis, whatever the default device
-        xi = torch.randn(n, K, dim, generator=generator, dtype=torch.float64, device=self.basis.device)
+        dev = self.basis.device
+        xi = torch.randn(n, K, dim, generator=generator, dtype=torch.float64, device=dev)
         return torch.einsum("mk,nkd->nmd", self.basis, xi * self.eigenvalues.sqrt()[:, None]).to(
             dtype
         )

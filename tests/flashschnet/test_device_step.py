@@ -1,4 +1,5 @@
-"""One force call (energy, then forces by autograd) of each of Chapter 6's paths under the same-device check (Platform F).
+"""One force call (energy, then forces by autograd) of each of Chapter 6's paths under the
+same-device check (Platform F).
 
 The radius graph has a data-dependent edge count (meta has no values), so the step runs on the
 CPU with the *default* device set to `meta`: any tensor the step builds without naming the device

@@ -1,4 +1,5 @@
-"""Training steps of Chapter 15's tokenizer and translators under the same-device check (Platform F).
+"""Training steps of Chapter 15's tokenizer and translators under the same-device check
+(Platform F).
 
 The steps validate their inputs and read losses back (host reads meta cannot serve), so they run
 on the CPU with the *default* device set to `meta`: any tensor a step builds without naming a
