@@ -143,6 +143,19 @@ def _inv_softplus(y):
     return y + torch.log(-torch.expm1(-y.clamp_min(1e-6)))
 
 
+def _linear(in_features: int, out_features: int, bias: bool, g: torch.Generator | None):
+    "An `nn.Linear` with PyTorch's initial bounds, drawn from `g` (the global RNG untouched)."
+    if g is None:  # no generator: PyTorch's own initialisation from the global RNG
+        return nn.Linear(in_features, out_features, bias=bias)
+    with torch.random.fork_rng(devices=[]):  # nn.Linear draws an init we overwrite below
+        lin = nn.Linear(in_features, out_features, bias=bias)
+    bound = 1 / math.sqrt(in_features)  # kaiming_uniform(a=sqrt(5)) and the bias: U(-b, b)
+    with torch.no_grad():
+        for p in lin.parameters():
+            p.copy_((2 * torch.rand(p.shape, generator=g) - 1) * bound)
+    return lin
+
+
 def _check_length(length) -> int:
     if not isinstance(length, int) or isinstance(length, bool) or length < 1:
         raise ValueError(f"length must be a positive integer, got {length!r}")
@@ -363,7 +376,8 @@ class HRFLayer(nn.Module):
         self.log_dt = nn.Parameter(dt.log())
         self.raw_damping = nn.Parameter(_inv_softplus(damping))
         self.theta = nn.Parameter(th)
-        self.proj = nn.Linear(in_features, hidden, bias=False)
+        with torch.random.fork_rng(devices=[]):  # its init is overwritten: keep the global RNG
+            self.proj = nn.Linear(in_features, hidden, bias=False)
         with torch.no_grad():
             w = torch.randn(hidden, in_features, generator=generator) / math.sqrt(in_features)
             self.proj.weight.copy_(w)
@@ -469,7 +483,7 @@ class KernelRegressor(nn.Module):
         _positive_int(out_features, "out_features")
         _check_band(tau_range, "tau_range")
         self.log_tau = nn.Parameter(_uniform(hidden, *tau_range, generator, log=True).log())
-        self.readout = nn.Linear(hidden, out_features)
+        self.readout = _linear(hidden, out_features, True, generator)
         self.method = method
 
     def forward(self, z):
@@ -497,14 +511,16 @@ class SH2RFSSM(nn.Module):
         _positive_int(out_features, "out_features")
         _positive_int(hidden, "hidden")
         _positive_int(n_layers, "n_layers")
-        g = torch.Generator().manual_seed(seed)
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        g = torch.Generator().manual_seed(seed)  # every initial value, heads included, from g
         self.layers = nn.ModuleList(
             HRFLayer(in_features if i == 0 else hidden, hidden, generator=g, **layer_kwargs)
             for i in range(n_layers)
         )
         self.task = task
         if task == "classification":
-            self.head = nn.Linear(hidden, out_features)
+            self.head = _linear(hidden, out_features, True, g)  # drawn from g, like the layers
         else:
             self.head = KernelRegressor(hidden, out_features, generator=g)
 

@@ -13,6 +13,7 @@ from icml26_lit.core.kernels import MixedDeviceError, check_same_device
 from icml26_lit.sh2rfssm.experiments import (
     CONFIG,
     LIFScanNet,
+    LRUNet,
     make_sh2rfssm,
     make_tone_bursts,
     train_classifier,
@@ -28,11 +29,13 @@ ARMS = {
 def _model(arm):
     cfg = CONFIG.get("ci")
     if arm == "lif":
-        return LIFScanNet(1, cfg.tone_hidden, 4, threshold=cfg.lif_threshold)
+        return LIFScanNet(1, cfg.tone_hidden, 4, threshold=cfg.tone_picks["lif"][1])
+    if arm in ("lru", "lru non-spiking"):
+        return LRUNet(1, 4, hidden=cfg.tone_hidden, spiking=arm == "lru")
     return make_sh2rfssm(cfg, 1, 4, 0, **ARMS[arm])
 
 
-@pytest.mark.parametrize("arm", [*ARMS, "lif"])
+@pytest.mark.parametrize("arm", [*ARMS, "lif", "lru", "lru non-spiking"])
 def test_train_step_same_device(arm):
     X, y = make_tone_bursts(4, 128, burst=32, seed=0)
     model = _model(arm)

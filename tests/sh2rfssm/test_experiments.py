@@ -7,6 +7,7 @@ import torch
 
 from icml26_lit.sh2rfssm.experiments import (
     CONFIG,
+    TONE_NAMES,
     LIFScanNet,
     RateReadout,
     lif_ops,
@@ -135,12 +136,14 @@ def test_configs_share_keys():
     keys = set(CONFIG.get("ci"))
     for name in ("cpu", "colab", "full"):
         assert set(CONFIG.get(name)) == keys, name
-    ci = CONFIG.get("ci")
-    # the ci picks come from the same grid both models were tuned on
-    assert ci["tone_lr"] in ci["pilot_lrs"] and ci["lif_lr"] in ci["pilot_lrs"]
-    assert (
-        ci["tone_theta"] in ci["pilot_thresholds"] and ci["lif_threshold"] in ci["pilot_thresholds"]
-    )
+    for name in ("ci", "cpu", "colab", "full"):
+        cfg = CONFIG.get(name)
+        # every arm's carried pick comes from the grid every arm was tuned on
+        assert set(cfg["tone_picks"]) == set(TONE_NAMES) == set(cfg["tone_arms"]), name
+        for lr, threshold in cfg["tone_picks"].values():
+            assert lr in cfg["pilot_lrs"] and threshold in cfg["pilot_thresholds"], name
+        # the headline's two arms are always tuned by the same pilot
+        assert {"sh2rfssm", "lru", "lru_ann"} <= set(cfg["pilot_arms"]), name
 
 
 def test_lif_threshold_validated():
