@@ -112,15 +112,29 @@ def _path_edges(pred: np.ndarray, a: int, b: int) -> list[tuple[int, int]]:
     return out[::-1]
 
 
-def plant_pathways(group_sc: np.ndarray, n_pairs: int, rng: np.random.Generator):
-    "K non-adjacent pairs whose strongest path (on 1/S) has 2-4 hops, and that path's edges."
+def plant_pathways(
+    group_sc: np.ndarray,  # (N, N) the sparsified group template
+    n_pairs: int,  # K
+    rng: np.random.Generator,
+    paths: str = "median",  # 'median': within the middle half of edge weights; 'strongest'
+):
+    "K non-adjacent pairs joined by a 2-4 hop path of the chosen strength, and its edges."
+    if paths not in ("median", "strongest"):
+        raise ValueError(f"paths must be 'median' or 'strongest', got {paths!r}")
     n = group_sc.shape[0]
-    inv = np.where(group_sc > 0, 1.0 / np.maximum(group_sc, 1e-300), 0.0)
-    _, pred = dijkstra(inv, directed=False, return_predecessors=True)
+    if paths == "strongest":  # the strongest path: shortest on 1/S
+        inv = np.where(group_sc > 0, 1.0 / np.maximum(group_sc, 1e-300), 0.0)
+        dist, pred = dijkstra(inv, directed=False, return_predecessors=True)
+    else:  # fewest hops over the edges whose weight lies between the quartiles
+        w = group_sc[np.triu_indices(n, 1)]
+        lo, hi = np.quantile(w[w > 0], [0.25, 0.75])
+        band = (group_sc >= lo) & (group_sc <= hi)
+        dist, pred = shortest_path(band, unweighted=True, directed=False, return_predecessors=True)
     pairs, edges = [], []
     for _ in range(100 * n_pairs):
         a, b = (int(i) for i in rng.choice(n, 2, replace=False))
-        path = _path_edges(pred[a], a, b) if group_sc[a, b] == 0 else []
+        ok = group_sc[a, b] == 0 and np.isfinite(dist[a, b])
+        path = _path_edges(pred[a], a, b) if ok else []
         used = {x for p in pairs for x in p}
         if 2 <= len(path) <= 4 and a not in used and b not in used:
             pairs.append((min(a, b), max(a, b)))
@@ -181,6 +195,7 @@ def simulate_cohort(
     alpha: float = 0.7,  # coupling of the linear model
     n_steps: int = 300,  # T samples
     halve_sc: bool = False,  # also halve SC on the planted path in class 1
+    paths: str = "median",  # planted paths: 'median' or 'strongest' (see plant_pathways)
 ) -> Cohort:
     "Simulated SC/FC cohort over a real SC template with planted pathways (Chapter 17, *Data*)."
     if not isinstance(n_subjects, int) or n_subjects < 2:
@@ -192,7 +207,7 @@ def simulate_cohort(
     rng = np.random.default_rng([seed, 17])
     base = load_template(template)
     group = _sparsify(base, density)
-    pairs, pedges = plant_pathways(group, n_pairs, rng)
+    pairs, pedges = plant_pathways(group, n_pairs, rng, paths)
     N = base.shape[0]
     z = rng.standard_normal((n_subjects, N, N))
     sc = base[None] * np.exp(jitter * (np.triu(z, 1) + np.triu(z, 1).transpose(0, 2, 1)))

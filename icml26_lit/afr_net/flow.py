@@ -174,6 +174,18 @@ def mask_from_energy(
     if not tau > 0:
         raise ValueError(f"tau must be positive, got {tau}")
     valid = torch.ones_like(energy, dtype=torch.bool) if valid is None else valid
+    # routed power is >= 0; a negative value beyond rounding would turn log(E + 1e-6) into NaN
+    floor = -1e-9 * float(energy.detach().abs().max().clamp_min(1.0)) if energy.numel() else 0.0
+    if bool((energy.detach()[valid] < floor).any()):
+        raise ValueError("energy must be non-negative (routed power), got a negative entry")
+    if bool((sc_weight.detach()[valid] < 0).any()):
+        raise ValueError("sc_weight must be non-negative (structural weights)")
+    return _mask(energy, sc_weight, tau, lam, theta, eps, valid)
+
+
+def _mask(energy, sc_weight, tau, lam, theta, eps, valid) -> torch.Tensor:
+    "The mask without the entry checks (no host reads: the model's forward pass calls this)."
+    energy = energy.clamp_min(0.0)  # rounding-level negatives of the closed form
     e_hat = _norm(torch.log(energy + 1e-6), valid, eps)
     c_hat = _norm(-torch.log(sc_weight.to(energy.dtype) + 1e-6), valid, eps)
     return torch.sigmoid(tau * (e_hat - lam * c_hat - theta))

@@ -15,22 +15,41 @@ import torch.nn.functional as F
 __all__ = ['init_from_generator', 'GraphormerLayer', 'GraphormerEncoder']
 
 # %% ../../nbs/17_afr_net/03_graphormer.ipynb #e59df1e3
+def _uniform(p: torch.Tensor, bound: float, generator) -> None:
+    p.copy_((torch.rand(p.shape, generator=generator, dtype=torch.float32) * 2 - 1) * bound)
+
+
 def init_from_generator(module: nn.Module, generator: torch.Generator | None) -> None:
-    "Redraw every weight of `module` from `generator` (Chapter 17, *Graphormer*)."
+    "Redraw every parameter of `module` from `generator` (Chapter 17, *Graphormer*)."
+    own = (nn.Linear, nn.Embedding, nn.LayerNorm, nn.MultiheadAttention)
     with torch.no_grad():
         for m in module.modules():
             if isinstance(m, nn.Linear):
                 bound = 1 / math.sqrt(m.in_features)
-                m.weight.copy_((torch.rand(m.weight.shape, generator=generator) * 2 - 1) * bound)
+                _uniform(m.weight, bound, generator)
                 if m.bias is not None:
-                    m.bias.copy_((torch.rand(m.bias.shape, generator=generator) * 2 - 1) * bound)
+                    _uniform(m.bias, bound, generator)
             elif isinstance(m, nn.Embedding):
                 m.weight.copy_(0.02 * torch.randn(m.weight.shape, generator=generator))
             elif isinstance(m, nn.LayerNorm):
-                m.weight.fill_(1.0)
-                m.bias.fill_(0.0)
-        for name, p in module.named_parameters(recurse=False):
-            p.copy_(0.02 * torch.randn(p.shape, generator=generator))
+                if m.weight is not None:
+                    m.weight.fill_(1.0)
+                if m.bias is not None:
+                    m.bias.fill_(0.0)
+            elif isinstance(m, nn.MultiheadAttention):  # torch's law: Xavier weights, zero biases
+                for name, p in m.named_parameters(recurse=False):
+                    if name.endswith("proj_bias"):
+                        p.zero_()
+                    elif name in ("bias_k", "bias_v"):
+                        p.copy_(0.02 * torch.randn(p.shape, generator=generator))
+                    else:  # in_proj_weight (3d, d), or the separate q/k/v weights
+                        _uniform(p, math.sqrt(6 / (p.shape[0] + p.shape[1])), generator)
+            elif m is not module:  # any other module's own tensors (tokens, thresholds)
+                for p in m.parameters(recurse=False):
+                    p.copy_(0.02 * torch.randn(p.shape, generator=generator))
+        if not isinstance(module, own):
+            for p in module.parameters(recurse=False):
+                p.copy_(0.02 * torch.randn(p.shape, generator=generator))
 
 # %% ../../nbs/17_afr_net/03_graphormer.ipynb #23be999f
 class GraphormerLayer(nn.Module):

@@ -119,8 +119,8 @@ def test_cohort_at_360_regions():
 
 def test_presets_carry_the_new_keys_and_ci_is_unchanged():
     ci, cpu, colab, full = (CONFIG.get(s) for s in ("ci", "cpu", "colab", "full"))
-    assert not ci.gnn_baselines and not cpu.gnn_baselines
-    assert colab.gnn_baselines and full.gnn_baselines and colab.gnn_hidden == 128
+    assert all(c.gnn_baselines for c in (ci, cpu, colab, full))
+    assert (ci.gnn_hidden, cpu.gnn_hidden, colab.gnn_hidden) == (32, 32, 128)
     assert (ci.template, cpu.template, colab.template, full.template) == (
         "hcp",
         "hcp",
@@ -130,18 +130,36 @@ def test_presets_carry_the_new_keys_and_ci_is_unchanged():
     assert full.halve_sc and not colab.halve_sc and colab.ablations
     assert (colab.n_subjects, colab.d, colab.layers, colab.epochs) == (2000, 64, [2, 2], 50)
     # the ci preset as committed: the notebook's numbers depend on every one of these
-    expected = dict(n_subjects=160, d=32, layers=[1, 1], batch=16, epochs=8, n_seeds=5)
+    expected = dict(n_subjects=160, d=32, layers=[1, 1], batch=16, epochs=8, n_seeds=4)
     assert {k: ci[k] for k in expected} == expected
-    assert (ci.lr, ci.effect, ci.run_pilot, ci.ablations, ci.halve_sc) == (
-        3e-3,
-        1.5,
-        False,
-        False,
-        False,
-    )
+    assert (ci.run_pilot, ci.ablations, ci.halve_sc) == (False, False, False)
+    assert (cpu.n_subjects, cpu.epochs, cpu.n_seeds, cpu.run_pilot) == (320, 12, 10, True)
 
 
 def test_colab_smoke_step_runs_the_gnn_baselines():
     cfg = CONFIG.smoke("colab")
     assert cfg.gnn_baselines and cfg.n_subjects == 160
     smoke_step(cfg)
+
+
+def test_overview_scale_table_matches_the_presets():
+    import json
+
+    from icml26_lit.core import repo_root
+
+    nb = json.loads((repo_root() / "nbs" / "17_afr_net" / "00_overview.ipynb").read_text())
+    text = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    rows = {
+        s: [ln for ln in text.splitlines() if ln.startswith(f"| `{s}` |")]
+        for s in ("ci", "cpu", "colab", "full")
+    }
+    for scale, lines in rows.items():
+        assert len(lines) == 1, f"the table has {len(lines)} rows for {scale}"
+        cells = [c.strip() for c in lines[0].split("|")[1:-1]]
+        cfg = CONFIG.get(scale)
+        assert cells[1].startswith(f"{cfg.n_subjects:,} subjects"), (scale, cells[1])
+        assert cells[5] == str(cfg.n_seeds), (scale, cells[5])
+        assert cfg.gnn_baselines
+        if "width" in cells[3]:
+            assert f"width {cfg.gnn_hidden}" in cells[3], (scale, cells[3])
+        assert ("360-region" in cells[1]) == (cfg.template == "edr360")

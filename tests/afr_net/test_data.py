@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import torch
-from scipy.sparse.csgraph import dijkstra
+from scipy.sparse.csgraph import dijkstra, shortest_path
 
 from icml26_lit.afr_net.data import (
     filter_fc,
@@ -44,7 +44,7 @@ def test_preprocess_and_filter(fresh_seed):
 
 
 def test_planted_edges_lie_on_paths_between_planted_pairs():
-    coh = simulate_cohort(12, effect=0.5, seed=3)
+    coh = simulate_cohort(12, effect=0.5, seed=3, paths="strongest")
     group = coh.group_sc
     inv = np.where(group > 0, 1 / np.maximum(group, 1e-300), 0)
     dist = dijkstra(inv, directed=False)
@@ -61,6 +61,23 @@ def test_planted_edges_lie_on_paths_between_planted_pairs():
         assert any(on), (u, v)
     for a, b in coh.planted_pairs:
         assert group[a, b] == 0  # not SC-adjacent
+
+
+@pytest.mark.parametrize("seed", [0, 3, 7])
+def test_median_paths_join_the_pairs_through_middle_weights(seed):
+    coh = simulate_cohort(4, effect=0.5, seed=seed)  # paths="median", the default
+    group, pe = coh.group_sc, coh.planted_edges
+    w = group[np.triu_indices_from(group, 1)]
+    q1, q3 = np.quantile(w[w > 0], [0.25, 0.75])
+    assert ((group[pe[0], pe[1]] >= q1) & (group[pe[0], pe[1]] <= q3)).all()
+    # each pair is joined by planted edges alone, in 2 to 4 hops, and is not SC-adjacent
+    adj = np.zeros_like(group, dtype=bool)
+    adj[pe[0], pe[1]] = adj[pe[1], pe[0]] = True
+    hops = shortest_path(adj, unweighted=True, directed=False)
+    for a, b in coh.planted_pairs:
+        assert group[a, b] == 0 and 2 <= hops[a, b] <= 4
+    with pytest.raises(ValueError, match="paths must be"):
+        simulate_cohort(4, effect=0.5, paths="weakest")
 
 
 def test_cohort_shapes_effect_and_seeds():

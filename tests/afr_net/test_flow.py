@@ -135,3 +135,24 @@ def test_bad_inputs():
         edge_energy(path, -one, f)
     with pytest.raises(ValueError, match="tau must be positive"):
         mask_from_energy(one, one, tau=0.0)
+
+
+def test_mask_rejects_negative_energy(fresh_seed):
+    g = torch.Generator().manual_seed(fresh_seed)
+    e = torch.rand(2, 20, generator=g, dtype=D) * 100
+    s = torch.rand(2, 20, generator=g, dtype=D) + 0.01
+    bad = e.clone()
+    bad[1, 3] = -1.0  # an all-NaN mask before the check
+    with pytest.raises(ValueError, match="energy must be non-negative"):
+        mask_from_energy(bad, s)
+    valid = torch.ones(2, 20, dtype=torch.bool)
+    valid[1, 3] = False  # a padded entry is not read
+    assert torch.isfinite(mask_from_energy(bad, s, valid=valid)).all()
+    with pytest.raises(ValueError, match="sc_weight must be non-negative"):
+        mask_from_energy(e, -s)
+    # rounding-level negatives of the closed form read as zero energy
+    tiny = e.clone()
+    tiny[0, 0] = -1e-12
+    zero = e.clone()
+    zero[0, 0] = 0.0
+    torch.testing.assert_close(mask_from_energy(tiny, s), mask_from_energy(zero, s))

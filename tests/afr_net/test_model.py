@@ -54,6 +54,33 @@ def test_generator_leaves_global_rng_alone():
         assert torch.equal(p, q)
 
 
+def test_generator_sets_every_parameter():
+    "Same generator seed under two global RNG states: equal state_dicts, global state kept."
+    built = []
+    for global_seed in (11, 12):
+        torch.manual_seed(global_seed)
+        state = torch.random.get_rng_state()
+        built.append(AFRNet(8, d=8, n_heads=2, generator=torch.Generator().manual_seed(4)))
+        assert torch.equal(torch.random.get_rng_state(), state)
+    a, b = (m.state_dict() for m in built)
+    assert a.keys() == b.keys()
+    assert any("in_proj_weight" in k for k in a)  # the masked transformer's attention
+    for k in a:
+        assert torch.equal(a[k], b[k]), k
+    # another generator seed moves every random parameter (constants: LayerNorm, zero biases)
+    c = AFRNet(8, d=8, n_heads=2, generator=torch.Generator().manual_seed(5)).state_dict()
+    # the constants by law: LayerNorm at (1, 0), attention input biases at 0, theta at 0
+    norms = [n for n, m in built[0].named_modules() if isinstance(m, torch.nn.LayerNorm)]
+    constant = {f"{n}.{w}" for n in norms for w in ("weight", "bias")} | {"theta"}
+    constant |= {k for k in a if k.endswith("in_proj_bias")}
+    assert {"encoder.input.1.weight", "encoder.norm.bias"} <= constant  # found by type
+    for k in a:
+        if k in constant:
+            assert torch.equal(a[k], c[k]), k
+        else:
+            assert not torch.equal(a[k], c[k]), k
+
+
 def test_bad_model_inputs():
     with pytest.raises(ValueError, match="mask_mode"):
         AFRNet(8, mask_mode="none")
