@@ -110,7 +110,7 @@ def forward(
         raise ValueError("x (the coordinates) contains non-finite values")
     if self.backend != "torch" and resolve_backend(self.backend, x) == "triton":
         if fusable(self) or self.backend == "triton":
-            # the kernel runs the forward; its backward recomputes the reference in PyTorch
+            # the forward kernel, and in training the backward kernel (notebook 7)
             return fused_field(x, self, backend="triton", differentiable=True)[:, None]
         _notice_fallback(self)
     h = self.features(x)
@@ -139,11 +139,11 @@ def add_lora(
     for k in self.kernels:
         d_in, d_out = k.shape
         bound = math.sqrt(6.0 / d_in)
-        a.append(nn.Parameter((torch.rand(d_in, rank, generator=g) * 2 - 1) * bound))
-        b.append(nn.Parameter(torch.zeros(rank, d_out)))
+        # drawn on the host (the same numbers on any device), then moved to the field's device
+        a_k = (torch.rand(d_in, rank, generator=g, device="cpu") * 2 - 1) * bound
+        a.append(nn.Parameter(a_k.to(self.fourier)))
+        b.append(nn.Parameter(self.fourier.new_zeros(rank, d_out)))
     self.lora_a, self.lora_b = nn.ParameterList(a), nn.ParameterList(b)
-    self.lora_a.to(self.fourier.device)
-    self.lora_b.to(self.fourier.device)
 
 
 @patch
@@ -329,9 +329,9 @@ def fit_field(
                 if batch_size is None or batch_size >= len(coords):
                     xb, yb = coords, target
                 else:
-                    idx = torch.randint(0, len(coords), (batch_size,), generator=g).to(
-                        coords.device
-                    )
+                    idx = torch.randint(
+                        0, len(coords), (batch_size,), generator=g, device="cpu"
+                    ).to(coords.device)
                     xb, yb = coords[idx], target[idx]
                 loss = F.mse_loss(field(xb), yb)
                 opt.zero_grad(set_to_none=True)
