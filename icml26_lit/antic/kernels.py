@@ -23,8 +23,8 @@ if HAS_TRITON:
     import triton.language as tl
 
 # %% auto #0
-__all__ = ['RANK_PAD', 'fusable', 'pack_field', 'field_forward_reference', 'fused_field_packed', 'fused_field', 'bytes_model',
-           'random_packed']
+__all__ = ['RANK_PAD', 'fusable', 'pack_field', 'field_forward_reference', 'field_vjp', 'fused_field_packed', 'fused_field',
+           'bytes_model', 'random_packed', 'bytes_model_backward']
 
 # %% ../../nbs/04_antic/07_kernels.ipynb #75c10310
 RANK_PAD = 16  # tl.dot needs every dimension >= 16
@@ -199,6 +199,7 @@ if HAS_TRITON:
         a_ptr,
         b_ptr,
         out_ptr,
+        pre_ptr,  # (n, N_LAYERS, H): each layer's pre-activation, written when SAVE
         n,
         eps,
         M: tl.constexpr,
@@ -207,29 +208,34 @@ if HAS_TRITON:
         N_LAYERS: tl.constexpr,
         HAS_LORA: tl.constexpr,
         PRECISION: tl.constexpr,  # tl.dot's input_precision: "ieee" or "tf32"
+        SAVE: tl.constexpr,  # keep the pre-activations for the backward kernel (training)
         BLOCK_M: tl.constexpr,
     ):
         pid = tl.program_id(0)
         rows = pid * BLOCK_M + tl.arange(0, BLOCK_M)
         rmask = rows < n
-        hh = tl.arange(0, H)
-        rr = tl.arange(0, RP)
+        hh, rr = tl.arange(0, H), tl.arange(0, RP)
         x0 = tl.load(x_ptr + rows * 2, mask=rmask, other=0.0)
         x1 = tl.load(x_ptr + rows * 2 + 1, mask=rmask, other=0.0)
         pre = _first_layer(
             x0, x1, f_ptr, w1_ptr, a1_ptr, b1_ptr, bias_ptr, M, H, RP, HAS_LORA, PRECISION
         )
+        pre_at = pre_ptr + rows[:, None] * (N_LAYERS * H) + hh[None, :]
+        if SAVE:
+            tl.store(pre_at, pre, mask=rmask[:, None])
         h = _ln_silu(pre, lnw_ptr, lnb_ptr, 0, hh, H, eps)
-        for layer in tl.static_range(N_LAYERS - 1):
-            w = tl.load(wh_ptr + layer * H * H + hh[:, None] * H + hh[None, :])
+        for k in tl.static_range(1, N_LAYERS):  # hidden layer k on the previous layer's h
+            w = tl.load(wh_ptr + (k - 1) * H * H + hh[:, None] * H + hh[None, :])
             pre = tl.dot(h.to(w.dtype), w, input_precision=PRECISION)
             if HAS_LORA:
-                a = tl.load(a_ptr + layer * H * RP + hh[:, None] * RP + rr[None, :])
-                bl = tl.load(b_ptr + layer * RP * H + rr[:, None] * H + hh[None, :])
+                a = tl.load(a_ptr + (k - 1) * H * RP + hh[:, None] * RP + rr[None, :])
+                bl = tl.load(b_ptr + (k - 1) * RP * H + rr[:, None] * H + hh[None, :])
                 t = tl.dot(h.to(a.dtype), a, input_precision=PRECISION)
                 pre += tl.dot(t.to(bl.dtype), bl, input_precision=PRECISION)
-            pre += tl.load(bias_ptr + (layer + 1) * H + hh)[None, :]
-            h = _ln_silu(pre, lnw_ptr, lnb_ptr, layer + 1, hh, H, eps)
+            pre += tl.load(bias_ptr + k * H + hh)[None, :]
+            if SAVE:
+                tl.store(pre_at + k * H, pre, mask=rmask[:, None])
+            h = _ln_silu(pre, lnw_ptr, lnb_ptr, k, hh, H, eps)
         y = tl.sum(h * tl.load(wout_ptr + hh)[None, :], axis=1) + tl.load(bout_ptr)
         tl.store(out_ptr + rows, y, mask=rmask)
 
@@ -252,102 +258,342 @@ if HAS_TRITON:
             "a_ptr",
             "b_ptr",
             "out_ptr",
+            "pre_ptr",
         )
     }
+    _SIG.update(n="i32", eps="fp32")
     _SIG.update(
-        n="i32",
-        eps="fp32",
-        M="constexpr",
-        H="constexpr",
-        RP="constexpr",
-        N_LAYERS="constexpr",
-        HAS_LORA="constexpr",
-        PRECISION="constexpr",
-        BLOCK_M="constexpr",
+        {k: "constexpr" for k in ("M", "H", "RP", "N_LAYERS", "HAS_LORA", "PRECISION", "SAVE")}
     )
+    _SIG["BLOCK_M"] = "constexpr"
     # the chapter's ci field (m=32, H=32, 3 layers) and the paper's (m=64, H=64, 5 layers)
     # (64-row tiles for width 32, 32-row tiles for width 64: about 48 KB of shared memory,
-    # under the T4's 64 KB)
+    # under the T4's 64 KB), in the training specialisation that also saves the pre-activations
     for _m, _h, _l, _bm in ((32, 32, 3, 64), (64, 64, 5, 32)):
         register_kernel(
             "04",
             _fused_field_kernel,
             _SIG,
-            dict(
-                M=_m, H=_h, RP=RANK_PAD, N_LAYERS=_l, HAS_LORA=True, PRECISION="ieee", BLOCK_M=_bm
-            ),
+            dict(M=_m, H=_h, RP=RANK_PAD, N_LAYERS=_l, HAS_LORA=True, PRECISION="ieee")
+            | dict(SAVE=True, BLOCK_M=_bm),
             name=f"fused_field_m{_m}_h{_h}_l{_l}",
         )
 
-# %% ../../nbs/04_antic/07_kernels.ipynb #7a10e6af
-def _launch(x, packed, n_layers, block_m=None, precision="ieee"):
+# %% ../../nbs/04_antic/07_kernels.ipynb #0c38a8a3
+def _ln_silu_vjp(pre, dh, gamma, beta, eps=1e-6):
+    "Gradients (pre, gamma, beta) of h = SiLU(gamma xhat + beta), xhat = LayerNorm(pre), at dh."
+    d = pre - pre.mean(-1, keepdim=True)
+    rstd = 1 / torch.sqrt((d * d).mean(-1, keepdim=True) + eps)
+    xhat = d * rstd
+    u = xhat * gamma + beta
+    s = torch.sigmoid(u)
+    du = dh * s * (1 + u * (1 - s))  # SiLU'(u) = s (1 + u (1 - s))
+    g = du * gamma
+    dpre = rstd * (g - g.mean(-1, keepdim=True) - xhat * (g * xhat).mean(-1, keepdim=True))
+    return dpre, (du * xhat).sum(0), du.sum(0)
+
+# %% ../../nbs/04_antic/07_kernels.ipynb #1d0f9529
+def field_vjp(
+    x: torch.Tensor,  # coordinates (N, 2)
+    packed: tuple,  # the 12 tensors of `pack_field`
+    n_layers: int,  # hidden layers
+    dy: torch.Tensor,  # dL/dy (N,)
+    eps: float = 1e-6,
+) -> tuple:
+    "Gradients of `field_forward_reference` w.r.t. x and the 12 packed tensors (*The backward*)."
     fourier, W1, Wh, bias, ln_w, ln_b, w_out, b_out, A1, B1, A, B = packed
-    n = x.shape[0]
-    block_m = block_m or (64 if W1.shape[1] <= 32 else 32)
-    out = torch.empty(n, device=x.device, dtype=x.dtype)
-    if n == 0:
-        return out
     m, H = fourier.shape[1], W1.shape[1]
+    z = x @ fourier
+    c, s = torch.cos(z), torch.sin(z)
+    h = torch.cat([c, s], dim=-1)
+    layers = [(W1, A1, B1)] + [(Wh[k], A[k], B[k]) for k in range(n_layers - 1)]
+    ins, pres = [], []  # each layer's input and pre-activation
+    for k, (W, Ak, Bk) in enumerate(layers):
+        ins.append(h)
+        pres.append(h @ W + (h @ Ak) @ Bk + bias[k])
+        h = F.silu(F.layer_norm(pres[-1], (H,), ln_w[k], ln_b[k], eps=eps))
+    g = [torch.zeros_like(t) for t in packed]
+    g[6], g[7] = h.T @ dy, dy.sum(0, keepdim=True)  # y = h w_out + b_out
+    dh = dy[:, None] * w_out
+    for k in reversed(range(n_layers)):
+        dpre, g[4][k], g[5][k] = _ln_silu_vjp(pres[k], dh, ln_w[k], ln_b[k], eps)
+        g[3][k] = dpre.sum(0)
+        (W, Ak, Bk), hin = layers[k], ins[k]
+        dt = dpre @ Bk.T  # t = hin A
+        grads = hin.T @ dpre, hin.T @ dt, (hin @ Ak).T @ dpre  # W, A, B
+        if k == 0:
+            g[1], g[8], g[9] = grads
+        else:
+            g[2][k - 1], g[10][k - 1], g[11][k - 1] = grads
+        dh = dpre @ W.T + dt @ Ak.T
+    dz = c * dh[:, m:] - s * dh[:, :m]  # h0 = [cos z, sin z]
+    g[0] = x.T @ dz  # z = x B_f
+    return (dz @ fourier.T, *g)
+
+# %% ../../nbs/04_antic/07_kernels.ipynb #b9859d32
+if HAS_TRITON:
+
+    @triton.jit
+    def _layout(M: tl.constexpr, H: tl.constexpr, RP: tl.constexpr, N_LAYERS: tl.constexpr):
+        # where W_h, the biases, w_out, A1, A and B start in one flat row of the 12 packed
+        # tensors (pack_field's order: the Fourier matrix at 0, W1 at 2M), and the row's length
+        L1: tl.constexpr = N_LAYERS - 1 if N_LAYERS > 1 else 1
+        o_wh: tl.constexpr = 2 * M + 2 * M * H
+        o_bias: tl.constexpr = o_wh + L1 * H * H  # then ln_w, ln_b: (N_LAYERS, H) each
+        o_wout: tl.constexpr = o_bias + 3 * N_LAYERS * H  # then b_out
+        o_a1: tl.constexpr = o_wout + H + 1  # then B1
+        o_a: tl.constexpr = o_a1 + 2 * M * RP + RP * H
+        o_b: tl.constexpr = o_a + L1 * H * RP
+        return o_wh, o_bias, o_wout, o_a1, o_a, o_b, o_b + L1 * RP * H
+
+    @triton.jit
+    def _ln_silu_backward(
+        pre, dh, lnw, lnb, dlnw, dlnb, hh, H: tl.constexpr, eps, W_GRAD: tl.constexpr
+    ):
+        # the lines of _ln_silu_vjp; lnw, lnb point at this layer's scale and shift, dlnw,
+        # dlnb at this tile's partial gradients of them
+        mean = tl.sum(pre, axis=1) / H
+        d = pre - mean[:, None]
+        rstd = 1.0 / tl.sqrt(tl.sum(d * d, axis=1) / H + eps)
+        xhat = d * rstd[:, None]
+        gamma = tl.load(lnw + hh)
+        u = xhat * gamma[None, :] + tl.load(lnb + hh)[None, :]
+        s = 1.0 / (1.0 + tl.exp(-u))
+        du = dh * s * (1.0 + u * (1.0 - s))  # SiLU'(u) = s (1 + u (1 - s))
+        if W_GRAD:
+            tl.store(dlnw + hh, tl.sum(du * xhat, axis=0))
+            tl.store(dlnb + hh, tl.sum(du, axis=0))
+        g = du * gamma[None, :]
+        mean_g = tl.sum(g, axis=1) / H
+        mean_gx = tl.sum(g * xhat, axis=1) / H
+        return rstd[:, None] * (g - mean_g[:, None] - xhat * mean_gx[:, None])
+
+# %% ../../nbs/04_antic/07_kernels.ipynb #a7c96052
+if HAS_TRITON:
+
+    @triton.jit
+    def _linear_backward(
+        hin, dpre, w_ptr, g_ptr, o_w, o_a, o_b, K: tl.constexpr, H: tl.constexpr,
+        RP: tl.constexpr, HAS_LORA: tl.constexpr, W_GRAD: tl.constexpr, LORA_GRAD: tl.constexpr,
+        PRECISION: tl.constexpr,
+    ):  # fmt: skip
+        # pre = hin W + (hin A) B + bias with W (K, H) at w_ptr + o_w, A (K, RP) at o_a and
+        # B (RP, H) at o_b; stores dW, dA, dB at the same offsets of this tile's row g_ptr
+        # returns d hin = dpre W^T + (dpre B^T) A^T
+        kk, hh, rr = tl.arange(0, K), tl.arange(0, H), tl.arange(0, RP)
+        w_t = tl.load(w_ptr + o_w + kk[None, :] * H + hh[:, None])  # W^T (H, K)
+        dh = tl.dot(dpre, w_t, input_precision=PRECISION)
+        if W_GRAD:  # dW = hin^T dpre
+            dw = tl.dot(tl.trans(hin), dpre, input_precision=PRECISION)
+            tl.store(g_ptr + o_w + kk[:, None] * H + hh[None, :], dw)
+        if HAS_LORA:
+            b_t = tl.load(w_ptr + o_b + rr[None, :] * H + hh[:, None])  # B^T (H, RP)
+            a_t = tl.load(w_ptr + o_a + kk[None, :] * RP + rr[:, None])  # A^T (RP, K)
+            dt = tl.dot(dpre, b_t, input_precision=PRECISION)  # t = hin A: dt = dpre B^T
+            dh += tl.dot(dt, a_t, input_precision=PRECISION)
+            if LORA_GRAD:  # dA = hin^T dt, dB = t^T dpre
+                t = tl.dot(hin, tl.trans(a_t), input_precision=PRECISION)
+                db = tl.dot(tl.trans(t), dpre, input_precision=PRECISION)
+                da = tl.dot(tl.trans(hin), dt, input_precision=PRECISION)
+                tl.store(g_ptr + o_b + rr[:, None] * H + hh[None, :], db)
+                tl.store(g_ptr + o_a + kk[:, None] * RP + rr[None, :], da)
+        return dh
+
+# %% ../../nbs/04_antic/07_kernels.ipynb #bbec843c
+if HAS_TRITON:
+
+    @triton.jit
+    def _first_backward(
+        x_ptr, dx_ptr, rows, rmask, dpre, w_ptr, g_ptr, o_a1, M: tl.constexpr, H: tl.constexpr,
+        RP: tl.constexpr, X_GRAD: tl.constexpr, HAS_LORA: tl.constexpr, W_GRAD: tl.constexpr,
+        LORA_GRAD: tl.constexpr, PRECISION: tl.constexpr,
+    ):  # fmt: skip
+        # the first layer on h0 = [cos z, sin z], z = x B_f, from its dpre; h0 is one
+        # (BLOCK_M, 2M) tile whose column j holds frequency j mod M
+        jj = tl.arange(0, 2 * M)
+        f0, f1 = tl.load(w_ptr + jj % M), tl.load(w_ptr + M + jj % M)
+        x0 = tl.load(x_ptr + rows * 2, mask=rmask, other=0.0)
+        x1 = tl.load(x_ptr + rows * 2 + 1, mask=rmask, other=0.0)
+        z = x0[:, None] * f0[None, :] + x1[:, None] * f1[None, :]  # as in the forward
+        cos_half = (jj < M)[None, :]
+        h0 = tl.where(cos_half, tl.cos(z), tl.sin(z))
+        dh0 = _linear_backward(
+            h0, dpre, w_ptr, g_ptr, 2 * M, o_a1, o_a1 + 2 * M * RP, 2 * M, H, RP,
+            HAS_LORA, W_GRAD, LORA_GRAD, PRECISION,
+        )  # fmt: skip
+        dz = dh0 * tl.where(cos_half, -tl.sin(z), tl.cos(z))
+        if W_GRAD:  # z = x B_f: dB_f = x^T dz, each frequency's two columns added
+            mm = tl.arange(0, M)
+            d0 = tl.reshape(tl.sum(x0[:, None] * dz, axis=0), (2, M))
+            d1 = tl.reshape(tl.sum(x1[:, None] * dz, axis=0), (2, M))
+            tl.store(g_ptr + mm, tl.sum(d0, axis=0))
+            tl.store(g_ptr + M + mm, tl.sum(d1, axis=0))
+        if X_GRAD:  # dx = dz B_f^T
+            tl.store(dx_ptr + rows * 2, tl.sum(dz * f0[None, :], axis=1), mask=rmask)
+            tl.store(dx_ptr + rows * 2 + 1, tl.sum(dz * f1[None, :], axis=1), mask=rmask)
+
+# %% ../../nbs/04_antic/07_kernels.ipynb #269c0bd6
+if HAS_TRITON:
+
+    @triton.jit
+    def _fused_field_bwd_kernel(
+        x_ptr, pre_ptr, dy_ptr, w_ptr, dx_ptr, g_ptr, n, eps,
+        M: tl.constexpr, H: tl.constexpr, RP: tl.constexpr, N_LAYERS: tl.constexpr,
+        HAS_LORA: tl.constexpr,
+        W_GRAD: tl.constexpr,  # gradients of the 8 base tensors (those before A1)
+        LORA_GRAD: tl.constexpr,  # of the LoRA factors A1, B1, A, B
+        X_GRAD: tl.constexpr,  # of the coordinates
+        PRECISION: tl.constexpr, BLOCK_M: tl.constexpr,
+    ):  # fmt: skip
+        # pre_ptr: the forward's saved pre-activations (n, N_LAYERS, H); w_ptr: the 12 packed
+        # tensors in one flat row; g_ptr: (tiles, P), each tile's partial weight gradients
+        pid = tl.program_id(0)
+        rows = pid * BLOCK_M + tl.arange(0, BLOCK_M)
+        rmask = rows < n
+        hh = tl.arange(0, H)
+        o_wh, o_bias, o_wout, o_a1, o_a, o_b, P = _layout(M, H, RP, N_LAYERS)
+        o_lnw, o_lnb = o_bias + N_LAYERS * H, o_bias + 2 * N_LAYERS * H
+        g_ptr += pid * P
+        pre_at = pre_ptr + rows[:, None] * (N_LAYERS * H) + hh[None, :]
+        dy = tl.load(dy_ptr + rows, mask=rmask, other=0.0)  # rows past n: no gradient
+        pre = tl.load(pre_at + (N_LAYERS - 1) * H, mask=rmask[:, None], other=0.0)
+        if W_GRAD:  # y = h w_out + b_out
+            h = _ln_silu(pre, w_ptr + o_lnw, w_ptr + o_lnb, N_LAYERS - 1, hh, H, eps)
+            tl.store(g_ptr + o_wout + hh, tl.sum(dy[:, None] * h, axis=0))
+            tl.store(g_ptr + o_wout + H, tl.sum(dy, axis=0))
+        dh = dy[:, None] * tl.load(w_ptr + o_wout + hh)[None, :]
+        for j in tl.static_range(N_LAYERS):
+            k = N_LAYERS - 1 - j  # from the last layer down to the first
+            lnw, lnb = o_lnw + k * H, o_lnb + k * H
+            dpre = _ln_silu_backward(
+                pre, dh, w_ptr + lnw, w_ptr + lnb, g_ptr + lnw, g_ptr + lnb, hh, H, eps, W_GRAD
+            )
+            if W_GRAD:
+                tl.store(g_ptr + o_bias + k * H + hh, tl.sum(dpre, axis=0))
+            if k > 0:
+                pre = tl.load(pre_at + (k - 1) * H, mask=rmask[:, None], other=0.0)
+                hin = _ln_silu(pre, w_ptr + o_lnw, w_ptr + o_lnb, k - 1, hh, H, eps)
+                dh = _linear_backward(
+                    hin, dpre, w_ptr, g_ptr, o_wh + (k - 1) * H * H, o_a + (k - 1) * H * RP,
+                    o_b + (k - 1) * RP * H, H, H, RP, HAS_LORA, W_GRAD, LORA_GRAD, PRECISION,
+                )  # fmt: skip
+        _first_backward(
+            x_ptr, dx_ptr, rows, rmask, dpre, w_ptr, g_ptr, o_a1, M, H, RP,
+            X_GRAD, HAS_LORA, W_GRAD, LORA_GRAD, PRECISION,
+        )  # fmt: skip
+
+# %% ../../nbs/04_antic/07_kernels.ipynb #8ae0ad53
+if HAS_TRITON:
+    _BWD_SIG = {k: "*fp32" for k in ("x_ptr", "pre_ptr", "dy_ptr", "w_ptr", "dx_ptr", "g_ptr")}
+    _BWD_SIG.update(n="i32", eps="fp32")
+    _BWD_SIG.update({k: "constexpr" for k in ("M", "H", "RP", "N_LAYERS", "HAS_LORA")})
+    _BWD_SIG.update({k: "constexpr" for k in ("W_GRAD", "LORA_GRAD", "X_GRAD", "PRECISION")})
+    _BWD_SIG["BLOCK_M"] = "constexpr"
+    # every gradient at once, for the same two fields, on 16-row tiles: 14 KB and 44 KB of
+    # shared memory for sm_75, under the T4's 64 KB (32-row tiles of the paper's field did not
+    # compile for sm_75 within three minutes)
+    for _m, _h, _l in ((32, 32, 3), (64, 64, 5)):
+        register_kernel(
+            "04",
+            _fused_field_bwd_kernel,
+            _BWD_SIG,
+            dict(M=_m, H=_h, RP=RANK_PAD, N_LAYERS=_l, HAS_LORA=True, PRECISION="ieee")
+            | dict(W_GRAD=True, LORA_GRAD=True, X_GRAD=True, BLOCK_M=16),
+            name=f"fused_field_backward_m{_m}_h{_h}_l{_l}",
+        )
+
+# %% ../../nbs/04_antic/07_kernels.ipynb #7a10e6af
+def _has_lora(A1, B1, A, B) -> bool:
+    return bool(A1.abs().sum() > 0 or B1.abs().sum() > 0 or A.abs().sum() > 0 or B.abs().sum() > 0)
+
+
+def _launch(x, packed, n_layers, block_m=None, precision="ieee", save=False):
+    "The forward kernel: (values (N,), the pre-activations (N, L, H) when `save`, else None)."
+    fourier, W1, Wh, bias, ln_w, ln_b, w_out, b_out, A1, B1, A, B = packed
+    n, (m, H) = x.shape[0], (fourier.shape[1], W1.shape[1])
+    block_m = block_m or (64 if H <= 32 else 32)
+    out = torch.empty(n, device=x.device, dtype=x.dtype)
+    pre = torch.empty(n, n_layers, H, device=x.device, dtype=x.dtype) if save else None
+    if n == 0:
+        return out, pre
     for name, v in (("n_freq", m), ("hidden", H)):
         if v < 16 or v & (v - 1):
             raise ValueError(f"{name} must be a power of two >= 16 for the Triton kernel, got {v}")
-    has_lora = bool(
-        A1.abs().sum() > 0 or B1.abs().sum() > 0 or A.abs().sum() > 0 or B.abs().sum() > 0
-    )
-    grid = (triton.cdiv(n, block_m),)
-    _fused_field_kernel[grid](
+    _fused_field_kernel[(triton.cdiv(n, block_m),)](
         x,
-        fourier,
-        W1,
-        Wh,
-        bias,
-        ln_w,
-        ln_b,
-        w_out,
-        b_out,
-        A1,
-        B1,
-        A,
-        B,
+        *packed,
         out,
+        out if pre is None else pre,  # not written without SAVE
         n,
         1e-6,
         M=m,
         H=H,
         RP=A1.shape[1],
         N_LAYERS=n_layers,
-        HAS_LORA=has_lora,
+        HAS_LORA=_has_lora(A1, B1, A, B),
         PRECISION=precision,
+        SAVE=save,
         BLOCK_M=block_m,
     )
-    return out
+    return out, pre
+
+# %% ../../nbs/04_antic/07_kernels.ipynb #4e40c5fe
+def _launch_backward(dy, x, pre, packed, n_layers, needs, precision="ieee", max_bytes=1 << 26):
+    "dx and the 12 packed gradients; `needs`: whether x, the base weights, the LoRA factors."
+    n, block_m = x.shape[0], 16
+    flat = torch.cat([t.reshape(-1) for t in packed])  # pack_field's order, as _layout reads it
+    dx, total = torch.zeros_like(x), torch.zeros_like(flat)
+    has_lora = _has_lora(*packed[8:])
+    # a row's entries are all written only when every gradient is wanted (and exists)
+    alloc = torch.empty if needs[1] and needs[2] and has_lora and n_layers > 1 else torch.zeros
+    per_launch = block_m * max(1, max_bytes // (flat.numel() * flat.element_size()))
+    for start in range(0, n, per_launch):  # at most max_bytes of per-tile rows at a time
+        stop = min(n, start + per_launch)
+        tiles = triton.cdiv(stop - start, block_m)
+        part = alloc(tiles, flat.numel(), device=x.device, dtype=x.dtype)
+        _fused_field_bwd_kernel[(tiles,)](
+            x[start:stop],
+            pre[start:stop],
+            dy[start:stop],
+            flat,
+            dx[start:stop],
+            part,
+            stop - start,
+            1e-6,
+            M=packed[0].shape[1],
+            H=packed[1].shape[1],
+            RP=packed[8].shape[1],
+            N_LAYERS=n_layers,
+            HAS_LORA=has_lora,
+            W_GRAD=needs[1],
+            LORA_GRAD=needs[2],
+            X_GRAD=needs[0],
+            PRECISION=precision,
+            BLOCK_M=block_m,
+        )
+        total += part.sum(0)  # the tiles' partial sums, added without atomics
+    sizes = [t.numel() for t in packed]
+    return dx, [g.view(t.shape) for g, t in zip(total.split(sizes), packed)]
 
 # %% ../../nbs/04_antic/07_kernels.ipynb #5cb4a805
 class _FusedField(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, n_layers, precision, *packed):
-        ctx.save_for_backward(x, *packed)
-        ctx.n_layers = n_layers
-        return _launch(x, packed, n_layers, precision=precision)
+        out, pre = _launch(x, packed, n_layers, precision=precision, save=True)
+        ctx.save_for_backward(x, pre, *packed)
+        ctx.n_layers, ctx.precision = n_layers, precision
+        return out
 
     @staticmethod
+    @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
-        x, *packed = ctx.saved_tensors
-        with torch.enable_grad():
-            inputs = [
-                t.detach().requires_grad_(need)
-                for t, need in zip(
-                    [x, *packed], ctx.needs_input_grad[:1] + ctx.needs_input_grad[3:]
-                )
-            ]
-            y = field_forward_reference(inputs[0], *inputs[1:], n_layers=ctx.n_layers)
-            wanted = [t for t in inputs if t.requires_grad]
-            grads = (
-                iter(torch.autograd.grad(y, wanted, grad, allow_unused=True))
-                if wanted
-                else iter(())
-            )
-        out = [next(grads) if t.requires_grad else None for t in inputs]
+        x, pre, *packed = ctx.saved_tensors
+        need = ctx.needs_input_grad  # x, n_layers, precision, then the 12 packed tensors
+        flags = (need[0], any(need[3:11]), any(need[11:]))
+        dx, grads = _launch_backward(
+            grad.contiguous(), x, pre, packed, ctx.n_layers, flags, ctx.precision
+        )
+        out = [g if ok else None for g, ok in zip([dx, *grads], need[:1] + need[3:])]
         return (out[0], None, None, *out[1:])
 
 
@@ -369,7 +615,9 @@ def fused_field_packed(
     packed = tuple(check_tensor(t, f"packed[{i}]", dtypes=(x.dtype,)) for i, t in enumerate(packed))
     if resolve_backend(backend, x, *packed) == "torch":
         return field_forward_reference(x, *packed, n_layers=n_layers)
-    return _FusedField.apply(x, n_layers, precision, *packed)
+    if torch.is_grad_enabled() and any(t.requires_grad for t in (x, *packed)):
+        return _FusedField.apply(x.contiguous(), n_layers, precision, *packed)
+    return _launch(x.contiguous(), packed, n_layers, precision=precision)[0]  # inference
 
 # %% ../../nbs/04_antic/07_kernels.ipynb #410b8cb1
 def fused_field(
@@ -494,6 +742,43 @@ register_benchmark(
     "fused_field[256^2 points, m=64, H=64, L=5, r=16]",
     _bench,
     lambda: bytes_model(256 * 256, 64, 64, 5),
+)
+
+# %% ../../nbs/04_antic/07_kernels.ipynb #45a75b5e
+def _bench_backward(device, n=256 * 256):
+    "Forward and backward on a 256^2 grid: the gradients of every packed tensor."
+    packed = [t.requires_grad_() for t in random_packed(64, 64, 5, 16, device=device)]
+    g = torch.Generator().manual_seed(2)
+    x = (torch.rand(n, 2, generator=g) * 2 * math.pi).to(device)
+    dy = torch.randn(n, generator=g).to(device)
+
+    def step(backend, precision="ieee"):
+        return lambda: torch.autograd.grad(
+            fused_field_packed(x, tuple(packed), 5, backend, precision), packed, dy
+        )
+
+    return {"torch": step("torch"), "triton": step("triton"), "triton_tf32": step("triton", "tf32")}
+
+
+def bytes_model_backward(n: int, m: int, hidden: int, n_layers: int, block_m: int = 16) -> dict:
+    "Global-memory bytes and FLOPs of the fused forward + backward (Chapter 04, *Benchmark*)."
+    fwd = bytes_model(n, m, hidden, n_layers)
+    weights = (fwd["bytes"] - 3 * n * 4) // 4
+    saved = n * n_layers * hidden  # written by the forward, read by the backward
+    partials = -(-n // block_m) * weights  # one row per tile, written, then read by torch.sum
+    return dict(
+        bytes=fwd["bytes"] + 4 * (2 * saved + 5 * n + 2 * partials + 2 * weights),
+        flops=3 * fwd["flops"],
+        note="forward (saving the pre-activations) + backward: x, dy, dx, the saved "
+        "pre-activations and one row of weight gradients per 16-point tile",
+    )
+
+
+register_benchmark(
+    "04",
+    "fused_field_forward_backward[256^2 points, m=64, H=64, L=5, r=16]",
+    _bench_backward,
+    lambda: bytes_model_backward(256 * 256, 64, 64, 5),
 )
 
 # %% ../../nbs/04_antic/07_kernels.ipynb #0d5f4ce9
