@@ -17,6 +17,7 @@ from .autoencoder import BiorthogonalAutoencoder, SymplecticAutoencoder
 from .latent_hnn import LatentHNN
 from .pendulum_chain import PendulumChain, pod_residual
 from icml26_lit.ro_hnn.model import (
+    MLPHNN,
     ROHNN,
     LatentNODE,
     energy_drift,
@@ -41,6 +42,7 @@ __all__ = [
     "pod_residual",
     "ROHNN",
     "LatentNODE",
+    "MLPHNN",
     "window_loss",
     "make_windows",
     "train_model",

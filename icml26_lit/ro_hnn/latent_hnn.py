@@ -22,8 +22,10 @@ class _MLP(nn.Module):
 
     def __init__(self, n_in, width, n_out, generator, dtype):
         super().__init__()
+        sizes = ((n_in, width), (width, width), (width, n_out))
+        # skip_init: the layers draw nothing from the global generator; `generator` fills them
         self.linears = nn.ModuleList(
-            nn.Linear(a, b, dtype=dtype) for a, b in ((n_in, width), (width, width), (width, n_out))
+            nn.utils.skip_init(nn.Linear, a, b, dtype=dtype) for a, b in sizes
         )
         with torch.no_grad():
             for lin in self.linears:

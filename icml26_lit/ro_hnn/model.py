@@ -18,7 +18,7 @@ from .latent_hnn import LatentHNN
 from ..sim import generalized_leapfrog_step
 
 # %% auto #0
-__all__ = ['ROHNN', 'LatentNODE', 'window_loss', 'make_windows', 'train_model', 'relative_rmse', 'energy_drift']
+__all__ = ['ROHNN', 'LatentNODE', 'MLPHNN', 'window_loss', 'make_windows', 'train_model', 'relative_rmse', 'energy_drift']
 
 # %% ../../nbs/03_ro_hnn/05a_model.ipynb #916c5038
 def _check_int(v, name: str, low: int = 1) -> int:
@@ -31,6 +31,13 @@ def _check_h(h, h_max: float) -> float:
     if isinstance(h, bool) or not isinstance(h, (int, float)) or not (0 < h <= h_max):
         raise ValueError(f"h must lie in (0, {h_max}] (the stable cap), got {h!r}")
     return float(h)
+
+
+def _check_states(model: nn.Module, x, name: str, width: int | None = None) -> torch.Tensor:
+    "x (B, width) in the model's parameter dtype (width: its 2N), named `name` in errors."
+    dtype = next(model.parameters()).dtype
+    width = model.n_full if width is None else width
+    return check_tensor(x, name, shape=(None, width), dtypes=(dtype,))
 
 
 def _decode_all(model, zs: torch.Tensor) -> torch.Tensor:
@@ -56,17 +63,17 @@ class ROHNN(nn.Module):
         super().__init__()
         self.dims, self.h_max = _check_dims(dims), float(h_max)
         self.h, self.iterations = _check_h(h, self.h_max), _check_int(iterations, "iterations")
-        self.n = self.dims[-1]
+        self.n, self.n_full = self.dims[-1], 2 * self.dims[0]  # latent n, phase width 2N
         self.autoencoder = SymplecticAutoencoder(dims, alpha, generator, dtype, backend)
         self.hnn = LatentHNN(self.n, width, generator, dtype)
 
     def encode(self, x: torch.Tensor) -> torch.Tensor:
         "(B, 2N) -> (B, 2n), the lifted encoder."
-        return self.autoencoder.encode(x)
+        return self.autoencoder.encode(_check_states(self, x, "x"))
 
     def decode(self, z: torch.Tensor) -> torch.Tensor:
         "(B, 2n) -> (B, 2N), the lifted (symplectic) decoder."
-        return self.autoencoder.decode(z)
+        return self.autoencoder.decode(_check_states(self, z, "z", 2 * self.n))
 
     def latent_rollout(
         self,
@@ -89,7 +96,7 @@ class ROHNN(nn.Module):
 
     def rollout(self, x0: torch.Tensor, n_steps: int, h: float | None = None, train=False):
         "Decoded states (n_steps + 1, B, 2N) from full states x0 (B, 2N)."
-        x0 = check_tensor(x0, "x0", shape=(None, 2 * self.dims[0]))
+        x0 = _check_states(self, x0, "x0")
         return _decode_all(self, self.latent_rollout(self.encode(x0), n_steps, h, train))
 
 # %% ../../nbs/03_ro_hnn/05a_model.ipynb #3405a254
@@ -104,9 +111,10 @@ def _init_linear(module: nn.Module, generator) -> None:
 
 
 def _mlp(sizes, dtype) -> nn.Sequential:
+    "Tanh MLP, weights left empty for `_init_linear` (building it draws no global random numbers)."
     layers = []
     for k, (a, b) in enumerate(zip(sizes, sizes[1:])):
-        layers.append(nn.Linear(a, b, dtype=dtype))
+        layers.append(nn.utils.skip_init(nn.Linear, a, b, dtype=dtype))
         if k < len(sizes) - 2:
             layers.append(nn.Tanh())
     return nn.Sequential(*layers)
@@ -146,11 +154,11 @@ class LatentNODE(nn.Module):
 
     def encode(self, x: torch.Tensor) -> torch.Tensor:
         "(B, 2N) -> (B, latent)."
-        return self.encoder(check_tensor(x, "x", shape=(None, self.n_full)))
+        return self.encoder(_check_states(self, x, "x"))
 
     def decode(self, z: torch.Tensor) -> torch.Tensor:
         "(B, latent) -> (B, 2N)."
-        return self.decoder(check_tensor(z, "z", shape=(None, self.latent)))
+        return self.decoder(_check_states(self, z, "z", self.latent))
 
     def latent_rollout(self, z0, n_steps: int, h: float | None = None, train: bool = True):
         "Latent states (n_steps + 1, B, latent) by fixed-step RK4 (`train` is ignored)."
@@ -162,15 +170,63 @@ class LatentNODE(nn.Module):
 
     def rollout(self, x0: torch.Tensor, n_steps: int, h: float | None = None, train=False):
         "Decoded states (n_steps + 1, B, 2N) from full states x0 (B, 2N)."
+        x0 = _check_states(self, x0, "x0")
         return _decode_all(self, self.latent_rollout(self.encode(x0), n_steps, h))
 
+# %% ../../nbs/03_ro_hnn/05a_model.ipynb #ab1a7e02
+class MLPHNN(nn.Module):
+    "Ablation: MLP autoencoder + RO-HNN's latent HNN and leapfrog (Chapter 03, *The ablation*)."
+
+    def __init__(
+        self,
+        n_full: int,  # 2N, the phase-vector width
+        n: int = 2,  # latent position width; the latent state is 2n wide
+        hidden: int = 32,  # autoencoder hidden width (the latent NODE's)
+        width: int = 64,  # hidden width of the latent HNN's MLPs (RO-HNN's)
+        h: float = 0.05,  # model step
+        iterations: int = 3,  # fixed-point updates per implicit stage in training
+        generator: torch.Generator | None = None,  # draws all weights
+        dtype: torch.dtype = torch.float64,  # parameter dtype
+        h_max: float = 0.2,  # the stable cap on h
+    ):
+        super().__init__()
+        self.n_full, self.n = _check_int(n_full, "n_full", 2), _check_int(n, "n")
+        self.h_max = float(h_max)
+        self.h, self.iterations = _check_h(h, self.h_max), _check_int(iterations, "iterations")
+        self.encoder = _mlp([n_full, _check_int(hidden, "hidden"), 2 * self.n], dtype)
+        self.decoder = _mlp([2 * self.n, hidden, n_full], dtype)
+        _init_linear(self, generator)  # the autoencoder's weights, then the HNN's
+        self.hnn = LatentHNN(self.n, width, generator, dtype)
+
+    def encode(self, x: torch.Tensor) -> torch.Tensor:
+        "(B, 2N) -> (B, 2n)."
+        return self.encoder(_check_states(self, x, "x"))
+
+    def decode(self, z: torch.Tensor) -> torch.Tensor:
+        "(B, 2n) -> (B, 2N)."
+        return self.decoder(_check_states(self, z, "z", 2 * self.n))
+
+    latent_rollout = ROHNN.latent_rollout  # the same generalised leapfrog of the same HNN
+    rollout = ROHNN.rollout
+
 # %% ../../nbs/03_ro_hnn/05a_model.ipynb #90a822d3
+def _check_windows(model: nn.Module, windows) -> torch.Tensor:
+    "windows (H + 1, B, 2N) in the model's dtype and phase width, named in errors."
+    windows = check_tensor(windows, "windows", ndim=3, dtypes=(next(model.parameters()).dtype,))
+    if windows.shape[2] != model.n_full:
+        raise ValueError(
+            f"windows must be {model.n_full} wide (the model's phase width 2N), "
+            f"got shape {tuple(windows.shape)}"
+        )
+    return windows
+
+
 def window_loss(
-    model: nn.Module,  # ROHNN or LatentNODE
+    model: nn.Module,  # ROHNN, LatentNODE or MLPHNN
     windows: torch.Tensor,  # (H + 1, B, 2N) true states
 ) -> tuple[torch.Tensor, dict]:
     "Sum of the four equal-weight MSE terms and the terms (Chapter 03, *The loss*)."
-    windows = check_tensor(windows, "windows", ndim=3)
+    windows = _check_windows(model, windows)
     if windows.shape[0] < 2:
         raise ValueError(f"windows need at least 2 states, got {windows.shape[0]}")
     b, n_full = windows.shape[1], windows.shape[2] // 2
@@ -203,7 +259,7 @@ def make_windows(
 
 
 def train_model(
-    model: nn.Module,  # ROHNN or LatentNODE
+    model: nn.Module,  # ROHNN, LatentNODE or MLPHNN
     windows: torch.Tensor,  # (H + 1, M, 2N) from make_windows
     steps: int,  # optimiser steps
     batch: int = 64,  # windows per step
@@ -216,7 +272,7 @@ def train_model(
     for name, v in (("lr", lr), ("autoencoder_lr", autoencoder_lr)):
         if v is not None and not (isinstance(v, (int, float)) and 0 < v < 1):
             raise ValueError(f"{name} must lie in (0, 1), got {v!r}")
-    windows = check_tensor(windows, "windows", ndim=3)
+    windows = _check_windows(model, windows)
     groups = [dict(params=list(model.parameters()), lr=lr)]
     if autoencoder_lr is not None:
         if not isinstance(model, ROHNN):
@@ -262,6 +318,8 @@ def energy_drift(
 ) -> float:
     "Mean over trajectories of max_t |H(x^_t) - H(x^_0)| / H(x^_0) (Chapter 03, *Metrics*)."
     states = check_tensor(states, "states", ndim=3, finite=False)
+    if states.shape[-1] % 2:
+        raise ValueError(f"states must have an even width 2N ([q, p]), got {states.shape[-1]}")
     n = states.shape[-1] // 2
     e = hamiltonian(states[..., :n], states[..., n:])  # (T + 1, B)
     drift = ((e - e[0]).abs().amax(0) / e[0].abs()).nan_to_num(cap, cap, cap).clamp(max=cap)

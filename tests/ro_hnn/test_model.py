@@ -8,6 +8,7 @@ import torch
 from icml26_lit.ro_hnn import PendulumChain
 from icml26_lit.ro_hnn.latent_hnn import LatentHNN
 from icml26_lit.ro_hnn.model import (
+    MLPHNN,
     ROHNN,
     LatentNODE,
     energy_drift,
@@ -191,3 +192,81 @@ def test_autoencoder_lr_sets_the_autoencoders_adam_step(fresh_seed):
     )
     assert float(steps.max()) <= 1e-4 * (1 + 1e-6), fresh_seed
     assert float(steps.max()) > 0.9e-4, fresh_seed
+
+
+def test_errors_name_the_argument_the_caller_passed():
+    model = ROHNN([5, 3, 2], generator=torch.Generator().manual_seed(0))
+    x32 = torch.zeros(2, 10, dtype=torch.float32)
+    # float32 states: the error names x0 (the autoencoder's own argument is called y)
+    with pytest.raises(TypeError, match="^x0 must have dtype in \\(float64\\)"):
+        model.rollout(x32, 3)
+    with pytest.raises(ValueError, match="^x0 must have shape"):
+        model.rollout(torch.zeros(2, 12, dtype=F64), 3)
+    with pytest.raises(TypeError, match="^x must have dtype"):
+        model.encode(x32)
+    with pytest.raises(ValueError, match="^z must have shape"):
+        model.decode(torch.zeros(2, 10, dtype=F64))
+    with pytest.raises(TypeError, match="^x0 must have dtype"):
+        LatentNODE(10).rollout(x32, 3)
+    with pytest.raises(TypeError, match="^x0 must have dtype"):
+        MLPHNN(10).rollout(x32, 3)
+    # windows of the wrong width: named windows, with the model's width, before any step
+    w = make_windows(_data(n=6), 4)  # 12 wide for a model of 10
+    for m in (model, LatentNODE(10), MLPHNN(10)):
+        with pytest.raises(ValueError, match="^windows must be 10 wide"):
+            train_model(m, w, 1)
+        with pytest.raises(ValueError, match="^windows must be 10 wide"):
+            window_loss(m, w)
+    with pytest.raises(TypeError, match="^windows must have dtype"):
+        train_model(model, make_windows(_data(), 4).float(), 1)
+    # odd-width states have no [q, p] split
+    states = _data(steps=20)
+    with pytest.raises(ValueError, match="^states must have an even width"):
+        energy_drift(PendulumChain(5).hamiltonian, states[..., :9])
+
+
+def test_ablation_shares_the_latent_hnn_and_leapfrog(fresh_seed):
+    g = torch.Generator().manual_seed(fresh_seed)
+    abl, model = MLPHNN(10, generator=g), ROHNN([5, 3, 2], generator=g)
+    assert [p.shape for p in abl.hnn.parameters()] == [p.shape for p in model.hnn.parameters()]
+    # the same HNN weights give the same latent rollout: the leapfrog is RO-HNN's
+    abl.hnn.load_state_dict(model.hnn.state_dict())
+    z0 = 0.3 * torch.randn(3, 4, generator=g, dtype=F64)
+    with torch.no_grad():
+        za, zr = abl.latent_rollout(z0, 5, train=False), model.latent_rollout(z0, 5, train=False)
+    torch.testing.assert_close(za, zr, atol=0, rtol=0)
+    # its MLP encoder is no left inverse of its decoder (RO-HNN's is, to rounding)
+    with torch.no_grad():
+        assert float((abl.encode(abl.decode(z0)) - z0).abs().max()) > 1e-3, fresh_seed
+    w = make_windows(_data(seed=fresh_seed % 1000), 8)
+    with torch.no_grad():
+        before = float(window_loss(abl, w)[0])
+    train_model(abl, w, 15, 16, 3e-3, torch.Generator().manual_seed(fresh_seed))
+    with torch.no_grad():
+        assert float(window_loss(abl, w)[0]) < before, fresh_seed
+    with pytest.raises(ValueError, match="n_full"):
+        MLPHNN(1)
+    with pytest.raises(ValueError, match="ROHNN only"):
+        train_model(abl, w, 1, autoencoder_lr=0.05)
+
+
+def test_building_a_seeded_model_leaves_the_global_generator_alone(fresh_seed):
+    torch.manual_seed(fresh_seed)
+    state = torch.get_rng_state()
+    models = [
+        ROHNN([5, 3, 2], generator=torch.Generator().manual_seed(1)),
+        LatentNODE(10, generator=torch.Generator().manual_seed(1)),
+        MLPHNN(10, generator=torch.Generator().manual_seed(1)),
+        LatentHNN(2, generator=torch.Generator().manual_seed(1)),
+    ]
+    assert torch.equal(torch.get_rng_state(), state)
+    torch.manual_seed(fresh_seed + 1)
+    again = [
+        ROHNN([5, 3, 2], generator=torch.Generator().manual_seed(1)),
+        LatentNODE(10, generator=torch.Generator().manual_seed(1)),
+        MLPHNN(10, generator=torch.Generator().manual_seed(1)),
+        LatentHNN(2, generator=torch.Generator().manual_seed(1)),
+    ]
+    for a, b in zip(models, again):
+        for (name, p), q in zip(a.named_parameters(), b.parameters()):
+            torch.testing.assert_close(p, q, atol=0, rtol=0, msg=name)
