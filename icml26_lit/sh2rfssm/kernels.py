@@ -323,8 +323,12 @@ def _bench_case(B, L, H):
 
         def run(backend):
             def step():
+                cur.grad = None  # each call's gradient alone, not a sum over calls
                 z, u, v = hrf_scan_spike(cur, M, F, theta, backend=backend)
                 (z.sum() + u.sum()).backward()
+                # the bench compares these with the torch variant's on the card: the states and
+                # the fused backward's gradient (spikes may flip where u sits on the threshold)
+                return u.detach(), v.detach(), cur.grad
 
             return step
 

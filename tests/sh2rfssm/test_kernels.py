@@ -102,3 +102,17 @@ def test_compile_check(key):
     spec = KERNELS[key]
     reports = compile_check(spec.kernel, spec.signature, spec.constexprs, num_warps=spec.num_warps)
     assert [r.target for r in reports] == [(7, 5), (9, 0)]
+
+
+def test_bench_variants_agree_forward_and_backward():
+    # the bench's on-card agreement compares what the variants return: states and input gradient
+    from icml26_lit.core.bench import variant_agreement
+    from icml26_lit.sh2rfssm.kernels import _bench_case
+
+    fn, model = _bench_case(2, 37, 5)
+    variants = fn(torch.device("cpu"))  # "triton" runs the interpreter here
+    outs = variants["triton"]()
+    assert len(outs) == 3 and outs[2] is not None and outs[2].shape == (2, 37, 5)
+    agree = variant_agreement(variants)
+    assert set(agree) == {"triton"} and agree["triton"]["rel_diff"] < 1e-5
+    assert agree["triton"]["reference_repeat"] == 0.0
