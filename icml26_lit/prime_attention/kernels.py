@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import torch
 import torch.nn.functional as F
@@ -23,7 +24,8 @@ if HAS_TRITON:
     import triton.language as tl
 
 # %% auto #0
-__all__ = ['prime_attention_reference', 'check_attention_inputs', 'prime_attention', 'make_attention_inputs']
+__all__ = ['prime_attention_reference', 'prime_attention_vjp', 'check_attention_inputs', 'prime_attention',
+           'make_attention_inputs']
 
 # %% ../../nbs/14_prime_attention/04_kernels.ipynb #07787a14
 def prime_attention_reference(
@@ -49,6 +51,7 @@ if HAS_TRITON:
         v_ptr,
         f_ptr,
         o_ptr,
+        lse_ptr,
         H,
         N,
         D,
@@ -64,11 +67,9 @@ if HAS_TRITON:
         cols_d = tl.arange(0, BLOCK_D)  # head width, padded to a power of two
         rmask, dmask = rows < N, cols_d < D
         base = bh * N * D
-        q = tl.load(
-            q_ptr + base + rows[:, None] * D + cols_d[None, :],
-            mask=rmask[:, None] & dmask[None, :],
-            other=0.0,
-        )
+        qo_off = base + rows[:, None] * D + cols_d[None, :]
+        qo_mask = rmask[:, None] & dmask[None, :]
+        q = tl.load(q_ptr + qo_off, mask=qo_mask, other=0.0)
         f_base = f_ptr + (bh // H) * stride_fb + h * N * N * D  # stride_fb = 0: shared F
         m_i = tl.full([BLOCK_M], float("-inf"), dtype=q.dtype)
         l_i = tl.zeros([BLOCK_M], dtype=q.dtype)
@@ -94,11 +95,8 @@ if HAS_TRITON:
             acc = acc * alpha[:, None] + tl.sum(p[:, :, None] * f * v[None, :, :], axis=1)
             m_i = m_new
         out = acc / l_i[:, None]
-        tl.store(
-            o_ptr + base + rows[:, None] * D + cols_d[None, :],
-            out,
-            mask=rmask[:, None] & dmask[None, :],
-        )
+        tl.store(lse_ptr + bh * N + rows, m_i + tl.log(l_i), mask=rmask)  # for the backward
+        tl.store(o_ptr + qo_off, out, mask=qo_mask)
 
 # %% ../../nbs/14_prime_attention/04_kernels.ipynb #f566a2ad
 def _tiles(N: int, D: int):
@@ -116,6 +114,7 @@ if HAS_TRITON:
         "v_ptr": "*fp32",
         "f_ptr": "*fp32",
         "o_ptr": "*fp32",
+        "lse_ptr": "*fp32",
         "H": "i32",
         "N": "i32",
         "D": "i32",
@@ -136,47 +135,267 @@ if HAS_TRITON:
             "14", flash_prime_kernel, SIGNATURES[_dt], TILE, name=f"flash_prime_{_name}"
         )
 
-# %% ../../nbs/14_prime_attention/04_kernels.ipynb #7b5e4e85
-def _launch(q, k, v, filters):
-    "Run flash_prime_kernel on contiguous inputs; returns o (B, H, N, d)."
-    B, H, N, D = q.shape
-    o = torch.empty_like(q)
-    if q.numel() == 0:
-        return o
-    bm, bn, bd = _tiles(N, D)
-    stride_fb = 0 if filters.dim() == 4 else H * N * N * D  # the batch-shared F: stride 0
-    flash_prime_kernel[(B * H, triton.cdiv(N, bm))](
-        q,
-        k,
-        v,
-        filters,
-        o,
+# %% ../../nbs/14_prime_attention/04_kernels.ipynb #d0faf149
+def prime_attention_vjp(
+    q: torch.Tensor,  # queries (B, H, N, d)
+    k: torch.Tensor,  # keys (B, H, N, d)
+    v: torch.Tensor,  # values (B, H, N, d)
+    filters: torch.Tensor,  # F (H, N, N, d) or (B, H, N, N, d)
+    grad_out: torch.Tensor,  # dL/do (B, H, N, d)
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    "Gradients of prime attention w.r.t. q, k, v, filters, in PyTorch (Chapter 14, *The backward*)."
+    scale = 1 / math.sqrt(q.shape[-1])
+    f = filters if filters.dim() == 5 else filters[None]  # (B or 1, H, N, N, d)
+    kt, vt = k[:, :, None] * f, v[:, :, None] * f  # k~_ij = k_j * F_ij, v~_ij = v_j * F_ij
+    p = torch.softmax(torch.einsum("bhic,bhijc->bhij", q, kt) * scale, -1)  # p_ij
+    o = torch.einsum("bhij,bhijc->bhic", p, vt)
+    dp = torch.einsum("bhic,bhijc->bhij", grad_out, vt)  # dp_ij = do_i . v~_ij
+    delta = (grad_out * o).sum(-1, keepdim=True)  # delta_i = do_i . o_i = sum_j p_ij dp_ij
+    ds = p * (dp - delta)  # ds_ij = p_ij (dp_ij - delta_i): the softmax's adjoint
+    dq = torch.einsum("bhij,bhijc->bhic", ds, kt) * scale  # sum_j ds_ij F_ij * k_j / sqrt d
+    fe = f.expand(q.shape[0], *f.shape[1:])
+    dk = torch.einsum("bhij,bhijc,bhic->bhjc", ds, fe, q) * scale  # sum_i ds_ij F_ij * q_i / sqrt d
+    dv = torch.einsum("bhij,bhijc,bhic->bhjc", p, fe, grad_out)  # sum_i p_ij F_ij * do_i
+    # dF_ij = ds_ij q_i * k_j / sqrt d + p_ij do_i * v_j
+    df = ds[..., None] * q[:, :, :, None] * k[:, :, None] * scale
+    df = df + p[..., None] * grad_out[:, :, :, None] * v[:, :, None]
+    return dq, dk, dv, df if filters.dim() == 5 else df.sum(0)
+
+# %% ../../nbs/14_prime_attention/04_kernels.ipynb #974a8a25
+if HAS_TRITON:
+
+    @triton.jit
+    def _p_ds_tile(q, k, v, f, do, lse, delta, valid, scale):
+        "One (i, j) tile: p_ij from the saved log-sum-exp, and ds_ij."
+        s = tl.sum(q[:, None, :] * f * k[None, :, :], axis=2) * scale  # s_ij, as in the forward
+        p = tl.where(valid, tl.exp(s - lse[:, None]), 0.0)  # p_ij = exp(s_ij - lse_i)
+        dp = tl.sum(do[:, None, :] * f * v[None, :, :], axis=2)  # dp_ij = do_i . (F_ij * v_j)
+        return p, p * (dp - delta[:, None])  # ds_ij = p_ij (dp_ij - delta_i)
+
+    @triton.jit
+    def flash_prime_bwd_dkdv_kernel(
+        q_ptr,
+        k_ptr,
+        v_ptr,
+        f_ptr,
+        do_ptr,
+        lse_ptr,
+        delta_ptr,
+        dk_ptr,
+        dv_ptr,
         H,
         N,
         D,
         stride_fb,
-        1.0 / math.sqrt(D),
-        BLOCK_M=bm,
-        BLOCK_N=bn,
-        BLOCK_D=bd,
-    )
-    return o
+        scale,
+        BLOCK_M: tl.constexpr,
+        BLOCK_N: tl.constexpr,
+        BLOCK_D: tl.constexpr,
+    ):
+        bh = tl.program_id(0)  # sample * H + head
+        cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)  # key channels j
+        cols_d = tl.arange(0, BLOCK_D)
+        cmask, dmask = cols < N, cols_d < D
+        kv_off = bh * N * D + cols[:, None] * D + cols_d[None, :]
+        kv_mask = cmask[:, None] & dmask[None, :]
+        k = tl.load(k_ptr + kv_off, mask=kv_mask, other=0.0)
+        v = tl.load(v_ptr + kv_off, mask=kv_mask, other=0.0)
+        f_base = f_ptr + (bh // H) * stride_fb + (bh % H) * N * N * D  # stride_fb = 0: shared
+        dk = tl.zeros([BLOCK_N, BLOCK_D], dtype=k.dtype)
+        dv = tl.zeros([BLOCK_N, BLOCK_D], dtype=k.dtype)
+        for start in range(0, N, BLOCK_M):
+            rows = start + tl.arange(0, BLOCK_M)  # query channels i
+            rmask = rows < N
+            qo_off = bh * N * D + rows[:, None] * D + cols_d[None, :]
+            qo_mask = rmask[:, None] & dmask[None, :]
+            q = tl.load(q_ptr + qo_off, mask=qo_mask, other=0.0)
+            do = tl.load(do_ptr + qo_off, mask=qo_mask, other=0.0)
+            lse = tl.load(lse_ptr + bh * N + rows, mask=rmask, other=0.0)
+            delta = tl.load(delta_ptr + bh * N + rows, mask=rmask, other=0.0)
+            f_off = (rows[:, None, None] * N + cols[None, :, None]) * D + cols_d[None, None, :]
+            f_mask = rmask[:, None, None] & cmask[None, :, None] & dmask[None, None, :]
+            f = tl.load(f_base + f_off, mask=f_mask, other=0.0)  # F tile (BM, BN, BD)
+            p, ds = _p_ds_tile(q, k, v, f, do, lse, delta, rmask[:, None] & cmask[None, :], scale)
+            dv += tl.sum(p[:, :, None] * f * do[:, None, :], axis=0)  # sum_i p_ij F_ij * do_i
+            dk += tl.sum(ds[:, :, None] * f * q[:, None, :], axis=0)  # sum_i ds_ij F_ij * q_i
+        tl.store(dk_ptr + kv_off, dk * scale, mask=kv_mask)  # ... / sqrt d
+        tl.store(dv_ptr + kv_off, dv, mask=kv_mask)
+
+# %% ../../nbs/14_prime_attention/04_kernels.ipynb #f494f532
+if HAS_TRITON:
+
+    @triton.jit
+    def flash_prime_bwd_dq_kernel(
+        q_ptr,
+        k_ptr,
+        v_ptr,
+        f_ptr,
+        do_ptr,
+        lse_ptr,
+        delta_ptr,
+        dq_ptr,
+        H,
+        N,
+        D,
+        stride_fb,
+        scale,
+        BLOCK_M: tl.constexpr,
+        BLOCK_N: tl.constexpr,
+        BLOCK_D: tl.constexpr,
+    ):
+        bh = tl.program_id(0)  # sample * H + head
+        rows = tl.program_id(1) * BLOCK_M + tl.arange(0, BLOCK_M)  # query channels i
+        cols_d = tl.arange(0, BLOCK_D)
+        rmask, dmask = rows < N, cols_d < D
+        qo_off = bh * N * D + rows[:, None] * D + cols_d[None, :]
+        qo_mask = rmask[:, None] & dmask[None, :]
+        q = tl.load(q_ptr + qo_off, mask=qo_mask, other=0.0)
+        do = tl.load(do_ptr + qo_off, mask=qo_mask, other=0.0)
+        lse = tl.load(lse_ptr + bh * N + rows, mask=rmask, other=0.0)
+        delta = tl.load(delta_ptr + bh * N + rows, mask=rmask, other=0.0)
+        f_base = f_ptr + (bh // H) * stride_fb + (bh % H) * N * N * D
+        dq = tl.zeros([BLOCK_M, BLOCK_D], dtype=q.dtype)
+        for start in range(0, N, BLOCK_N):
+            cols = start + tl.arange(0, BLOCK_N)  # key channels j
+            cmask = cols < N
+            kv_off = bh * N * D + cols[:, None] * D + cols_d[None, :]
+            kv_mask = cmask[:, None] & dmask[None, :]
+            k = tl.load(k_ptr + kv_off, mask=kv_mask, other=0.0)
+            v = tl.load(v_ptr + kv_off, mask=kv_mask, other=0.0)
+            f_off = (rows[:, None, None] * N + cols[None, :, None]) * D + cols_d[None, None, :]
+            f_mask = rmask[:, None, None] & cmask[None, :, None] & dmask[None, None, :]
+            f = tl.load(f_base + f_off, mask=f_mask, other=0.0)
+            p, ds = _p_ds_tile(q, k, v, f, do, lse, delta, rmask[:, None] & cmask[None, :], scale)
+            dq += tl.sum(ds[:, :, None] * f * k[None, :, :], axis=1)  # sum_j ds_ij F_ij * k_j
+        tl.store(dq_ptr + qo_off, dq * scale, mask=qo_mask)
+
+# %% ../../nbs/14_prime_attention/04_kernels.ipynb #c4df4c48
+if HAS_TRITON:
+
+    @triton.jit
+    def flash_prime_bwd_df_kernel(
+        q_ptr,
+        k_ptr,
+        v_ptr,
+        f_ptr,
+        do_ptr,
+        lse_ptr,
+        delta_ptr,
+        df_ptr,
+        H,
+        N,
+        D,
+        stride_fb,
+        n_loop,
+        scale,
+        BLOCK_M: tl.constexpr,
+        BLOCK_N: tl.constexpr,
+        BLOCK_D: tl.constexpr,
+    ):
+        g = tl.program_id(0)  # shared F: the head (n_loop = B); per-sample F: sample * H + head
+        rows = tl.program_id(1) * BLOCK_M + tl.arange(0, BLOCK_M)  # query channels i
+        cols = tl.program_id(2) * BLOCK_N + tl.arange(0, BLOCK_N)  # key channels j
+        cols_d = tl.arange(0, BLOCK_D)
+        rmask, cmask, dmask = rows < N, cols < N, cols_d < D
+        f_off = (g // H) * stride_fb + (g % H) * N * N * D
+        f_off += (rows[:, None, None] * N + cols[None, :, None]) * D + cols_d[None, None, :]
+        f_mask = rmask[:, None, None] & cmask[None, :, None] & dmask[None, None, :]
+        f = tl.load(f_ptr + f_off, mask=f_mask, other=0.0)  # loaded once for the whole batch
+        df = tl.zeros([BLOCK_M, BLOCK_N, BLOCK_D], dtype=f.dtype)
+        for t in range(0, n_loop):
+            bh = g + t * H  # shared F: sample t of head g; per-sample F: bh = g
+            qo_off = bh * N * D + rows[:, None] * D + cols_d[None, :]
+            kv_off = bh * N * D + cols[:, None] * D + cols_d[None, :]
+            qo_mask = rmask[:, None] & dmask[None, :]
+            kv_mask = cmask[:, None] & dmask[None, :]
+            q = tl.load(q_ptr + qo_off, mask=qo_mask, other=0.0)
+            do = tl.load(do_ptr + qo_off, mask=qo_mask, other=0.0)
+            k = tl.load(k_ptr + kv_off, mask=kv_mask, other=0.0)
+            v = tl.load(v_ptr + kv_off, mask=kv_mask, other=0.0)
+            lse = tl.load(lse_ptr + bh * N + rows, mask=rmask, other=0.0)
+            delta = tl.load(delta_ptr + bh * N + rows, mask=rmask, other=0.0)
+            p, ds = _p_ds_tile(q, k, v, f, do, lse, delta, rmask[:, None] & cmask[None, :], scale)
+            # dF_ij += ds_ij q_i * k_j / sqrt d + p_ij do_i * v_j
+            df += (ds * scale)[:, :, None] * q[:, None, :] * k[None, :, :]
+            df += p[:, :, None] * do[:, None, :] * v[None, :, :]
+        tl.store(df_ptr + f_off, df, mask=f_mask)
+
+# %% ../../nbs/14_prime_attention/04_kernels.ipynb #07cb0bf2
+if HAS_TRITON:
+    _BWD_ARGS = ("q", "k", "v", "f", "do", "lse", "delta")
+    _BWD_TAIL = {"H": "i32", "N": "i32", "D": "i32", "stride_fb": "i32"}
+    _BWD_SIG = {
+        "dkdv": {f"{a}_ptr": "*fp32" for a in _BWD_ARGS + ("dk", "dv")} | _BWD_TAIL,
+        "dq": {f"{a}_ptr": "*fp32" for a in _BWD_ARGS + ("dq",)} | _BWD_TAIL,
+        "df": {f"{a}_ptr": "*fp32" for a in _BWD_ARGS + ("df",)} | _BWD_TAIL | {"n_loop": "i32"},
+    }
+    BWD_KERNELS = {
+        "dkdv": flash_prime_bwd_dkdv_kernel,
+        "dq": flash_prime_bwd_dq_kernel,
+        "df": flash_prime_bwd_df_kernel,
+    }
+    BWD_SIGNATURES = {}
+    for _part, _sig in _BWD_SIG.items():
+        _sig = _sig | {"scale": "fp32"} | {b: "constexpr" for b in TILE}
+        for _dt, _name in ((torch.float32, "fp32"), (torch.float64, "fp64")):
+            _s = {a: t.replace("fp32", _name) for a, t in _sig.items()}
+            BWD_SIGNATURES[_part, _dt] = _s
+            register_kernel(
+                "14", BWD_KERNELS[_part], _s, TILE, name=f"flash_prime_bwd_{_part}_{_name}"
+            )
+
+# %% ../../nbs/14_prime_attention/04_kernels.ipynb #7b5e4e85
+def _launch(q, k, v, filters):
+    "Run flash_prime_kernel on contiguous inputs; returns o (B, H, N, d) and lse (B, H, N)."
+    B, H, N, D = q.shape
+    o = torch.empty_like(q)
+    lse = torch.empty(B, H, N, dtype=q.dtype, device=q.device)
+    if q.numel() == 0:
+        return o, lse
+    bm, bn, bd = _tiles(N, D)
+    stride_fb = 0 if filters.dim() == 4 else H * N * N * D  # the batch-shared F: stride 0
+    grid = (B * H, triton.cdiv(N, bm))
+    args = (q, k, v, filters, o, lse, H, N, D, stride_fb, 1.0 / math.sqrt(D))
+    flash_prime_kernel[grid](*args, BLOCK_M=bm, BLOCK_N=bn, BLOCK_D=bd)
+    return o, lse
 
 
+def _launch_backward(q, k, v, filters, o, lse, grad_out, needs):
+    "The three backward kernels, each only where `needs` (q, k, v, filters) asks for it."
+    B, H, N, D = q.shape
+    dq, dk, dv, df = (torch.zeros_like(t) for t in (q, k, v, filters))
+    if q.numel() == 0:
+        return dq, dk, dv, df
+    grad_out = grad_out.contiguous()
+    args = (q, k, v, filters, grad_out, lse, (grad_out * o).sum(-1))  # delta_i = do_i . o_i
+    bm, bn, bd = _tiles(N, D)
+    shared = filters.dim() == 4
+    tail = (H, N, D, 0 if shared else H * N * N * D)
+    tiles = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_D=bd)
+    scale = 1.0 / math.sqrt(D)
+    if needs[1] or needs[2]:
+        grid = (B * H, triton.cdiv(N, bn))
+        flash_prime_bwd_dkdv_kernel[grid](*args, dk, dv, *tail, scale, **tiles)
+    if needs[0]:
+        flash_prime_bwd_dq_kernel[(B * H, triton.cdiv(N, bm))](*args, dq, *tail, scale, **tiles)
+    if needs[3]:  # shared F: one program per head and tile, looping over the B samples
+        grid = (H if shared else B * H, triton.cdiv(N, bm), triton.cdiv(N, bn))
+        flash_prime_bwd_df_kernel[grid](*args, df, *tail, B if shared else 1, scale, **tiles)
+    return dq, dk, dv, df
+
+# %% ../../nbs/14_prime_attention/04_kernels.ipynb #5a0fa13f
 class _FlashPrime(torch.autograd.Function):
-    "Forward by the kernel; backward by autograd through the recomputed reference."
+    "Forward and backward by the kernels; K~ and V~ are never stored."
 
     @staticmethod
     def forward(ctx, q, k, v, filters):
-        ctx.save_for_backward(q, k, v, filters)
-        return _launch(q, k, v, filters)
+        o, lse = _launch(q, k, v, filters)
+        ctx.save_for_backward(q, k, v, filters, o, lse)
+        return o
 
     @staticmethod
     def backward(ctx, grad_out):
-        inputs = [t.detach().requires_grad_(True) for t in ctx.saved_tensors]
-        with torch.enable_grad():
-            out = prime_attention_reference(*inputs)
-        grads = torch.autograd.grad(out, inputs, grad_out, allow_unused=True)
+        grads = _launch_backward(*ctx.saved_tensors, grad_out, ctx.needs_input_grad)
         return tuple(g if need else None for g, need in zip(grads, ctx.needs_input_grad))
 
 # %% ../../nbs/14_prime_attention/04_kernels.ipynb #774f861c
@@ -253,3 +472,39 @@ def _bench(device, B=32, H=8, D=16, Ns=(64, 256, 862)):
 
 
 register_benchmark("14", "flash_prime", _bench, _bench_model)
+
+# %% ../../nbs/14_prime_attention/04_kernels.ipynb #57bb2663
+def _bench_model_backward(B=32, H=8, N=862, D=16, bytes_per=4):
+    fwd = _bench_model(B, H, N, D, bytes_per)
+    nd, n2d = B * H * N * D * bytes_per, B * H * N * N * D * bytes_per
+    # backward: q, k, v, do read by three kernels, dq, dk, dv written; F read per sample by the
+    # dq and dk/dv kernels and once by the filter kernel, dF written once
+    bwd = 3 * 4 * nd + 3 * nd + 2 * n2d + 2 * H * N * N * D * bytes_per
+    return dict(
+        bytes=fwd["bytes"] + bwd,
+        # per (sample, head, i, j, c): the forward's 6, then s and dp (6) in each of three
+        # kernels and the accumulations of dk, dv (6), dq (3) and dF (7)
+        flops=(6 + 18 + 16) * B * H * N * N * D,
+        note=f"forward + backward, B={B}, H={H}, N={N}, d={D}, fp32; autograd through the "
+        f"reference keeps K~, V~ and builds their gradients: {4 * n2d / 1e9:.1f} GB",
+    )
+
+
+def _bench_backward(device, B=32, H=8, D=16, Ns=(64, 256, 862)):
+    g = torch.Generator().manual_seed(0)
+    out = {}
+    for N in Ns:
+        args = make_attention_inputs((B, H, N, D, False), torch.float32, g)
+        leaves = [t.to(device).requires_grad_() for t in args]
+        do = torch.randn(B, H, N, D, generator=g).to(device)
+
+        def step(attention, leaves=leaves, do=do):  # the gradients w.r.t. q, k, v and F
+            return lambda: torch.autograd.grad(attention(*leaves), leaves, do)
+
+        out[f"triton N={N}"] = step(partial(prime_attention, backend="triton"))
+        if 4 * B * H * N * N * D * 4 < 8e9:  # K~, V~ and their gradients must fit
+            out[f"torch N={N}"] = step(prime_attention_reference)
+    return out
+
+
+register_benchmark("14", "flash_prime_forward_backward", _bench_backward, _bench_model_backward)
