@@ -23,8 +23,8 @@ from icml26_lit.prime_attention.data import (
 from .model import PrimeITransformer
 
 # %% auto #0
-__all__ = ['CONFIG', 'load_data', 'evaluate', 'train_arm', 'last_value_mse', 'ridge_r2', 'pair_auc', 'run_pilot', 'run_seed',
-           'smoke_step', 'arm_lr']
+__all__ = ['CONFIG', 'load_data', 'evaluate', 'train_step', 'train_arm', 'last_value_mse', 'ridge_r2', 'pair_auc', 'run_pilot',
+           'run_seed', 'smoke_step', 'arm_lr']
 
 # %% ../../nbs/14_prime_attention/05_experiments.ipynb #71522d41
 _ARMS = {  # arm: (attention, lookback, filter mode)
@@ -103,12 +103,29 @@ def evaluate(model, X, Y, batch: int = 512) -> float:
     return se / Y.numel()
 
 # %% ../../nbs/14_prime_attention/05_experiments.ipynb #efd6398c
+def train_step(model, opt, X: torch.Tensor, Y: torch.Tensor, batch: int, g: torch.Generator):
+    "One Adam step on `batch` windows drawn with `g` (on its device), on the windows' device."
+    idx = torch.randint(len(X), (batch,), generator=g, device=g.device).to(X.device)
+    opt.zero_grad()
+    F.mse_loss(model(X[idx]), Y[idx]).backward()
+    opt.step()
+
+
 def train_arm(
-    data: dict, arm: str, cfg, seed: int, lr: float, steps: int | None = None, backend: str = "auto"
+    data: dict,
+    arm: str,
+    cfg,
+    seed: int,
+    lr: float,
+    steps: int | None = None,
+    backend: str = "auto",
+    device: str | torch.device = "cpu",  # the model and windows move here; draws stay on the CPU
 ) -> dict:
     "Train one arm (attention, lookback) with Adam; val and test MSE at the end (Chapter 14)."
     attention, L, mode = _ARMS[arm]
-    (X, Y), (Xv, Yv), (Xt, Yt) = (data["windows"][L][s] for s in ("train", "val", "test"))
+    (X, Y), (Xv, Yv), (Xt, Yt) = (
+        (t.to(device) for t in data["windows"][L][s]) for s in ("train", "val", "test")
+    )
     g = torch.Generator().manual_seed(seed * 1000 + 7)
     model = PrimeITransformer(
         X.shape[2],
@@ -119,16 +136,13 @@ def train_arm(
         backend=backend,
         generator=torch.Generator().manual_seed(seed),
         channel_embedding=arm.startswith("channel"),
-    )
+    ).to(device)  # initialised on the CPU from the seed: the same weights on any device
     Xc, Yc = Xv[: cfg.curve_windows], Yv[: cfg.curve_windows]  # the learning curve's windows
     curve = []
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     t0, c0 = time.perf_counter(), time.process_time()
     for step in range(1, 1 + (steps if steps is not None else cfg.steps)):
-        idx = torch.randint(len(X), (cfg.batch,), generator=g)
-        opt.zero_grad()
-        F.mse_loss(model(X[idx]), Y[idx]).backward()
-        opt.step()
+        train_step(model, opt, X, Y, cfg.batch, g)
         if steps is None and step % cfg.curve_every == 0:
             curve.append((step, evaluate(model, Xc, Yc, cfg.eval_batch)))
     secs, cpu = time.perf_counter() - t0, time.process_time() - c0  # training and curve
