@@ -131,7 +131,9 @@ class ReplayBuffer:
         check_generator(generator)
         if len(self) < 2:
             raise ValueError("the replay buffer holds fewer than 2 samples")
-        i = torch.randint(len(self), (n,), generator=generator)
+        # drawn on the generator's device (a seed gives the same rows anywhere), used on the data's
+        dev = generator.device if generator is not None else self.x.device
+        i = torch.randint(len(self), (n,), generator=generator, device=dev).to(self.x.device)
         return self.x[i], self.u[i]
 
 # %% ../../nbs/09_ldr/04_objectives.ipynb #8578a57f
@@ -198,8 +200,8 @@ def check_fit_args(
 # %% ../../nbs/09_ldr/04_objectives.ipynb #6b3f9e02
 def _optimiser(flow, center, lr, weight_decay, steps):
     "The learned centre c (or None), AdamW over the flow's parameters and c, a cosine schedule."
-    dtype = next(flow.parameters()).dtype
-    c = torch.nn.Parameter(torch.zeros((), dtype=dtype)) if center == "learned" else None
+    p = next(flow.parameters())
+    c = torch.nn.Parameter(p.new_zeros(())) if center == "learned" else None
     params = list(flow.parameters()) + ([c] if c is not None else [])
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
@@ -265,12 +267,13 @@ def fit(
         generator,
     )
     data_based = method in ("nll", "nll+ldr", "ldr")
+    dev = generator.device if generator is not None else x.device if x is not None else None
     c, opt, sched = _optimiser(flow, center, lr, weight_decay, steps)
     buf = ReplayBuffer(buffer_size) if not data_based else None
     hist = []
     for _ in range(steps):
         if data_based:
-            i = torch.randperm(len(x), generator=generator)[:batch]
+            i = torch.randperm(len(x), generator=generator, device=dev)[:batch].to(x.device)
             loss = _data_loss(flow, method, x[i], u[i], weights, i, lam, kind, c)
         else:
             loss = _variational_loss(flow, method, energy_fn, batch, buf, lam, kind, c, generator)
