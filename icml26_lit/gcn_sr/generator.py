@@ -354,8 +354,8 @@ def constraint_violations(
     inv = torch.zeros_like(t, dtype=torch.bool)
     for x, y in INVERSE.items():
         inv |= (t == TOKEN_ID[y]) & (ptok == TOKEN_ID[x]) & has_parent
-    trig = torch.zeros(V, dtype=torch.bool)
-    trig[[TOKEN_ID[n] for n in TRIG]] = True
+    trig = torch.zeros(V, dtype=torch.bool, device=t.device)
+    trig[torch.tensor([TOKEN_ID[n] for n in TRIG], device=t.device)] = True
     above = torch.zeros_like(t, dtype=torch.bool)
     for i in range(1, spbt.n_slots):
         p = int(spbt.parent[i])

@@ -68,8 +68,8 @@ class Library:
     @property
     def allowed(self) -> torch.Tensor:
         "Boolean mask (V,) of the vocabulary ids this library allows (empty included)."
-        m = torch.zeros(V, dtype=torch.bool)
-        m[[TOKEN_ID[n] for n in self.names]] = True
+        m = torch.zeros(V, dtype=torch.bool, device="cpu")  # a host constant; users move it
+        m[torch.tensor([TOKEN_ID[n] for n in self.names], device="cpu")] = True
         return m
 
     def ids(self, kind: str) -> list:
@@ -102,7 +102,7 @@ class SPBT:
             raise ValueError(f"depth must be <= 10 (2**depth - 1 slots), got {depth}")
         self.depth, self.library = depth, library or Library()
         self.n_slots = S = 2**depth - 1
-        idx = torch.arange(S)
+        idx = torch.arange(S, device="cpu")  # the scaffold is a host structure
         self.level = torch.floor(torch.log2((idx + 1).double())).long()
         self.parent = torch.where(idx > 0, (idx - 1) // 2, -1)
         self.is_left = (idx > 0) & (idx % 2 == 1)
@@ -114,8 +114,8 @@ class SPBT:
     def adjacency(self, dtype=torch.float32) -> torch.Tensor:
         "Normalised adjacency D^-1/2 (A + I) D^-1/2 of the scaffold, shape (S, S)."
         S = self.n_slots
-        A = torch.eye(S, dtype=dtype)
-        child = torch.arange(1, S)
+        A = torch.eye(S, dtype=dtype, device="cpu")
+        child = torch.arange(1, S, device="cpu")
         A[child, self.parent[1:]] = 1
         A[self.parent[1:], child] = 1
         d = A.sum(1).rsqrt()
@@ -261,7 +261,7 @@ def random_tree(
 ) -> torch.Tensor:
     "A uniformly random valid fill (S,), or a subtree of height `depth` written at `root` of `out`."
     S = n_slots or 2**depth - 1
-    out = torch.zeros(S, dtype=torch.long) if out is None else out
+    out = torch.zeros(S, dtype=torch.long, device="cpu") if out is None else out
     terms, un, bi = (library.ids(k) for k in ("terminal", "unary", "binary"))
     if isinstance(generator, np.random.Generator):  # fast path for genetic programming
         pick = lambda seq: seq[int(generator.integers(len(seq)))]

@@ -97,7 +97,7 @@ def mutate(
         rng,
         root=i,
         n_slots=index.spbt.n_slots,
-        out=torch.zeros(index.spbt.n_slots, dtype=torch.long),
+        out=torch.zeros(index.spbt.n_slots, dtype=torch.long, device="cpu"),
     ).numpy()
     for slots in index.desc[i]:
         out[slots] = new[slots]
@@ -134,7 +134,7 @@ def gp_refine(
                 kids.append(mutate(a, index, rng))
             else:
                 kids.append(a.copy())
-        kt = torch.tensor(np.stack(kids))
+        kt = torch.tensor(np.stack(kids), device="cpu")  # GP runs on the host
         kr, kc = scorer(kt)
         seen_t.append(kt), seen_r.append(kr), seen_c.append(kc)
         best = int(np.argmax(fit))
@@ -353,7 +353,8 @@ def _merge_elites(elite_t, elite_r, gt, gr, n_elites: int):
     "The n_elites best distinct trees of the old elites and the GP offspring (gt, gr)."
     allt, allr = torch.cat([elite_t, gt]), torch.cat([elite_r, gr.double()])
     allt, inv = torch.unique(allt, dim=0, return_inverse=True)
-    best = torch.full((len(allt),), -1.0, dtype=torch.float64).scatter_reduce(0, inv, allr, "amax")
+    best = torch.full((len(allt),), -1.0, dtype=torch.float64, device=allr.device)
+    best = best.scatter_reduce(0, inv, allr, "amax")
     keep = torch.argsort(best, descending=True)[:n_elites]
     return allt[keep], best[keep]
 
@@ -430,8 +431,9 @@ def fit(
     self.n_evals, self.n_updates, self.history = 0, 0, []
     self.best_reward, self.best_tokens, self.best_constants = -1.0, None, None
     self.recovered_at, self._checked = None, None
-    elite_t = torch.zeros(0, self.spbt.n_slots, dtype=torch.long)
-    elite_r = torch.zeros(0, dtype=torch.float64)
+    # the elites live on the host, beside GP
+    elite_t = torch.zeros(0, self.spbt.n_slots, dtype=torch.long, device="cpu")
+    elite_r = torch.zeros(0, dtype=torch.float64, device="cpu")
 
     scorer = self._scorer(Xs, ys)
     done = lambda: self._done(truth, X if X_test is None else X_test)
