@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import json
 import pathlib
@@ -17,7 +18,13 @@ import torch
 
 import icml26_lit
 from .bench import load_chapter_kernels
-from .core.bench import BENCHMARKS, run_benchmarks, variant_agreement, write_dispatch
+from icml26_lit.core.bench import (
+    BENCHMARKS,
+    _tensors,
+    run_benchmarks,
+    variant_agreement,
+    write_dispatch,
+)
 from .core.claims import provenance, repo_root, results_dir
 
 
@@ -31,31 +38,73 @@ def _experiments() -> list[str]:
     return names
 
 
-def _agreement(cuda: bool) -> dict:
-    "(a) each benchmark's Triton variants against their PyTorch partners (fp32 as registered)."
-    rows = {}
-    for key, b in sorted(BENCHMARKS.items()):
-        if not cuda:
-            rows[key] = "listed (dry run: no CUDA)"
-            continue
+def _both(b) -> dict:
+    "One benchmark's agreement in float32 (as registered) and in float64, each error stored."
+    row = {}
+    for name, check in (("fp32", variant_agreement), ("fp64", agreement_fp64)):
         try:
-            rows[key] = variant_agreement(dict(b.fn(torch.device("cuda"))))
+            row[name] = check(dict(b.fn(torch.device("cuda"))))
         except Exception as e:  # one failing kernel must not hide the others
-            rows[key] = f"error: {type(e).__name__}: {e}"
+            row[name] = f"error: {type(e).__name__}: {e}"[:500]
         torch.cuda.empty_cache()
-    return rows
+    return row
+
+
+def _agreement(cuda: bool) -> dict:
+    "(a) each benchmark's Triton variants against their PyTorch partners, fp32 and fp64."
+    return {
+        key: _both(b) if cuda else "listed (dry run: no CUDA)"
+        for key, b in sorted(BENCHMARKS.items())
+    }
 
 # %% auto #0
-__all__ = ['run', 'main']
+__all__ = ['agreement_fp64', 'run', 'main']
+
+# %% ../nbs/00_core/14_gpu_check.ipynb #01cd97c3
+def _fp64(o, depth: int = 0):
+    "o with every float32 tensor (and float32 module parameter) in float64; others unchanged."
+    if isinstance(o, torch.Tensor):
+        return (
+            o.detach().double().requires_grad_(o.requires_grad) if o.dtype == torch.float32 else o
+        )
+    if isinstance(o, torch.nn.Module):  # in place: the variants are built afresh for this check
+        return o._apply(lambda t: t.double() if t.dtype == torch.float32 else t)
+    if depth < 2 and isinstance(o, dict):
+        return {k: _fp64(v, depth + 1) for k, v in o.items()}
+    if depth < 2 and isinstance(o, (list, tuple)):
+        items = [_fp64(x, depth + 1) for x in o]
+        return type(o)(*items) if hasattr(o, "_fields") else type(o)(items)
+    return o
+
+
+def _fp64_call(call):
+    "`call` with the tensors it closes over, its default arguments or its partial's in float64."
+    if isinstance(call, functools.partial):
+        return functools.partial(_fp64_call(call.func), *_fp64(call.args), **_fp64(call.keywords))
+    for cell in getattr(call, "__closure__", None) or ():
+        cell.cell_contents = _fp64(cell.cell_contents)
+    if getattr(call, "__defaults__", None):
+        call.__defaults__ = tuple(_fp64(d) for d in call.__defaults__)
+    return call
+
+
+def agreement_fp64(variants: dict) -> dict:
+    "`variant_agreement` with the inputs in float64, or why it does not apply (Platform F, (a))."
+    variants = {k: _fp64_call(v) for k, v in variants.items()}
+    partner = next((v for k, v in variants.items() if k.startswith("torch")), None)
+    outs = _tensors(partner()) if partner is not None else []
+    if not any(t.dtype == torch.float64 for t in outs):
+        return {"not applicable": "the reference's outputs stay in float32 (inputs built inside)"}
+    return variant_agreement(variants)
 
 # %% ../nbs/00_core/14_gpu_check.ipynb #02aa45de
-def _ladder(cuda: bool) -> dict:
-    "(c) Chapter 6's flash vs plain force-call ladder, where the chapter exposes one."
-    mod = importlib.import_module("icml26_lit.flashschnet")
-    fn = getattr(mod, "force_call_ladder", None)
-    if fn is None:
-        return {"skipped": "icml26_lit.flashschnet exposes no force_call_ladder"}
-    return fn(device="cuda" if cuda else "cpu", dry_run=not cuda)
+def _ladder(cuda: bool, dst=None) -> dict:
+    "(c) Chapter 6's flash vs plain force call: repeats and peak memory, the full rows."
+    from icml26_lit.flashschnet.experiments import force_call_ladder
+
+    res = force_call_ladder("cuda" if cuda else "cpu", dry_run=not cuda, dst=dst)
+    verdicts = [f"{c['verdict']}: {c['claim']} ({c['reason']})" for c in res["claims"]]
+    return dict(file=res["path"], peak_mib=res["samples"]["peak_mib"], verdicts=verdicts)
 
 
 def _smoke(name: str, scale: str) -> dict:
@@ -77,6 +126,7 @@ def _smoke(name: str, scale: str) -> dict:
 def run(budget_s: float = 360.0, dry_run: bool = False, out=None) -> pathlib.Path:
     "Run the plan, rewriting the results file after every step; returns its path."
     t0, cuda = time.perf_counter(), torch.cuda.is_available() and not dry_run
+    custom = out is not None
     out = pathlib.Path(out) if out else (results_dir() or repo_root() / "results") / "bench"
     out.mkdir(parents=True, exist_ok=True)
     card = torch.cuda.get_device_name(0) if cuda else "cpu (dry run)"
@@ -101,7 +151,9 @@ def run(budget_s: float = 360.0, dry_run: bool = False, out=None) -> pathlib.Pat
         steps["benchmark"] = "skipped: " + ("dry run (no CUDA)" if not cuda else "budget spent")
     save()
     try:
-        steps["ladder"] = _ladder(cuda) if left() > 0 else "skipped: budget spent"
+        # on the card with the default folder: the committed full.json; else beside the results
+        dst = None if cuda and not custom else out / "flashschnet-full.json"
+        steps["ladder"] = _ladder(cuda, dst) if left() > 0 else "skipped: budget spent"
     except Exception as e:
         steps["ladder"] = f"error: {type(e).__name__}: {e}"
     save()

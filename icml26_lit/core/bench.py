@@ -169,11 +169,22 @@ def _print_models(chosen, verbose: bool) -> None:
         print("No GPU is visible: this is the analytic model only; no GPU timing was taken.")
 
 
+def _peak_mib(call) -> float:
+    "Peak CUDA memory one call allocates above what was allocated before it (MiB)."
+    torch.cuda.synchronize()
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    call()
+    torch.cuda.synchronize()
+    return (torch.cuda.max_memory_allocated() - base) / 2**20
+
+
 def _time_one(b: Benchmark, m: dict, compile: bool) -> dict:
     "Time each variant of benchmark `b` on CUDA with do_bench; an error is stored, not raised."
     from triton.testing import do_bench
 
     row = dict(chapter=b.chapter, name=b.name, model=m, timings_ms={}, gbps={}, tflops={})
+    row["peak_mib"] = {}  # beside time: what one call allocates above its inputs
     try:
         variants = dict(b.fn(torch.device("cuda")))
         row["agreement"] = variant_agreement(variants)  # before timing: see *Agreement*
@@ -184,6 +195,7 @@ def _time_one(b: Benchmark, m: dict, compile: bool) -> dict:
             row["timings_ms"][v] = ms
             row["gbps"][v] = m["bytes"] / (ms * 1e-3) / 1e9
             row["tflops"][v] = m["flops"] / (ms * 1e-3) / 1e12
+            row["peak_mib"][v] = _peak_mib(call)
         torch.cuda.synchronize()
     except Exception as e:  # one failing benchmark must not hide the others
         row["error"] = f"{type(e).__name__}: {e}"
