@@ -25,9 +25,10 @@ from .scale import Scale
 
 # %% auto #0
 __all__ = ['API_VERSION', 'VERDICTS', 'TESTS', 'EFFECTS', 'ROUNDING', 'SCOREBOARD_VERDICTS', 'HEADLINE_SCALES', 'Decision',
-           'decide', 'repo_root', 'claims_dir', 'results_dir', 'read_results', 'magnitude', 'direction_only', 'Claim',
-           'record_claim', 'record_curve', 'load_curves', 'load_claims', 'ClaimsTable', 'claims_table', 'provenance',
-           'results_stale', 'scoreboard_rows', 'scoreboard_counts', 'scoreboard_html', 'headline_rows', 'headline_html']
+           'decide', 'repo_root', 'claims_dir', 'results_dir', 'read_results', 'ScaleTimes', 'scale_times', 'magnitude',
+           'direction_only', 'Claim', 'record_claim', 'record_curve', 'load_curves', 'load_claims', 'ClaimsTable',
+           'claims_table', 'provenance', 'results_stale', 'scoreboard_rows', 'scoreboard_counts', 'scoreboard_html',
+           'headline_rows', 'headline_html']
 
 # %% ../../nbs/00_core/03_claims.ipynb #1f8de8cf
 API_VERSION = 3
@@ -490,6 +491,59 @@ def read_results(slug: str, scale: str = "cpu") -> dict | None:
         print(f"no committed {scale} results for {slug} in {d}")
         return None
     return json.loads(p.read_text())
+
+# %% ../../nbs/00_core/03_claims.ipynb #83a5dddc
+def _time_row(scale: str, res: dict | None) -> tuple[str, str]:
+    "(measured, where) for one scale's committed results file, or what is known without one."
+    if scale == "ci":
+        return "within 120 s of one thread", "the budget every CI run enforces"
+    if res is None:
+        return "not yet measured" + (" on a card" if scale in ("colab", "full") else ""), ""
+    p = res.get("provenance") or {}
+    wall, cpu = res.get("wall_s"), res.get("cpu_s")
+    took = "; ".join(
+        f"{label} {v:,.0f} s" for label, v in (("wall", wall), ("CPU", cpu)) if v is not None
+    )
+    where = f"{p.get('device_name') or p.get('device', '?')}, {str(p.get('date', ''))[:10]}"
+    return took or "rows measured, no whole-run time", f"{where}, commit {str(p.get('commit', ''))[:7]}"
+
+
+class ScaleTimes:
+    "The measured time of each scale of one chapter (see `scale_times`)."
+
+    def __init__(self, slug: str, rows: list[tuple[str, str, str]] | None):
+        self.slug, self.rows = slug, rows
+
+    def _repr_markdown_(self) -> str:
+        if self.rows is None:
+            return "Run inside the repository to see the committed timings."
+        out = ["| scale | measured | where |", "|---|---|---|"]
+        return "\n".join(out + [f"| `{s}` | {m} | {w} |" for s, m, w in self.rows])
+
+    def _repr_html_(self) -> str:
+        if self.rows is None:
+            return "<p>Run inside the repository to see the committed timings.</p>"
+        cells = lambda r, t: "".join(f"<{t}>{html.escape(x)}</{t}>" for x in r)
+        body = "".join(f"<tr>{cells(r, 'td')}</tr>" for r in self.rows)
+        head = cells(("scale", "measured", "where"), "th")
+        return f"<table class='icml26-board'><tr>{head}</tr>{body}</table>"
+
+    __str__ = _repr_markdown_
+
+
+def scale_times(slug: str) -> ScaleTimes:
+    "How long each scale of chapter `slug` took where it was measured (Chapter 0, *Scale times*)."
+    if not isinstance(slug, str) or not re.fullmatch(r"[a-z0-9_]+", slug):
+        raise ValueError(f"slug must be a chapter's package name such as 'slepian', got {slug!r}")
+    d = results_dir()
+    if d is None:
+        return ScaleTimes(slug, None)
+    rows = []
+    for scale in ("ci", "cpu", "colab", "full"):
+        p = d / slug / f"{scale}.json"
+        res = json.loads(p.read_text()) if p.exists() else None
+        rows.append((scale, *_time_row(scale, res)))
+    return ScaleTimes(slug, rows)
 
 # %% ../../nbs/00_core/03_claims.ipynb #d4581b5a
 def magnitude(mean_ours: float, mean_other: float, higher_is_better: bool, effect: str | None):
