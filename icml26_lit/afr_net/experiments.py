@@ -29,7 +29,7 @@ __all__ = ['CONFIG', 'split_indices', 'make_data', 'auc', 'predict', 'train_afrn
 # %% ../../nbs/17_afr_net/06_experiments.ipynb #9eebeb1d
 # effect, the learning rates and the stronger graph baseline, picked by the cpu preset's pilot:
 # results/afr_net/pilot_cpu.json
-_PICKS = dict(lr=3e-3, effect=1.0, gnn_lr=dict(gcn=3e-3, gat=3e-3), strongest="gat")
+_PICKS = dict(lr=3e-3, effect=0.75, gnn_lr=dict(gcn=1e-2, gat=3e-3), strongest="gat")
 _COMMON = dict(
     lr_grid=[1e-3, 3e-3, 1e-2],  # one grid for every network
     effect_grid=[1.0, 0.75, 0.5, 0.35, 0.25],  # tried in this order (largest first)
