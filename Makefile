@@ -34,7 +34,7 @@ SEED ?= 0
 # default index (this project's machines have the CPU wheel locally).
 TORCH_INDEX ?=
 
-.PHONY: venv test book run nbtest export clean bench gpu toc exercises lint verdicts
+.PHONY: venv test book run nbtest export clean bench gpu gpu-pack toc exercises lint verdicts
 
 venv: $(STAMP)
 
@@ -81,8 +81,13 @@ nbtest: venv
 bench: venv
 	$(PY) -m icml26_lit.bench --budget-s 420
 
+GPU_PY = $(if $(wildcard $(VENV)/bin/python),$(VENV)/bin/python,python3)
 gpu:  # no venv prerequisite: a GPU machine brings its own torch and Triton (no network there)
-	$(if $(wildcard $(VENV)/bin/python),$(VENV)/bin/python,python3) -m icml26_lit.gpu_check --budget-s 360
+	@if [ -d .gpu-wheels ]; then $(GPU_PY) book/gpu_pack.py install; fi
+	PYTHONPATH=$(CURDIR)/.gpu-site$${PYTHONPATH:+:$$PYTHONPATH} $(GPU_PY) -m icml26_lit.gpu_check --budget-s 360
+
+gpu-pack: venv  # here, with network: the wheels the GPU image lacks, into .gpu-wheels/ (carry it)
+	$(VENV)/bin/python book/gpu_pack.py download
 
 lint: venv
 	$(VENV)/bin/ruff check icml26_lit tests book nbs
