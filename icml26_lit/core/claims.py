@@ -505,7 +505,8 @@ def _time_row(scale: str, res: dict | None) -> tuple[str, str]:
         f"{label} {v:,.0f} s" for label, v in (("wall", wall), ("CPU", cpu)) if v is not None
     )
     where = f"{p.get('device_name') or p.get('device', '?')}, {str(p.get('date', ''))[:10]}"
-    return took or "rows measured, no whole-run time", f"{where}, commit {str(p.get('commit', ''))[:7]}"
+    where += f", commit {str(p.get('commit', ''))[:7]}"
+    return took or "rows measured, no whole-run time", where
 
 
 class ScaleTimes:
