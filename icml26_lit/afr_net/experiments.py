@@ -22,9 +22,9 @@ from .model import AFRNet
 from ..core import sizes
 
 # %% auto #0
-__all__ = ['CONFIG', 'split_indices', 'make_data', 'auc', 'predict', 'train_afrnet', 'connectome_features', 'logistic_baseline',
-           'dense_to_edges', 'DualStreamGNN', 'train_gnn', 'group_edges', 'pathway_auroc', 'class_difference',
-           'routed_mask', 'rankings', 'run_pilot', 'run_seed', 'smoke_step']
+__all__ = ['CONFIG', 'split_indices', 'make_data', 'on_device', 'auc', 'predict', 'train_afrnet', 'connectome_features',
+           'logistic_baseline', 'dense_to_edges', 'DualStreamGNN', 'train_gnn', 'group_edges', 'pathway_auroc',
+           'class_difference', 'routed_mask', 'rankings', 'run_pilot', 'run_seed', 'smoke_step']
 
 # %% ../../nbs/17_afr_net/06_experiments.ipynb #9eebeb1d
 # effect, the learning rates and the stronger graph baseline, picked by the cpu preset's pilot:
@@ -101,11 +101,22 @@ def make_data(cfg, seed: int, effect: float, n_subjects: int | None = None) -> d
     )
 
 
+def on_device(data: dict, device) -> dict:
+    "`data` (from make_data) with its tensors, graphs and split on `device` (the cohort stays)."
+    move = lambda t: t.to(device) if isinstance(t, torch.Tensor) else t
+    return dict(
+        data,
+        graphs={k: move(v) for k, v in data["graphs"].items()},
+        y=move(data["y"]),
+        split=tuple(move(s) for s in data["split"]),
+    )
+
+
 def auc(y, score) -> float:
     "ROC-AUC; 0.5 when only one class is present."
     from sklearn.metrics import roc_auc_score
 
-    y = np.asarray(y)
+    y = np.asarray(y.cpu() if isinstance(y, torch.Tensor) else y)
     return float(roc_auc_score(y, np.asarray(score))) if len(np.unique(y)) == 2 else 0.5
 
 # %% ../../nbs/17_afr_net/06_experiments.ipynb #e3dfbafd
@@ -126,7 +137,8 @@ def predict(model: torch.nn.Module, graphs: dict, idx, batch: int = 32):
                 logits = model(_subset(graphs, idx[i : i + batch]))
             probs.append(torch.softmax(logits, -1)[:, 1])
     model.train()
-    return torch.cat(probs), (torch.cat(masks) if masks else None)
+    # on the host: the metrics (scikit-learn) read them there
+    return torch.cat(probs).cpu(), (torch.cat(masks).cpu() if masks else None)
 
 # %% ../../nbs/17_afr_net/06_experiments.ipynb #6d4cfcc2
 def _new_model(graphs, cfg, seed, backend, mask_mode, lam):
@@ -185,13 +197,15 @@ def train_afrnet(
     mask_mode: str = "energy",
     lam: float | None = None,
     track=None,
+    device="cpu",  # where the model trains; the data's tensors are moved there
 ) -> dict:
     "Train AFR-Net as the official recipe; best validation-AUC epoch kept (Chapter 17)."
+    data = on_device(data, device)
     graphs, y, te = data["graphs"], data["y"], data["split"][2]
     t0 = time.perf_counter()
     with torch.random.fork_rng(devices=[]):  # dropout draws from `seed`; global RNG kept
         torch.manual_seed(seed)
-        model = _new_model(graphs, cfg, seed, backend, mask_mode, lam)
+        model = _new_model(graphs, cfg, seed, backend, mask_mode, lam).to(device)
         best, history, done, curve = _fit(model, data, cfg, seed, lr, steps, track)
     seconds = time.perf_counter() - t0
     if steps is not None:
@@ -205,8 +219,8 @@ def train_afrnet(
         val_auc=best[0],
         best_epoch=best[2],
         test_auc=auc(y[te], p_te),
-        test_acc=float((pred == y[te]).float().mean()),
-        test_f1=_f1(y[te], pred),
+        test_acc=float((pred == y[te].cpu()).float().mean()),
+        test_f1=_f1(y[te].cpu(), pred),
         test_masks=m_te,
         history=history,
         curve=curve,
@@ -343,16 +357,18 @@ def train_gnn(
     lr: float,
     kind: str = "gcn",  # 'gcn' or 'gat'
     steps: int | None = None,  # stop after this many steps (timing, smoke)
+    device="cpu",  # where the model trains; the data's tensors are moved there
 ) -> dict:
     "Train a dual-stream GCN or GAT with AFR-Net's recipe, best validation-AUC epoch (Chapter 17)."
     if not (np.isfinite(lr) and lr > 0):
         raise ValueError(f"lr must be finite and > 0, got {lr}")
+    data = on_device(data, device)
     graphs, y, te = data["graphs"], data["y"], data["split"][2]
     t0 = time.perf_counter()
     with torch.random.fork_rng(devices=[]):  # weights and dropout from `seed`; global RNG kept
         torch.manual_seed(seed)
         w = cfg.gnn_hidden
-        model = DualStreamGNN(graphs["x"].shape[-1], kind, w, w, cfg.heads, cfg.dropout)
+        model = DualStreamGNN(graphs["x"].shape[-1], kind, w, w, cfg.heads, cfg.dropout).to(device)
         best, _, done, curve = _fit(model, data, cfg, seed, lr, steps, None)
     seconds = time.perf_counter() - t0
     if steps is not None:
@@ -366,8 +382,8 @@ def train_gnn(
         val_auc=best[0],
         best_epoch=best[2],
         test_auc=auc(y[te], p_te),
-        test_acc=float((pred == y[te]).float().mean()),
-        test_f1=_f1(y[te], pred),
+        test_acc=float((pred == y[te].cpu()).float().mean()),
+        test_f1=_f1(y[te].cpu(), pred),
         curve=curve,
     )
 

@@ -9,7 +9,16 @@ needs the interpreter, set before import; `backend="torch"` is what `auto` runs 
 import pytest
 import torch
 
-from icml26_lit.afr_net.experiments import CONFIG, DualStreamGNN, _fit, _new_model, make_data
+from icml26_lit.afr_net.experiments import (
+    CONFIG,
+    DualStreamGNN,
+    _fit,
+    _new_model,
+    make_data,
+    on_device,
+    train_afrnet,
+    train_gnn,
+)
 from icml26_lit.core.kernels import MixedDeviceError, check_same_device
 
 
@@ -43,3 +52,25 @@ def test_planted_tensor_on_the_default_device_fails(small):
     batch = {k: v[:2] for k, v in data["graphs"].items()}
     with pytest.raises(MixedDeviceError), torch.device("meta"), check_same_device():
         model(dict(batch, x=batch["x"] + torch.zeros(1)))  # built without device=: on meta
+
+
+def test_on_device_moves_every_tensor_and_keeps_the_cohort(small):
+    _, data = small
+    moved = on_device(data, "meta")
+    tensors = [*moved["graphs"].values(), moved["y"], *moved["split"]]
+    assert {t.device.type for t in tensors} == {"meta"}
+    assert moved["cohort"] is data["cohort"]
+
+
+@pytest.mark.parametrize("kind", ["afr", "gcn", "gat"])
+def test_training_functions_take_device(kind, small):
+    # the model and the data go to `device`; on the CPU the numbers are those of the default
+    cfg, data = small
+
+    def run(**kw):
+        if kind == "afr":
+            return train_afrnet(data, cfg, 0, 1e-3, steps=2, backend="torch", **kw)["model"]
+        return train_gnn(data, cfg, 0, 1e-3, kind, steps=2, **kw)["model"]
+
+    a, b = run(), run(device="cpu")
+    assert all(torch.equal(p, q) for p, q in zip(a.state_dict().values(), b.state_dict().values()))
