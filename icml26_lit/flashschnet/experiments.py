@@ -760,18 +760,6 @@ def _timed_calls(fns: dict, repeats: int, calls: int, device) -> dict:
             rates[k].append(calls / (time.perf_counter() - t0))
     return rates
 
-
-def _peak_mib(fn, device) -> float:
-    "Peak memory one call allocates on CUDA above what was allocated before it (MiB); NaN on CPU."
-    if device.type != "cuda":
-        return float("nan")
-    torch.cuda.synchronize()
-    base = torch.cuda.memory_allocated()
-    torch.cuda.reset_peak_memory_stats()
-    fn()
-    torch.cuda.synchronize()
-    return (torch.cuda.max_memory_allocated() - base) / 2**20
-
 # %% ../../nbs/06_flashschnet/07_experiments.ipynb #b5d4ccef
 def force_call_ladder(
     device="cuda",
@@ -782,6 +770,7 @@ def force_call_ladder(
 ) -> dict:
     "Flash vs plain force call at 269 beads x 64 replicas: repeats, peak memory, the full rows."
     from icml26_lit.core import load_claims, results_dir
+    from icml26_lit.core.bench import _peak_mib
     from icml26_lit.flashschnet.kernels import _bench_force_call
 
     device = torch.device(device)
@@ -795,7 +784,8 @@ def force_call_ladder(
     agree = float((got[1] - ref[1]).abs().max() / ref[1].abs().max())  # relative force difference
     for fn in fns.values():  # warm-up: Triton compiles, the allocator settles
         fn()
-    peak = {k: _peak_mib(fn, device) for k, fn in fns.items()}
+    cuda = device.type == "cuda"  # no peak memory off CUDA
+    peak = {k: _peak_mib(fn) if cuda else float("nan") for k, fn in fns.items()}
     rates = _timed_calls(fns, 3 if dry_run else repeats, 1 if dry_run else calls, device)
     prov = provenance(device.type)
     if dst is None and results_dir() is None:
