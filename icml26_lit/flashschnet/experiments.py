@@ -664,37 +664,49 @@ def record_bench_headline(bench: dict):
     )
 
 # %% ../../nbs/06_flashschnet/07_experiments.ipynb #ea9d5815
-def write_full_headline(bench_path, dst=None) -> pathlib.Path:
-    "Write `results_dir()`/flashschnet/full.json (or `dst`) holding the bench headline alone."
-    from icml26_lit.core import load_claims, results_dir
+def _full_path(dst) -> pathlib.Path:
+    "`dst`, else `results_dir()`/flashschnet/full.json (an error outside the repository)."
+    from icml26_lit.core import results_dir
 
-    out = results_dir()
-    if dst is None and out is None:
+    if dst is None and results_dir() is None:
         raise ValueError("dst is needed outside the repository (results_dir() is None)")
+    return pathlib.Path(dst) if dst else results_dir() / "flashschnet" / "full.json"
 
-    bench_path = pathlib.Path(bench_path)
-    bench = json.loads(bench_path.read_text())
+
+def _write_full(record, path: pathlib.Path, **fields) -> dict:
+    "Run `record()` against a temporary claims folder; write `fields` + its claims to `path`."
+    from icml26_lit.core import load_claims
+
     old = os.environ.get("ICML26_CLAIMS_DIR")
     with tempfile.TemporaryDirectory() as tmp:
-        os.environ["ICML26_CLAIMS_DIR"] = tmp
+        os.environ["ICML26_CLAIMS_DIR"] = tmp  # the run's own claims folder stays untouched
         try:
-            record_bench_headline(bench)
+            record()
             claims = [asdict(c) for c in load_claims("06", directory=tmp)]
         finally:
             os.environ.pop("ICML26_CLAIMS_DIR") if old is None else os.environ.update(
                 ICML26_CLAIMS_DIR=old
             )
-    dst = pathlib.Path(dst) if dst else out / "flashschnet" / "full.json"
-    res = dict(
+    res = dict(fields, claims=claims)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(res, indent=1))
+    return res
+
+
+def write_full_headline(bench_path, dst=None) -> pathlib.Path:
+    "Write `results_dir()`/flashschnet/full.json (or `dst`) holding the bench headline alone."
+    dst = _full_path(dst)
+    bench_path = pathlib.Path(bench_path)
+    bench = json.loads(bench_path.read_text())
+    _write_full(
+        lambda: record_bench_headline(bench),
+        dst,
         notebook="results/bench/" + bench_path.name,
         scale="full",
         seed=None,
         provenance=bench.get("provenance", {}),
         wall_s=None,
-        claims=claims,
     )
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    dst.write_text(json.dumps(res, indent=1))
     return dst
 
 # %% ../../nbs/06_flashschnet/07_experiments.ipynb #cb570c5f
@@ -769,7 +781,6 @@ def force_call_ladder(
     dst=None,  # default: results_dir()/flashschnet/full.json
 ) -> dict:
     "Flash vs plain force call at 269 beads x 64 replicas: repeats, peak memory, the full rows."
-    from icml26_lit.core import load_claims, results_dir
     from icml26_lit.core.bench import _peak_mib
     from icml26_lit.flashschnet.kernels import _bench_force_call
 
@@ -778,6 +789,7 @@ def force_call_ladder(
         raise ValueError("dry_run=True needs dst: a dry run never writes the committed results")
     if device.type != "cuda" and not dry_run:
         raise ValueError("the full ladder needs CUDA; pass dry_run=True to try it elsewhere")
+    out = _full_path(dst)  # before measuring: outside the repository, dst is needed
     sizes_ = dict(n_beads=10, n_replicas=2) if dry_run else dict(n_beads=269, n_replicas=64)
     fns = _bench_force_call(device, **sizes_)
     ref, got = fns["torch"](), fns["triton"]()
@@ -788,28 +800,15 @@ def force_call_ladder(
     peak = {k: _peak_mib(fn) if cuda else float("nan") for k, fn in fns.items()}
     rates = _timed_calls(fns, 3 if dry_run else repeats, 1 if dry_run else calls, device)
     prov = provenance(device.type)
-    if dst is None and results_dir() is None:
-        raise ValueError("dst is needed outside the repository (results_dir() is None)")
-    out = pathlib.Path(dst) if dst else results_dir() / "flashschnet" / "full.json"
-    with tempfile.TemporaryDirectory() as tmp:
-        old = os.environ.get("ICML26_CLAIMS_DIR")
-        os.environ["ICML26_CLAIMS_DIR"] = tmp
-        try:
-            _ladder_claims(rates, peak, agree, prov, sizes_)
-            claims = [asdict(c) for c in load_claims("06", directory=tmp)]
-        finally:
-            os.environ.pop("ICML26_CLAIMS_DIR") if old is None else os.environ.update(
-                ICML26_CLAIMS_DIR=old
-            )
-    res = dict(
+    samples = dict(calls_per_s=rates, peak_mib=peak, relative_force_difference=agree)
+    res = _write_full(
+        lambda: _ladder_claims(rates, peak, agree, prov, sizes_),
+        out,
         notebook="python -m icml26_lit.gpu_check",
         scale="full" if not dry_run else "full (dry run)",
         seed=0,
         provenance=prov,
         wall_s=None,
-        samples=dict(calls_per_s=rates, peak_mib=peak, relative_force_difference=agree),
-        claims=claims,
+        samples=samples,
     )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(res, indent=1))
     return dict(res, path=str(out))
