@@ -165,7 +165,8 @@ def _fit(model, data, cfg, seed, lr, steps, track):
     order = torch.Generator().manual_seed(1000 * seed + 3)
     best, done, history, curve = (-1.0, None, -1), 0, [], []
     for epoch in range(cfg.epochs):
-        perm = tr[torch.randperm(len(tr), generator=order, device=tr.device)]
+        # drawn on the generator's device (the CPU: a seed gives one order anywhere), used on tr's
+        perm = tr[torch.randperm(len(tr), generator=order, device=order.device).to(tr.device)]
         for i in range(0, len(perm), cfg.batch):
             idx = perm[i : i + cfg.batch]
             loss = F.cross_entropy(model(_subset(graphs, idx)), y[idx])
