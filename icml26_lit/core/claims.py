@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, fields
 import numpy as np
 from scipy import stats
 
-from .scale import Scale
+from .scale import CI_BUDGET_S, SCALE_NAMES, Scale
 
 # %% auto #0
 __all__ = ['API_VERSION', 'VERDICTS', 'TESTS', 'EFFECTS', 'ROUNDING', 'SCOREBOARD_VERDICTS', 'HEADLINE_SCALES', 'Decision',
@@ -496,7 +496,7 @@ def read_results(slug: str, scale: str = "cpu") -> dict | None:
 def _time_row(scale: str, res: dict | None) -> tuple[str, str]:
     "(measured, where) for one scale's committed results file, or what is known without one."
     if scale == "ci":
-        return "within 120 s of one thread", "the budget every CI run enforces"
+        return f"within {CI_BUDGET_S:.0f} s of one thread", "the budget every CI run enforces"
     if res is None:
         return "not yet measured" + (" on a card" if scale in ("colab", "full") else ""), ""
     p = res.get("provenance") or {}
@@ -540,7 +540,7 @@ def scale_times(slug: str) -> ScaleTimes:
     if d is None:
         return ScaleTimes(slug, None)
     rows = []
-    for scale in ("ci", "cpu", "colab", "full"):
+    for scale in SCALE_NAMES:
         p = d / slug / f"{scale}.json"
         res = json.loads(p.read_text()) if p.exists() else None
         rows.append((scale, *_time_row(scale, res)))
