@@ -24,6 +24,8 @@ from icml26_lit.verbalized_persuasion.classic import (
     concavified_value,
     solve_leak_lp,
     leak_value,
+    TWO_STAGE_PATHS,
+    solve_two_stage_lp,
 )
 from icml26_lit.verbalized_persuasion.numeric_psro import (
     binary_schemes,
@@ -57,6 +59,10 @@ from icml26_lit.verbalized_persuasion.prompt_psro import (
     rule_payoffs,
     PromptPSROResult,
     prompt_psro,
+    P2_GRID,
+    two_stage_plan,
+    two_stage_values,
+    two_stage_psro,
 )
 from icml26_lit.verbalized_persuasion.kernels import (
     score_messages,
@@ -84,6 +90,8 @@ __all__ = [
     "concavified_value",
     "solve_leak_lp",
     "leak_value",
+    "TWO_STAGE_PATHS",
+    "solve_two_stage_lp",
     "binary_schemes",
     "payoff_tables",
     "commitment_lp",
@@ -109,6 +117,10 @@ __all__ = [
     "rule_payoffs",
     "PromptPSROResult",
     "prompt_psro",
+    "P2_GRID",
+    "two_stage_plan",
+    "two_stage_values",
+    "two_stage_psro",
     "score_messages",
     "score_messages_reference",
     "bench_score_messages",

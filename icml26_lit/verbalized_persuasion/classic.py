@@ -12,9 +12,10 @@ import numpy as np
 from scipy.optimize import linprog
 
 # %% auto #0
-__all__ = ['PersuasionGame', 'binary_game', 'recommendation_letter', 'courtroom', 'law_enforcement', 'check_scheme', 'posteriors',
-           'best_response', 'sender_value', 'receiver_value', 'LPResult', 'solve_obedience_lp', 'belief_values',
-           'concave_closure', 'concavified_value', 'solve_leak_lp', 'leak_value']
+__all__ = ['TWO_STAGE_PATHS', 'PersuasionGame', 'binary_game', 'recommendation_letter', 'courtroom', 'law_enforcement',
+           'check_scheme', 'posteriors', 'best_response', 'sender_value', 'receiver_value', 'LPResult',
+           'solve_obedience_lp', 'belief_values', 'concave_closure', 'concavified_value', 'solve_leak_lp', 'leak_value',
+           'solve_two_stage_lp']
 
 # %% ../../nbs/19_verbalized_persuasion/01_classic.ipynb #cc546b93
 def _prob_vector(p, name: str) -> np.ndarray:
@@ -250,3 +251,34 @@ def leak_value(game: PersuasionGame, scheme, leak) -> float:
     joint = pi[:, :, None] * lam[:, None, :]  # (S, M, Z): signals independent given w
     S, M, Z = joint.shape
     return sender_value(game, joint.reshape(S, M * Z))
+
+# %% ../../nbs/19_verbalized_persuasion/01_classic.ipynb #c19ts01c
+TWO_STAGE_PATHS = ("reject", "interview, hire", "interview, pass")
+
+
+def solve_two_stage_lp(prior_strong: float = 1 / 3, threshold: float = 0.5, cost: float = 0.1):
+    "Max hire rate over obedient two-stage recommendations, scheme (2, 3 paths) (Chapter 19)."
+    for name, v in (("prior_strong", prior_strong), ("threshold", threshold)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1:
+            raise ValueError(f"{name} must be a number in (0, 1), got {v!r}")
+    if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not 0 <= cost < 1:
+        raise ValueError(f"cost must be a number in [0, 1), got {cost!r}")
+    mu = np.array([1 - prior_strong, prior_strong])  # (weak, strong)
+    gain = np.array([-threshold, 1 - threshold])  # the receiver's gain from a hire
+    # x[w * 3 + r] = pi(path r | w), paths (R, IH, IP)
+    rows = []
+    for sign, r in ((-1, 1), (1, 2)):  # obey "hire" (gain >= 0), obey "pass" (gain <= 0)
+        a = np.zeros((2, 3))
+        a[:, r] = sign * mu * gain
+        rows.append(a.ravel())
+    a = np.zeros((2, 3))  # obey "interview": the hire's gain covers the interview's cost
+    a[:, 1], a[:, 2] = -mu * (gain - cost), mu * cost
+    rows.append(a.ravel())
+    a = np.zeros((2, 3))  # obey "reject": interviewing blind is not better
+    a[:, 0] = mu * (gain - cost)
+    rows.append(a.ravel())
+    c = -np.array([[0.0, m, 0.0] for m in mu]).ravel()
+    A_eq = np.kron(np.eye(2), np.ones((1, 3)))
+    res = _solve(c, np.array(rows), np.zeros(len(rows)), A_eq, np.ones(2), "two-stage")
+    return LPResult(-res.fun, np.clip(res.x.reshape(2, 3), 0, 1), res.message)
+

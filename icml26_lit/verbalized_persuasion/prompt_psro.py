@@ -21,7 +21,8 @@ from .numeric_psro import commitment_lp, commitment_values
 from .receiver import ReceiverLM, bayes_posterior
 
 # %% auto #0
-__all__ = ['RULES', 'Rollouts', 'hire_decisions', 'rule_payoffs', 'PromptPSROResult', 'prompt_psro']
+__all__ = ['RULES', 'P2_GRID', 'Rollouts', 'hire_decisions', 'rule_payoffs', 'PromptPSROResult', 'prompt_psro', 'two_stage_plan',
+           'two_stage_values', 'two_stage_psro']
 
 # %% ../../nbs/19_verbalized_persuasion/05_prompt_psro.ipynb #5fc08a8c
 RULES = ("threshold", "follow", "ignore")
@@ -110,11 +111,16 @@ def prompt_psro(
     prior_strong: float = 1 / 3,
     threshold: float = 0.5,
     generator: torch.Generator | None = None,  # the oracle's random starts
+    rules: tuple = RULES,  # the rules the receiver's population may hold
+    cache: dict | None = None,  # {(p index, q index): payoffs}, shared with other searches
 ) -> PromptPSROResult:
     "Prompt-space PSRO with the commitment LP meta-solver (Chapter 19, *Prompt-PSRO*)."
     if not isinstance(n_iters, int) or n_iters < 1 or not isinstance(n_starts, int) or n_starts < 1:
         raise ValueError(f"n_iters and n_starts must be positive ints: {n_iters!r}, {n_starts!r}")
-    cache = {}
+    if isinstance(rules, str) or not rules or not set(rules) <= set(RULES):
+        raise ValueError(f"rules must be a non-empty tuple of names from {RULES}, got {rules!r}")
+    allowed = [RULES.index(r) for r in RULES if r in rules]
+    cache = {} if cache is None else cache
 
     def table(key):
         if key not in cache:
@@ -126,15 +132,16 @@ def prompt_psro(
     def draw():
         return tuple(int(torch.randint(n, (1,), generator=generator)) for n in (3, 21))
 
-    pop_s = [draw()]
-    pop_r, history = [RULES.index("follow")], []
+    n0, pop_s = len(cache), [draw()]
+    pop_r, history = [RULES.index("follow") if "follow" in rules else allowed[0]], []
     for _ in range(n_iters):
         us = np.array([table(k)[0] for k in pop_s])
         ur = np.array([table(k)[1] for k in pop_s])
         x, jj, value = commitment_lp(us[:, pop_r], ur[:, pop_r])
-        history.append((value, len(cache)))
-        r_vals, s_vals = x @ ur, x @ us
-        new_r = int(np.where(r_vals >= r_vals.max() - 1e-12, s_vals, -np.inf).argmax())
+        history.append((value, len(cache) - n0))
+        r_vals, s_vals = (x @ ur)[allowed], (x @ us)[allowed]
+        best = np.where(r_vals >= r_vals.max() - 1e-12, s_vals, -np.inf).argmax()
+        new_r = allowed[int(best)]  # the receiver's oracle, ties to the sender
 
         def score(key):
             u_s, u_r = table(key)
@@ -146,5 +153,87 @@ def prompt_psro(
         pop_s += [new_s] if new_s not in pop_s else []
         pop_r += [new_r] if new_r not in pop_r else []
     prompts = [Prompt(P_STRONG[i], Q_GRID[k], obfuscate) for i, k in pop_s[: len(x)]]
-    rules = [RULES[j] for j in pop_r]
-    return PromptPSROResult(value, prompts, x, RULES[pop_r[jj]], rules, history, len(cache))
+    names = [RULES[j] for j in pop_r]
+    return PromptPSROResult(value, prompts, x, RULES[pop_r[jj]], names, history, len(cache) - n0)
+
+
+# %% ../../nbs/19_verbalized_persuasion/05_prompt_psro.ipynb #c19ts05a
+P2_GRID = P_STRONG  # P(good report | strong, recommended): the letter's strong levels
+
+
+def two_stage_plan(prompt, prior_strong=1 / 3, threshold=0.5, cost=0.1):
+    "The exact reader's (interview (2,), hire (2, 2)) for a (p, q, p2, q2) prompt (Chapter 19)."
+    p, q, p2, q2 = (float(v) for v in prompt)
+    if not all(0 <= v <= 1 for v in (p, q, p2, q2)):
+        raise ValueError(f"prompt must hold four probabilities (p, q, p2, q2), got {prompt!r}")
+    lik1 = np.array([[1 - q, q], [1 - p, p]])  # P(s1 | w), rows (weak, strong)
+    rep = np.array([[[0.5, 0.5], [1 - q2, q2]], [[0.5, 0.5], [1 - p2, p2]]])  # P(s2 | w, s1)
+    w = np.array([1 - prior_strong, prior_strong])[:, None, None] * lik1[:, :, None] * rep
+    gain = (1 - threshold) * w[1] - threshold * w[0]  # (s1, s2): a hire's gain, unnormalised
+    hire = gain >= -1e-12  # ties to the sender
+    worth = np.maximum(gain, 0).sum(1) - cost * w.sum((0, 2))  # interview vs reject, per s1
+    return (worth >= -1e-12) & (w.sum((0, 2)) > 0), hire
+
+
+def two_stage_values(prompt, rollouts: Rollouts, prior_strong=1 / 3, threshold=0.5, cost=0.1):
+    "The sender's value (hire rate) of a (p, q, p2, q2) prompt on the rollouts' draws."
+    p, q, p2, q2 = prompt
+    u, n = rollouts.draws.u.numpy(), rollouts.n
+    strong = rollouts.states == 1
+    s1 = u[:, 0] < np.where(strong, p, q) - 1e-12
+    s2 = u[:, 10] < np.where(s1, np.where(strong, p2, q2), 0.5) - 1e-12
+    interview, hire = two_stage_plan(prompt, prior_strong, threshold, cost)
+    h = interview[s1.astype(int)] & hire[s1.astype(int), s2.astype(int)]
+    return float(prior_strong * h[:n].mean() + (1 - prior_strong) * h[n:].mean())
+
+
+# %% ../../nbs/19_verbalized_persuasion/05_prompt_psro.ipynb #c19ts05c
+def two_stage_psro(
+    rollouts: Rollouts,
+    n_iters: int = 8,
+    n_starts: int = 4,
+    prior_strong: float = 1 / 3,
+    threshold: float = 0.5,
+    cost: float = 0.1,
+    generator: torch.Generator | None = None,  # the oracle's random starts
+) -> PromptPSROResult:
+    "Prompt-PSRO on the letter-then-interview game against the exact reader (Chapter 19)."
+    if not isinstance(n_iters, int) or n_iters < 1 or not isinstance(n_starts, int) or n_starts < 1:
+        raise ValueError(f"n_iters and n_starts must be positive ints: {n_iters!r}, {n_starts!r}")
+    grids, cache = (P_STRONG, Q_GRID, P2_GRID, Q_GRID), {}
+
+    def score(key):
+        if key not in cache:
+            prompt = tuple(g[i] for g, i in zip(grids, key))
+            cache[key] = two_stage_values(prompt, rollouts, prior_strong, threshold, cost)
+        return cache[key]
+
+    def neighbours(key):
+        out = []
+        for d, g in enumerate(grids):
+            for step in (-1, 1):
+                if 0 <= key[d] + step < len(g):
+                    out.append(key[:d] + (key[d] + step,) + key[d + 1 :])
+        return out
+
+    def draw():
+        return tuple(int(torch.randint(len(g), (1,), generator=generator)) for g in grids)
+
+    pop, history = [draw()], []
+    for _ in range(n_iters):
+        history.append((max(map(score, pop)), len(cache)))
+        best, best_v = None, -np.inf
+        for cur in [draw() for _ in range(n_starts)]:  # the oracle: hill-climbs
+            v = score(cur)
+            while (cand := max(neighbours(cur), key=score)) and score(cand) > v + 1e-12:
+                cur, v = cand, score(cand)
+            best, best_v = (cur, v) if v > best_v + 1e-12 else (best, best_v)
+        if best in pop:
+            break
+        pop.append(best)
+    vals = np.array([score(k) for k in pop])
+    mix = (np.arange(len(pop)) == vals.argmax()).astype(float)
+    prompts = [tuple(g[i] for g, i in zip(grids, k)) for k in pop]
+    reads = ["reads"]  # the receiver's one strategy: the exact posterior, at both stages
+    return PromptPSROResult(float(vals.max()), prompts, mix, reads[0], reads, history, len(cache))
+

@@ -15,6 +15,7 @@ from icml26_lit.verbalized_persuasion.classic import (
     sender_value,
     solve_leak_lp,
     solve_obedience_lp,
+    solve_two_stage_lp,
 )
 
 BINARY = [(1 / 3, 0.5), (0.3, 0.5), (0.25, 0.6), (0.05, 0.3), (0.45, 0.5), (0.6, 0.5), (0.2, 0.95)]
@@ -131,3 +132,38 @@ def test_best_response_ties_to_sender():
 def test_bad_input(call, msg):
     with pytest.raises(ValueError, match=msg):
         call()
+
+
+@pytest.mark.parametrize("prior,t,c", [(1 / 3, 0.5, 0.1), (0.3, 0.5, 0.05), (0.25, 0.6, 0.1),
+                                       (0.6, 0.5, 0.2), (0.2, 0.3, 0.0)])  # fmt: skip
+def test_two_stage_lp_closed_form(prior, t, c):
+    "The one-stage answer at the threshold t + c: recommend every strong type, q* for the weak."
+    q = min(1.0, prior * (1 - t - c) / ((1 - prior) * (t + c)))
+    lp = solve_two_stage_lp(prior, t, c)
+    assert abs(lp.value - (prior + (1 - prior) * q)) < 1e-9  # HiGHS to its 1e-9 tolerances
+    np.testing.assert_allclose(lp.scheme.sum(1), 1.0, atol=1e-9)
+
+
+def test_two_stage_lp_against_brute_force():
+    "A grid over (q_hire, q_pass) for the weak type, strong always hired: none beats the LP."
+    mu, t, c = 1 / 3, 0.5, 0.1
+    best = 0.0
+    for qh in np.linspace(0, 1, 201):
+        for qp in np.linspace(0, 1 - qh, 21):
+            hire_gain = mu * (1 - t) - (1 - mu) * t * qh
+            interview = hire_gain - c * (mu + (1 - mu) * (qh + qp))
+            reject = (1 - mu) * (1 - qh - qp) * (-t - c)
+            if hire_gain >= 0 and interview >= 0 and reject <= 0:
+                best = max(best, mu + (1 - mu) * qh)
+    lp = solve_two_stage_lp(mu, t, c).value
+    assert best <= lp + 1e-9 and lp - best < (1 - mu) / 200 + 1e-9  # the grid's step
+
+
+@pytest.mark.parametrize(
+    "kw,msg",
+    [(dict(prior_strong=1.2), "prior_strong"), (dict(threshold=0), "threshold"),
+     (dict(cost=-0.1), "cost"), (dict(cost=True), "cost")],
+)  # fmt: skip
+def test_two_stage_lp_bad_input(kw, msg):
+    with pytest.raises(ValueError, match=msg):
+        solve_two_stage_lp(**kw)

@@ -1,4 +1,4 @@
-"""Chapter 19: three exercises registered and the public names. The checker's verdicts on each
+"""Chapter 19: four exercises registered and the public names. The checker's verdicts on each
 reference, stub and wrong answer are tested for every chapter by tests/core/test_exercises.py."""
 
 import icml26_lit.verbalized_persuasion  # noqa: F401  (registers the exercises)
@@ -7,8 +7,8 @@ from icml26_lit.core.exercises import EXERCISES
 NAMES = sorted(n for n in EXERCISES if n.startswith("19."))
 
 
-def test_three_exercises_registered():
-    assert NAMES == ["19.1", "19.2", "19.3"]
+def test_four_exercises_registered():
+    assert NAMES == ["19.1", "19.2", "19.3", "19.4"]
 
 
 def test_public_names():

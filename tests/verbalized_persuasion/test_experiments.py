@@ -52,8 +52,33 @@ def test_presets():
     ci, cpu = CONFIG.get("ci"), CONFIG.get("cpu")
     assert ci.n_seeds == 3 and ci.lr in ci.lr_grid and not ci.run_pilot
     assert (cpu.n_seeds, cpu.n_letters, cpu.steps, cpu.n_rollouts, cpu.n_iters) == (
-        8, 8000, 600, 64, 8
+        8, 8000, 3000, 64, 8
     )  # fmt: skip
+    assert ci.err_band == cpu.err_band == 0.05 and cpu.interview_cost == 0.1
+
+
+def test_the_carried_pick_is_the_committed_pilots():
+    "ci carries the cpu pilot's learning rate as a number; it must equal the committed file."
+    import json
+    import pathlib
+
+    f = pathlib.Path(__file__).resolve().parents[2] / "results/verbalized_persuasion/pilot_cpu.json"
+    picks = json.loads(f.read_text())["pilot"]["picks"]
+    for scale in CONFIG.scales:
+        assert all(CONFIG.get(scale)[k] == v for k, v in picks.items()), (scale, picks)
+
+
+def test_grid_optimum_is_the_exhaustive_best_and_covers_the_search():
+    from icml26_lit.verbalized_persuasion.experiments import grid_optimum
+    from icml26_lit.verbalized_persuasion.prompt_psro import prompt_psro
+
+    ro, cache = Rollouts(32, torch.Generator().manual_seed(11)), {}
+    res = prompt_psro(None, ro, n_iters=3, rules=("threshold",), cache=cache,
+                      generator=torch.Generator().manual_seed(12))  # fmt: skip
+    grid = grid_optimum(cache, None, ro, True, 0.2112)
+    assert len(cache) == 63 and grid.value >= res.value - 1e-12
+    assert grid.value == max(u_s[0] for u_s, _ in cache.values())
+    assert grid.receiver_rule == "threshold" and grid.sender_mix.tolist() == [1.0]
 
 
 def test_recommending_every_strong_student_dominates():
