@@ -88,22 +88,27 @@ def pretrain(
     weight_decay: float = 1e-4,
     generator: torch.Generator | None = None,
     clip: float = 20.0,
+    callback=None,  # None, or called as callback(step, model) after every optimiser step
 ) -> list:
     "One-step-ahead training, AdamW with a cosine schedule; returns the loss history (Chapter 05)."
     train = check_tensor(train, "train", ndim=5)
     _check_int("steps", steps)
     _check_int("batch", batch)
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be callable or None, got {type(callback).__name__}")
     g = generator if generator is not None else torch.Generator().manual_seed(0)
     opt, sched = _optimizer(model, lr, weight_decay, steps)
     hist = []
     model.train()
-    for _ in range(steps):
+    for step in range(1, steps + 1):
         seq = _sample(train, batch, 1, g)
         loss, parts = _loss(model, model(seq[0]), seq[1], None)
         _update(model, opt, sched, loss, clip)
         hist.append(
             dict(loss=float(loss.detach()), **{k: float(v.detach()) for k, v in parts.items()})
         )
+        if callback is not None:
+            callback(step, model)
     return hist
 
 # %% ../../nbs/05_emformer/04_finetune.ipynb #ba226c03

@@ -16,7 +16,7 @@ from .multiscale import MultiScaleConv
 
 def _linear(i, o, g, bias=True):
     "nn.Linear with its default init drawn from generator g."
-    lin = nn.Linear(i, o, bias=bias)
+    lin = nn.utils.skip_init(nn.Linear, i, o, bias=bias)  # no draw from the global RNG
     bound = 1 / math.sqrt(i)
     with torch.no_grad():
         lin.weight.copy_((torch.rand(o, i, generator=g) * 2 - 1) * bound)
@@ -257,7 +257,7 @@ class EMFormer(nn.Module):
         self.in_channels, self.grid, self.patch = in_channels, tuple(grid), patch
         self.token_grid = (grid[0] // patch, grid[1] // patch)
         n = self.token_grid[0] * self.token_grid[1]
-        self.embed = nn.Conv2d(in_channels, dim, patch, stride=patch)
+        self.embed = nn.utils.skip_init(nn.Conv2d, in_channels, dim, patch, stride=patch)
         with torch.no_grad():
             b = 1 / math.sqrt(in_channels * patch * patch)
             self.embed.weight.copy_((torch.rand(self.embed.weight.shape, generator=g) * 2 - 1) * b)
