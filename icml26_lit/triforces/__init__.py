@@ -23,7 +23,15 @@ from icml26_lit.triforces.composition import (
 )
 from .kernels import power_spectrum, radial_basis
 from .structure import StructuralStream, lattice_parameters
-from .model import InteractionStream, TriForces, gaussian_basis, segment_sum
+from icml26_lit.triforces.model import (
+    BACKBONES,
+    InteractionStream,
+    PygSchNetStream,
+    TriForces,
+    edge_set,
+    gaussian_basis,
+    segment_sum,
+)
 from .ssl import SSLHeads, epps_pulley, make_view, pretrain, sigreg
 from .finetune import Standardiser, evaluate, finetune
 from . import _solutions  # noqa: F401  (registers the exercises)
@@ -44,7 +52,10 @@ __all__ = [
     "radial_basis",
     "StructuralStream",
     "lattice_parameters",
+    "BACKBONES",
     "InteractionStream",
+    "PygSchNetStream",
+    "edge_set",
     "TriForces",
     "gaussian_basis",
     "segment_sum",

@@ -29,30 +29,30 @@ from .ssl import pretrain
 
 # %% auto #0
 __all__ = ['CONFIG', 'ARMS', 'make_unlabelled', 'make_seed_data', 'make_arm', 'pretrained', 'fit_arm', 'ridge_m0', 'pick_lr',
-           'run_pilot', 'time_steps', 'run_seed', 'smoke_step']
+           'pilot_score', 'run_pilot', 'time_steps', 'run_seed', 'smoke_step']
 
 # %% ../../nbs/08_triforces/07_experiments.ipynb #4efba3b9
-# lrs and the difficulty outcome picked by the cpu preset's pilot on seed 100:
-# results/triforces/pilot_cpu.json (summarised in the notes of results/triforces/cpu.json)
-_PICKS = dict(lr_a=3e-3, lr_b=1e-3, lr_c=3e-4, strain=0.04, steps=150)
+# lrs picked by the cpu preset's pilot on seed 100: results/triforces/pilot_cpu.json
+_PICKS = dict(lr=dict(A=3e-3, B=3e-3, C=3e-3, A_pyg=3e-3, B_pyg=3e-3))
 _CI = dict(
     n_unlabelled=600,
     n_labels=[100],
     n_test=200,
     max_atoms=8,
+    strain=0.04,
     d=48,
     cutoff=5.0,
     head="direct",
     batch=8,  # 16 at cpu and up: ci halves it for its two-minute budget
-    ssl_steps=100,  # 150 at cpu and up
+    ssl_steps=40,  # 80 at cpu and up
+    steps=80,  # 150 at cpu and up
     ssl_lr=1e-3,
     n_seeds=3,
     pilot_seed=100,
     n_val=20,
-    lr_grid=[3e-4, 1e-3, 3e-3],
-    band=[0.2, 0.8],
-    wide_strain=0.06,
-    more_steps=300,
+    lr_grid=[3e-3, 1e-2],  # 1e-3 left forces near the zero-force floor (pilot seed)
+    arms_big=["A", "B", "C", "A_pyg", "B_pyg"],  # at the largest label budget
+    arms_small=["A", "B"],  # at the smaller budgets
     run_pilot=False,
     budget_s=100.0,
     backend="auto",
@@ -64,15 +64,17 @@ _BIG = dict(
     n_test=300,
     n_seeds=5,
     run_pilot=True,
-    ssl_steps=150,
+    ssl_steps=80,
+    steps=150,
     batch=16,
 )
 CONFIG = sizes(
     ci=_CI,
-    cpu=dict(_CI, **_BIG, budget_s=840.0),
+    cpu=dict(_CI, **_BIG, budget_s=1800.0),
     colab=dict(_CI, **_BIG, max_atoms=32, cutoff=6.0, head="conservative", budget_s=3600.0),
     full=dict(_CI, **_BIG, max_atoms=32, cutoff=6.0, d=128, budget_s=36000.0),
 )
+
 
 # %% ../../nbs/08_triforces/07_experiments.ipynb #94b658cf
 def make_unlabelled(n: int, seed: int, max_atoms: int = 8, strain: float = 0.04) -> list[dict]:
@@ -95,21 +97,33 @@ def make_seed_data(seed: int, cfg) -> dict:
     )
 
 # %% ../../nbs/08_triforces/07_experiments.ipynb #eef4bbd5
-ARMS = ("A", "B", "C")
+# arm name -> (kind, backbone): A the backbone alone, B TriForces pre-trained, C from scratch
+ARMS = {
+    "A": ("A", "cfconv"),
+    "B": ("B", "cfconv"),
+    "C": ("C", "cfconv"),
+    "A_pyg": ("A", "pyg_schnet"),
+    "B_pyg": ("B", "pyg_schnet"),
+}
 
 
-def make_arm(kind: str, seed: int, cfg) -> TriForces:
+def make_arm(kind: str, seed: int, cfg, backbone: str = "cfconv") -> TriForces:
     "A fresh arm: 'A' the interaction stream alone, 'B' or 'C' TriForces (Chapter 08)."
-    if kind not in ARMS:
-        raise ValueError(f"kind must be one of {ARMS}, got {kind!r}")
+    if kind not in ("A", "B", "C"):
+        raise ValueError(f"kind must be 'A', 'B' or 'C', got {kind!r}")
     g = torch.Generator().manual_seed(1000 * _check_count(seed, "seed", 0) + 1)
     streams = ("interaction",) if kind == "A" else ("composition", "structure", "interaction")
-    return TriForces(cfg.d, backend=cfg.backend, streams=streams, cutoff=cfg.cutoff, generator=g)
+    return TriForces(
+        cfg.d, backend=cfg.backend, streams=streams, cutoff=cfg.cutoff, generator=g,
+        interaction=backbone,
+    )  # fmt: skip
 
 
-def pretrained(seed: int, unlabelled: list[dict], cfg, history: list | None = None) -> TriForces:
+def pretrained(
+    seed: int, unlabelled: list[dict], cfg, history: list | None = None, backbone: str = "cfconv"
+) -> TriForces:
     "Arm B's starting point: TriForces pre-trained on `unlabelled` (Chapter 08, *SSL*)."
-    model = make_arm("B", seed, cfg)
+    model = make_arm("B", seed, cfg, backbone)
     g = torch.Generator().manual_seed(1000 * seed + 2)
     h = pretrain(model, unlabelled, cfg.ssl_steps, cfg.batch, cfg.ssl_lr, generator=g)
     if history is not None:  # the self-supervised loss per step
@@ -124,6 +138,7 @@ def fit_arm(model, train: list[dict], test: list[dict], lr: float, seed: int, cf
     stats = finetune(model, train, cfg.steps, cfg.batch, lr, cfg.head, generator=g, history=curve)
     return dict(evaluate(model, stats, test, cfg.head), curve=curve)
 
+
 # %% ../../nbs/08_triforces/07_experiments.ipynb #6aeaba11
 def ridge_m0(train: list[dict], test: list[dict], alpha: float = 1.0) -> float:
     "Test energy MAE (meV/atom) of a Ridge on element fractions (Chapter 08, *Difficulty*)."
@@ -135,99 +150,89 @@ def ridge_m0(train: list[dict], test: list[dict], alpha: float = 1.0) -> float:
     return 1000 * float(np.abs(fit.predict(element_fractions(test)) - y_test).mean())
 
 # %% ../../nbs/08_triforces/07_experiments.ipynb #c61319d7
-def pick_lr(val_mae: dict) -> float:
-    "The learning rate with the lowest held-out MAE; ties to the smaller rate (Chapter 08)."
-    if not val_mae:
-        raise ValueError("val_mae must map learning rates to held-out MAEs")
-    return min(sorted(val_mae, key=float), key=lambda k: val_mae[k])
+def pick_lr(val_score: dict) -> float:
+    "The learning rate with the lowest held-out score; ties to the smaller rate (Chapter 08)."
+    if not val_score:
+        raise ValueError("val_score must map learning rates to held-out scores")
+    return min(sorted(val_score, key=float), key=lambda k: val_score[k])
+
+
+def pilot_score(r: dict, m0: float, zero_force: float) -> float:
+    "Held-out energy and force MAE, each over its floor, added (Chapter 08, *Equal tuning*)."
+    return r["energy_mae"] / m0 + r["force_mae"] / zero_force
 
 
 def run_pilot(cfg) -> dict:
-    "Pick each arm's lr on seed 100, then check arm A's difficulty band (Chapter 08)."
-    # ci sizes, the calling preset's training budget (150 SSL steps, batch 16 at cpu)
-    ci = type(cfg)(dict(CONFIG.get("ci"), ssl_steps=cfg.ssl_steps, batch=cfg.batch))
+    "Pick each arm's lr on seed 100 by held-out energy and force error (Chapter 08)."
+    # ci sizes, the calling preset's training budget (steps, SSL steps, batch)
+    ci = type(cfg)(dict(CONFIG.get("ci"), **{k: cfg[k] for k in ("steps", "ssl_steps", "batch")}))
     s = ci.pilot_seed
     data = make_seed_data(s, ci)
     fit, val = data["labelled"][: -ci.n_val], data["labelled"][-ci.n_val :]
-    pre = pretrained(s, data["unlabelled"], ci)
+    m0 = ridge_m0(fit, val)
+    zero_force = 1000 * float(torch.cat([v["forces"] for v in val]).abs().mean())
+    pre = {b: pretrained(s, data["unlabelled"], ci, backbone=b) for b in ("cfconv", "pyg_schnet")}
     val_mae, picks = {}, {}
-    for kind in ARMS:
-        val_mae[kind] = {}
+    for name in cfg.arms_big:
+        kind, bb = ARMS[name]
+        val_mae[name], score = {}, {}
         for lr in ci.lr_grid:
-            model = copy.deepcopy(pre) if kind == "B" else make_arm(kind, s, ci)
-            val_mae[kind][str(lr)] = fit_arm(model, fit, val, lr, s, ci)["energy_mae"]
-        picks[kind] = float(pick_lr(val_mae[kind]))
-    ratios, setting = [], dict(strain=ci.strain, steps=ci.steps)
-    for attempt in range(2):
-        c = type(ci)(dict(ci, **setting))
-        d = data if attempt == 0 else make_seed_data(s, c)
-        f = d["labelled"][: -c.n_val]
-        m0 = ridge_m0(f, d["test"])
-        a = fit_arm(make_arm("A", s, c), f, d["test"], picks["A"], s, c)["energy_mae"]
-        ratios.append(dict(setting, m0=m0, a=a, ratio=a / m0))
-        if c.band[0] <= a / m0 <= c.band[1]:
-            break
-        if attempt == 0:  # the fallback: a harder set below the band, more steps above it
-            setting = (
-                dict(setting, strain=ci.wide_strain)
-                if a / m0 < c.band[0]
-                else dict(setting, steps=ci.more_steps)
-            )
-    last = ratios[-1]
-    return dict(
-        seed=s,
-        val_energy_mae_by_lr=val_mae,
-        lr_a=picks["A"],
-        lr_b=picks["B"],
-        lr_c=picks["C"],
-        difficulty=ratios,
-        in_band=ci.band[0] <= last["ratio"] <= ci.band[1],
-        strain=last["strain"],
-        steps=last["steps"],
-    )
+            model = copy.deepcopy(pre[bb]) if kind == "B" else make_arm(kind, s, ci, bb)
+            r = fit_arm(model, fit, val, lr, s, ci)
+            val_mae[name][str(lr)] = {k: r[k] for k in ("energy_mae", "force_mae")}
+            score[str(lr)] = pilot_score(r, m0, zero_force)
+        picks[name] = float(pick_lr(score))
+    return dict(seed=s, steps=ci.steps, m0=m0, zero_force=zero_force, val_mae=val_mae, lr=picks)
+
 
 # %% ../../nbs/08_triforces/07_experiments.ipynb #7af01919
-def time_steps(data: dict, cfg, n_steps: int = 20) -> dict:
-    "CPU seconds per step of pre-training and of each arm's fine-tuning, after a warm-up."
+def time_steps(data: dict, cfg, n_steps: int = 10) -> dict:
+    "CPU seconds per step of pre-training (per backbone) and of each arm's fine-tuning."
     c = type(cfg)(dict(cfg, ssl_steps=2, steps=2))
     out = {}
-    for kind in ("ssl", *ARMS):
-        model = make_arm("B" if kind == "ssl" else kind, 0, c)
-        for n in (2, n_steps):
-            c = type(cfg)(dict(c, ssl_steps=n, steps=n))
+    for name in ("ssl", "ssl_pyg", *ARMS):
+        ssl_bb = "pyg_schnet" if name == "ssl_pyg" else "cfconv"
+        kind, bb = ("B", ssl_bb) if "ssl" in name else ARMS[name]
+        model = make_arm(kind, 0, c, bb)
+        for n in (2, n_steps):  # a warm-up, then the timed steps
             t = time.process_time()
-            if kind == "ssl":
+            if "ssl" in name:
                 pretrain(model, data["unlabelled"], n, c.batch, c.ssl_lr)
             else:
                 finetune(model, data["labelled"], n, c.batch, 1e-3, c.head)
-        out[kind] = (time.process_time() - t) / n_steps
+        out[name] = (time.process_time() - t) / n_steps
     return out
+
 
 # %% ../../nbs/08_triforces/07_experiments.ipynb #7a1cfb66
 def run_seed(seed: int, cfg, data: dict | None = None, keep_embeddings: bool = False) -> dict:
-    "Test MAEs of arms A, B, C and the Ridge M0 per label budget for one seed (Chapter 08)."
+    "Test MAEs of every arm and the Ridge M0 per label budget for one seed (Chapter 08)."
     seed = _check_count(seed, "seed", 0)
     data = make_seed_data(seed, cfg) if data is None else data
     t = time.process_time()
-    ssl_curve = []
-    pre = pretrained(seed, data["unlabelled"], cfg, history=ssl_curve)
-    out = dict(seed=seed, ssl_s=time.process_time() - t, m0={}, A={}, B={}, C={})
-    out["ssl_curve"] = ssl_curve
+    out = dict(seed=seed, m0={}, ssl_curve={}, **{name: {} for name in ARMS})
+    pre = {}
+    for bb in sorted({ARMS[a][1] for a in cfg.arms_big if ARMS[a][0] == "B"}):
+        out["ssl_curve"][bb] = []
+        pre[bb] = pretrained(seed, data["unlabelled"], cfg, out["ssl_curve"][bb], backbone=bb)
+    out["ssl_s"] = time.process_time() - t
     test_forces = torch.cat([s["forces"] for s in data["test"]])
     out["zero_force_mae"] = 1000 * float(test_forces.abs().mean())  # meV/A, as evaluate reports
     for n in cfg.n_labels:
         train = data["labelled"][:n]
         out["m0"][str(n)] = ridge_m0(train, data["test"])
-        for kind, lr in zip(ARMS, (cfg.lr_a, cfg.lr_b, cfg.lr_c)):
-            model = copy.deepcopy(pre) if kind == "B" else make_arm(kind, seed, cfg)
-            out[kind][str(n)] = fit_arm(model, train, data["test"], lr, seed, cfg)
+        for name in cfg.arms_big if n == max(cfg.n_labels) else cfg.arms_small:
+            kind, bb = ARMS[name]
+            model = copy.deepcopy(pre[bb]) if kind == "B" else make_arm(kind, seed, cfg, bb)
+            out[name][str(n)] = fit_arm(model, train, data["test"], cfg.lr[name], seed, cfg)
     if keep_embeddings:  # the pre-trained streams on the test set, for the figure
         with torch.no_grad():
-            emb = pre.embed(data["test"])
+            emb = pre["cfconv"].embed(data["test"])
         out["embeddings"] = {k: v.numpy() for k, v in emb.items()}
         out["majority"] = [ELEMENTS[int(f.argmax())] for f in element_fractions(data["test"])]
         out["lattice"] = [LATTICES[s["lattice"]] for s in data["test"]]
     return out
+
 
 # %% ../../nbs/08_triforces/07_experiments.ipynb #c0266efa
 def smoke_step(cfg) -> None:
@@ -236,6 +241,7 @@ def smoke_step(cfg) -> None:
         dict(cfg, n_unlabelled=4, n_labels=[4], n_test=2, ssl_steps=1, steps=1, batch=2)
     )
     r = run_seed(0, tiny)
-    for kind in ARMS:
-        maes = [r[kind]["4"][k] for k in ("energy_mae", "force_mae")]
-        assert all(math.isfinite(v) for v in maes), (kind, r[kind])
+    for name in tiny.arms_big:
+        maes = [r[name]["4"][k] for k in ("energy_mae", "force_mae")]
+        assert all(math.isfinite(v) for v in maes), (name, r[name])
+

@@ -16,7 +16,8 @@ from .composition import CompositionStream, init_parameters
 from .structure import StructuralStream, _mean_by_structure, _mlp
 
 # %% auto #0
-__all__ = ['STREAMS', 'gaussian_basis', 'segment_sum', 'InteractionStream', 'TriForces', 'embed', 'energy_and_forces']
+__all__ = ['STREAMS', 'BACKBONES', 'gaussian_basis', 'segment_sum', 'edge_set', 'InteractionStream', 'PygSchNetStream',
+           'TriForces', 'embed', 'energy_and_forces']
 
 # %% ../../nbs/08_triforces/04_interaction_fusion.ipynb #80d234c2
 def gaussian_basis(r: torch.Tensor, cutoff: float, n_gauss: int) -> torch.Tensor:
@@ -38,8 +39,13 @@ def segment_sum(x: torch.Tensor, dst: torch.Tensor, n: int) -> torch.Tensor:
     return csum[ptr[1:]] - csum[ptr[:-1]]
 
 # %% ../../nbs/08_triforces/04_interaction_fusion.ipynb #8d302fbf
+def edge_set(batch: dict, pos: torch.Tensor | None = None) -> dict:
+    "`edges` of the backbone contract: `index` (2, E) source, target; `vec` (E, 3) (Chapter 08)."
+    return dict(index=batch["edge_index"], vec=edge_vectors(batch, pos))
+
+
 class InteractionStream(nn.Module):
-    "CFConv MPNN on the periodic graph -> atoms (N, d) (Chapter 08, *CFConv*)."
+    "CFConv MPNN: (positions, numbers, edges) -> atoms (N, d) (Chapter 08, *CFConv*)."
 
     def __init__(
         self,
@@ -56,17 +62,56 @@ class InteractionStream(nn.Module):
         self.updates = nn.ModuleList(_mlp(d, d, d) for _ in range(n_layers))
         init_parameters(self, generator)
 
-    def forward(self, batch: dict, pos: torch.Tensor | None = None, numbers=None) -> torch.Tensor:
-        vec = edge_vectors(batch, pos)
-        src, dst = batch["edge_index"]
-        rbf = gaussian_basis(vec.norm(dim=-1), self.cutoff, self.n_gauss)
-        h = self.embed(batch["numbers"] if numbers is None else numbers)
+    def forward(self, positions: torch.Tensor, numbers: torch.Tensor, edges: dict) -> torch.Tensor:
+        src, dst = edges["index"]
+        rbf = gaussian_basis(edges["vec"].norm(dim=-1), self.cutoff, self.n_gauss)
+        h = self.embed(numbers)
         for W, update in zip(self.filters, self.updates):
             h = h + update(segment_sum(h[src] * W(rbf), dst, h.shape[0]))
         return h
 
+
+# %% ../../nbs/08_triforces/04_interaction_fusion.ipynb #f037a61b
+class PygSchNetStream(nn.Module):
+    "PyG SchNet interaction blocks: (positions, numbers, edges) -> atoms (N, d) (Chapter 08)."
+
+    def __init__(
+        self,
+        d: int = 48,
+        n_gauss: int = 16,
+        cutoff: float = 5.0,
+        n_layers: int = 3,
+        generator: torch.Generator | None = None,
+    ):
+        super().__init__()
+        try:
+            from torch_geometric.nn.models.schnet import GaussianSmearing, InteractionBlock
+        except ImportError as err:  # the optional dependency of this backbone
+            raise ImportError(
+                "PygSchNetStream needs torch_geometric: pip install 'icml26_lit[triforces]' "
+                "(or torch-geometric)"
+            ) from err
+        self.d, self.cutoff, self.n_gauss = d, cutoff, n_gauss
+        with torch.random.fork_rng(devices=[]):  # PyG's own initialisation draws globally
+            self.embed = nn.Embedding(119, d)
+            self.smearing = GaussianSmearing(0.0, cutoff, n_gauss)
+            self.blocks = nn.ModuleList(
+                InteractionBlock(d, n_gauss, d, cutoff) for _ in range(n_layers)
+            )
+        init_parameters(self, generator)
+
+    def forward(self, positions: torch.Tensor, numbers: torch.Tensor, edges: dict) -> torch.Tensor:
+        r = edges["vec"].norm(dim=-1)
+        attr = self.smearing(r)
+        h = self.embed(numbers)
+        for block in self.blocks:
+            h = h + block(h, edges["index"], r, attr)
+        return h
+
+
 # %% ../../nbs/08_triforces/04_interaction_fusion.ipynb #ab22deb4
 STREAMS = ("composition", "structure", "interaction")
+BACKBONES = {"cfconv": InteractionStream, "pyg_schnet": PygSchNetStream}
 
 
 class TriForces(nn.Module):
@@ -80,6 +125,7 @@ class TriForces(nn.Module):
         streams: tuple[str, ...] = STREAMS,
         cutoff: float = 5.0,
         generator: torch.Generator | None = None,
+        interaction: str | nn.Module = "cfconv",  # a BACKBONES name or a module (see above)
     ):
         super().__init__()
         if isinstance(d, bool) or not isinstance(d, int) or d < 1:
@@ -92,8 +138,15 @@ class TriForces(nn.Module):
             raise ValueError(
                 f"streams must hold 'interaction' and names from {STREAMS}, got {streams}"
             )
+        if isinstance(interaction, str) and interaction in BACKBONES:
+            interaction = BACKBONES[interaction](d, cutoff=cutoff, generator=generator)
+        elif not isinstance(interaction, nn.Module) or getattr(interaction, "d", None) != d:
+            raise ValueError(
+                f"interaction must be one of {tuple(BACKBONES)} or a module with d == {d} mapping "
+                f"(positions, numbers, edges) to (N, d), got {interaction!r}"
+            )
         self.streams, self.cutoff, self.d = tuple(streams), cutoff, d
-        self.interaction = InteractionStream(d, cutoff=cutoff, generator=generator)
+        self.interaction = interaction
         if "composition" in streams:
             self.composition = CompositionStream(d, generator=generator)
         if "structure" in streams:
@@ -103,16 +156,19 @@ class TriForces(nn.Module):
         self.fuse = nn.Linear(d * len(streams), d)
         self.energy_head = _mlp(d, d, 1)
         self.force_head = _mlp(2 * d + 16, d, 1)
-        init_parameters(self, generator)
+        for head in (self.fuse, self.energy_head, self.force_head):  # a given backbone is kept
+            init_parameters(head, generator)
+
 
 # %% ../../nbs/08_triforces/04_interaction_fusion.ipynb #e852f592
 def _features(self, batch: dict, pos=None, numbers=None) -> dict:
     "Per-atom features of each stream and the fused ones (N, d)."
-    out = {"interaction": self.interaction(batch, pos, numbers)}
+    z = batch["numbers"] if numbers is None else numbers
+    x = batch["pos"] if pos is None else pos
+    out = {"interaction": self.interaction(x, z, edge_set(batch, x))}
     if "structure" in self.streams:
         out["structure"] = self.structure(batch, pos)[0]
     if "composition" in self.streams:
-        z = batch["numbers"] if numbers is None else numbers
         n_b = batch["n_atoms"].shape[0]
         out["composition"] = self.composition(z, batch["batch"], n_b)[batch["batch"]]
     out["fused"] = self.fuse(torch.cat([out[s] for s in self.streams], -1))

@@ -1,7 +1,9 @@
 """The experiments module on a tiny run: data per seed, the Ridge baseline against its closed form,
 the lr pick, paired arms (same batches), and bad input."""
 
+import json
 import math
+import pathlib
 
 import numpy as np
 import pytest
@@ -16,9 +18,12 @@ from icml26_lit.triforces.experiments import (
     make_seed_data,
     make_unlabelled,
     pick_lr,
+    pilot_score,
     ridge_m0,
     run_seed,
 )
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _tiny():
@@ -67,36 +72,57 @@ def test_ridge_m0_is_the_closed_form():
 def test_pick_lr():
     assert pick_lr({"0.0003": 2.0, "0.001": 1.0, "0.003": 1.5}) == "0.001"
     assert pick_lr({"0.003": 1.0, "0.0003": 1.0}) == "0.0003"  # ties to the smaller rate
-    with pytest.raises(ValueError, match="val_mae"):
+    with pytest.raises(ValueError, match="val_score"):
         pick_lr({})
+
+
+def test_pilot_score_weighs_each_error_by_its_floor():
+    # an arm at both floors scores 2; halving one error takes 0.5 off
+    assert pilot_score(dict(energy_mae=250.0, force_mae=600.0), 250.0, 600.0) == 2.0
+    assert pilot_score(dict(energy_mae=125.0, force_mae=600.0), 250.0, 600.0) == 1.5
+    assert pilot_score(dict(energy_mae=250.0, force_mae=300.0), 250.0, 600.0) == 1.5
+
+
+def test_ci_picks_are_the_committed_pilot():
+    path = ROOT / "results" / "triforces" / "pilot_cpu.json"
+    pilot = json.loads(path.read_text())
+    for scale in ("ci", "cpu"):
+        assert CONFIG.get(scale).lr == pilot["lr"]  # cpu re-runs the pilot and gets these
+    assert pilot["steps"] == CONFIG.get("cpu").steps
+    assert set(pilot["lr"]) == set(CONFIG.get("cpu").arms_big) <= set(ARMS)
 
 
 def test_run_seed_tiny():
     cfg = _tiny()
     r = run_seed(1, cfg, keep_embeddings=True)
     assert set(r["A"]) == {"6", "10"} and set(r["m0"]) == {"6", "10"}
-    for kind in ARMS:
-        for n in ("6", "10"):
-            maes = [r[kind][n][k] for k in ("energy_mae", "force_mae")]
+    assert set(r["C"]) == set(r["A_pyg"]) == {"10"}  # the small budget runs arms_small only
+    for name in ARMS:
+        for n in r[name]:
+            maes = [r[name][n][k] for k in ("energy_mae", "force_mae")]
             assert all(math.isfinite(v) and v > 0 for v in maes)
-            assert len(r[kind][n]["curve"]) == cfg.steps  # the fine-tuning loss per step
-    assert len(r["ssl_curve"]) == cfg.ssl_steps and r["zero_force_mae"] > 0
+            assert len(r[name][n]["curve"]) == cfg.steps  # the fine-tuning loss per step
+    assert set(r["ssl_curve"]) == {"cfconv", "pyg_schnet"}
+    assert all(len(c) == cfg.ssl_steps for c in r["ssl_curve"].values())
+    assert r["zero_force_mae"] > 0
     assert r["embeddings"]["composition"].shape == (5, cfg.d)
     assert len(r["majority"]) == len(r["lattice"]) == 5
     # B and C share their initial weights; B is pre-trained, so their errors differ
-    assert r["B"]["6"] != r["C"]["6"]
+    assert r["B"]["10"] != r["C"]["10"]
     d = make_seed_data(1, cfg)
-    again = fit_arm(make_arm("A", 1, cfg), d["labelled"][:6], d["test"], cfg.lr_a, 1, cfg)
+    again = fit_arm(make_arm("A", 1, cfg), d["labelled"][:6], d["test"], cfg.lr["A"], 1, cfg)
     assert again == r["A"]["6"]  # reproducible per seed: same data, weights and batches
 
 
 def test_arms_and_bad_input():
     cfg = _tiny()
-    a, b, c = (make_arm(k, 0, cfg) for k in ARMS)
+    a, b, c = (make_arm(k, 0, cfg) for k in "ABC")
     assert a.streams == ("interaction",) and b.streams == c.streams
     assert all(torch.equal(p, q) for p, q in zip(b.parameters(), c.parameters()))
     with pytest.raises(ValueError, match="kind"):
         make_arm("D", 0, cfg)
+    with pytest.raises(ValueError, match="interaction must be"):
+        make_arm("A", 0, cfg, backbone="mace")
     with pytest.raises(ValueError, match="seed"):
         run_seed(-1, cfg)
     with pytest.raises(TypeError, match="n must be an int"):
