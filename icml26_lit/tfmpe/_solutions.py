@@ -6,12 +6,10 @@
 __all__ = []
 
 # %% ../../nbs/10_tfmpe/90_exercises.ipynb #9502a5bd
-import math
-
 import torch
 
 from ..core.exercises import register_exercise
-from .tasks import HierarchicalGaussian
+from .pipelines import flatten_sites
 
 # %% ../../nbs/10_tfmpe/90_exercises.ipynb #a38b75e6
 def _target_velocity(x1, xt, t, sigma_min=1e-3):
@@ -93,21 +91,47 @@ _ = register_exercise(
 )
 
 # %% ../../nbs/10_tfmpe/90_exercises.ipynb #b0bfc619
-def _mu_posterior_sd(n_sites=10):
-    "Exact posterior sd of mu in the hierarchical Gaussian with `n_sites` sites."
-    _, cov = HierarchicalGaussian(n_sites=n_sites).exact_posterior(torch.zeros(1, n_sites, 4))
-    return float(cov[0, 0, 0].sqrt())
+def _flatten_for_sites(mu, theta, y):
+    "(mu, theta, y) of n S-site data sets as n S single-site problems, via `flatten_sites`."
+    d = flatten_sites({"mu": mu, "theta": theta, "y": y}, theta.shape[1], ("mu",))
+    return d["mu"], d["theta"], d["y"]
+
+
+def _sites_draw(rng):
+    n, S, J = (int(rng.integers(1, k)) for k in (7, 7, 5))
+    r = lambda *s: torch.from_numpy(rng.standard_normal(s)).float()
+    return r(n, 1), r(n, S), r(n, S, J)
 
 
 _ = register_exercise(
     "10.3",
-    "The exact posterior sd of mu with S = 10 sites.",
-    value=_mu_posterior_sd,
-    tolerance=dict(abs=5e-4),
-    hints=[
-        "A site's observation mean is N(mu, tau^2 + sigma^2 / J).",
-        "Precisions add: the prior's 1 and S / (tau^2 + sigma^2 / J).",
+    "n S-site data sets (mu, theta, y) as n S single-site problems, data set by data set.",
+    reference=_flatten_for_sites,
+    draw=_sites_draw,
+    cases=[
+        (torch.zeros(0, 1), torch.zeros(0, 3), torch.zeros(0, 3, 4)),  # no data set
+        (  # two data sets of three sites: the pairing of mu with its sites shows
+            torch.tensor([[10.0], [20.0]]),
+            torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]),
+            torch.arange(24.0).reshape(2, 3, 4),
+        ),
     ],
-    # S = 5; tau ignored; the prior
-    wrong=[_mu_posterior_sd(5), 1 / math.sqrt(1 + 10 * 4), 1.0],
+    # a reshape and a copy: no arithmetic, so the outputs are exact
+    tolerance=dict(rtol=0.0, atol=0.0),
+    hints=[
+        "theta.reshape(n * S, 1) already orders the rows data set by data set.",
+        "mu must follow that order: each row repeated S times in place (repeat_interleave).",
+    ],
+    wrong=[
+        # mu tiled: site s of data set i gets the mu of data set (i S + s) mod n
+        lambda mu, theta, y: (mu.repeat(theta.shape[1], 1), *_flatten_for_sites(mu, theta, y)[1:]),
+        # sites ordered site by site: theta transposed before flattening, y left data set-major
+        lambda mu, theta, y: (
+            _flatten_for_sites(mu, theta, y)[0],
+            theta.t().reshape(-1, 1),
+            _flatten_for_sites(mu, theta, y)[2],
+        ),
+        # the site axis kept: (n, S) instead of (n S, 1)
+        lambda mu, theta, y: (mu.repeat_interleave(theta.shape[1], 0), theta, y),
+    ],
 )

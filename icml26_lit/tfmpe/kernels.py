@@ -441,8 +441,9 @@ def token_embedding(
         weight,
         bias,
     )
-    # "auto" takes PyTorch on a GPU too: on the card the fused kernel lost (see *Benchmark*)
-    use = "torch" if backend == "auto" and value.is_cuda else resolve_backend(backend, value)
+    # "auto" on a GPU follows the committed dispatch table: PyTorch, since the fused kernel lost
+    # on the card it was timed on (see *Benchmark*)
+    use = resolve_backend(backend, value)
     if use == "torch" or n == 0:
         return token_embedding_reference(*args)
     return _TokenEmbedding.apply(*args)

@@ -13,9 +13,9 @@ from .tasks import SimulationBudget
 from .tokens import check_count
 
 # %% auto #0
-__all__ = ['split_functional', 'flatten_sites', 'unflatten_sites', 'fit_direct', 'fit_likelihood_factorised',
+__all__ = ['COVERAGE_LEVELS', 'split_functional', 'flatten_sites', 'unflatten_sites', 'fit_direct', 'fit_likelihood_factorised',
            'stick_breaking_sizes', 'PFPosterior', 'fit_posterior_factorised', 'c2st', 'flatten_draws', 'sbc_ranks',
-           'sbc_coverage']
+           'sbc_coverage', 'sbc_coverage_error']
 
 # %% ../../nbs/10_tfmpe/05_pipelines.ipynb #f576da56
 def split_functional(fi: dict | None) -> tuple:
@@ -326,6 +326,19 @@ def _check_samples(a, b) -> None:
         )
 
 
+def _sklearn():
+    "scikit-learn's classes, imported without a trace: its first import draws from `random`."
+    import random
+
+    state, np_state = random.getstate(), np.random.get_state()
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.model_selection import KFold, cross_val_score
+
+    random.setstate(state)
+    np.random.set_state(np_state)
+    return RandomForestClassifier, KFold, cross_val_score
+
+
 def c2st(
     a: torch.Tensor,  # (n, D) samples of one distribution
     b: torch.Tensor,  # (m, D) samples of another
@@ -333,9 +346,7 @@ def c2st(
     n_folds: int = 5,
 ) -> float:
     "Classifier two-sample test accuracy, as sbi's c2st (Chapter 10, *C2ST and SBC*)."
-    from sklearn.ensemble import RandomForestClassifier
-    from sklearn.model_selection import KFold, cross_val_score
-
+    RandomForestClassifier, KFold, cross_val_score = _sklearn()
     _check_samples(a, b)
     a, b = a.float(), b.float()
     mean, std = a.mean(0), a.std(0)
@@ -384,3 +395,13 @@ def sbc_coverage(ranks: torch.Tensor, n_samples: int, level: float = 0.9) -> flo
         raise TypeError(f"ranks must be a torch.Tensor, got {type(ranks).__name__}")
     lo, hi = (1 - level) / 2 * n_samples, (1 + level) / 2 * n_samples
     return float(((ranks >= lo) & (ranks <= hi)).float().mean())
+
+
+COVERAGE_LEVELS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def sbc_coverage_error(ranks: torch.Tensor, n_samples: int, levels=COVERAGE_LEVELS) -> float:
+    "Mean over `levels` of |coverage of the central interval - level|: 0 when calibrated."
+    if len(levels) == 0:
+        raise ValueError("levels must name at least one level in (0, 1)")
+    return sum(abs(sbc_coverage(ranks, n_samples, lv) - lv) for lv in levels) / len(levels)

@@ -202,3 +202,19 @@ def test_triton_backward_partial_needs(fresh_seed):
 def test_backward_kernels_are_registered():
     assert "10.token_embedding_bwd_tokens" in KERNELS
     assert "10.token_embedding_bwd_weight" in KERNELS
+
+
+def test_auto_takes_pytorch_where_the_kernel_lost():
+    # the committed dispatch table times the fused kernel slower than PyTorch on the H200, so
+    # backend="auto" resolves to PyTorch there; on CPU it is PyTorch without consulting it
+    import json
+
+    from icml26_lit.core.bench import _code_hash, auto_choice
+    from icml26_lit.core.claims import results_dir
+
+    table = json.loads((results_dir() / "bench" / "dispatch.json").read_text())
+    key = "10.token_embedding"
+    choice, why = auto_choice(key, table, _code_hash("10", "token_embedding"))
+    assert choice == "torch" and "Triton slower than PyTorch" in why, why
+    args = make_inputs((9, 4, 2, 3, 6, True), torch.float64, torch.Generator().manual_seed(0))
+    assert torch.equal(token_embedding(*args, backend="auto"), token_embedding_reference(*args))

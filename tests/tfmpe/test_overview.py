@@ -23,8 +23,12 @@ def test_the_arms_each_scale_names_run():
     from icml26_lit.tfmpe.experiments import methods_for
 
     t = _table()
-    assert methods_for(CONFIG.get("ci")) == ["LF-TFMPE", "sbi NPE"]
-    assert "direct TFMPE" in methods_for(CONFIG.get("cpu")) and "direct" in t["cpu"][2]
+    ci, cpu = CONFIG.get("ci"), CONFIG.get("cpu")
+    assert methods_for(ci) == ["LF-TFMPE", "sbi NPE", "direct TFMPE"] and ci.sites == [2]
+    assert all(w in t["ci"][2] for w in ("LF-TFMPE", "direct TFMPE", "NPE", "S = 2"))
+    assert methods_for(cpu) == methods_for(ci) and "`ci` arms" in t["cpu"][2]
+    assert cpu.sites == [2, 10] and "S = 2" in t["cpu"][2] and "S = 10" in t["cpu"][2]
+    assert cpu.n_sbc == 30 and "SBC" in t["cpu"][2] and "30 test sets" in t["cpu"][2]
     colab = CONFIG.get("colab")
     assert colab.pf and colab.fmpe and colab.sir and colab.functional and colab.n_sbc == 100
     assert "SBC" in t["colab"][2] and "SIR" in t["colab"][2]
