@@ -233,3 +233,55 @@ def test_overview_table_matches_the_presets():
         assert f"{cfg.md_steps:,} recorded steps, {cfg.null_pairs} pairs" in cells[5], s
         if s in ("colab", "full"):
             assert f"{cfg.n_beads} beads x {cfg.n_replicas} replicas" in cells[3], s
+
+
+def test_cpu_preset_carries_the_committed_pilot_sizes():
+    "The cpu preset's Langevin sizes are those the committed pilot measured, on its own seed."
+    import json
+    import math
+
+    from icml26_lit.core import results_dir
+    from icml26_lit.flashschnet.experiments import MIN_MIXING, PILOT_SEED
+
+    pilot = json.loads((results_dir() / "flashschnet" / "pilot_cpu.json").read_text())["pilot"]
+    cfg = CONFIG.get("cpu")
+    assert {k: pilot["sizes"][k] for k in ("md_beads", "md_burn", "md_every")} == {
+        k: cfg[k] for k in ("md_beads", "md_burn", "md_every")
+    }
+    # the recorded steps: 1.25 x MIN_MIXING autocorrelation times of the slower observable,
+    # rounded up to a thousand steps
+    tau = max(pilot["tau"].values())
+    assert cfg.md_steps == 1000 * math.ceil(1.25 * MIN_MIXING * tau / 1000)
+    # the pilot's chain, weights and noise are none of the evaluation seeds'
+    assert pilot["seed"] == PILOT_SEED and PILOT_SEED not in range(cfg.n_seeds)
+    assert set(pilot["tau"]) == {"rg", "bonds"} and MIN_MIXING == 10
+
+
+def _md_results(mixed: bool) -> dict:
+    "run_experiment's results with a made-up Langevin unit (mixed or not) and two seeds."
+    seeds = {s: dict(gap=1e-14, bound=1e-13) for s in (0, 1)}
+    tau = dict(rg=500.0 if not mixed else 50.0, bonds=2.0)
+    md = dict(ks_ours=0.1, ks_tol=0.3, ks_null=[0.2, 0.3], tau=tau, mixed=mixed)
+    md["mixing"] = {k: 1000 / v for k, v in tau.items()}
+    return dict(seeds=seeds, md=md, ladder=None)
+
+
+def test_langevin_row_is_not_decided_when_the_runs_do_not_mix(tmp_path, monkeypatch):
+    from icml26_lit.flashschnet.experiments import record_claims
+
+    monkeypatch.setenv("ICML26_CLAIMS_DIR", str(tmp_path))
+    cfg = Config(CONFIG.get("ci"))
+    cfg.update(md_steps=1000)
+    row = record_claims(_md_results(False), cfg, "ci")[1]
+    assert row.verdict == "not decided" and row.calibrated is False
+    assert "2.0 autocorrelation times of radius of gyration" in row.calibration
+    assert "tau = 500 steps" in row.calibration
+    row = record_claims(_md_results(True), cfg, "ci")[1]
+    assert row.verdict == "holds" and row.calibrated is True
+
+
+def test_md_pilot_names_a_bad_replica_count():
+    from icml26_lit.flashschnet.experiments import md_pilot
+
+    with pytest.raises(ValueError, match="n_replicas must be a positive integer"):
+        md_pilot(CONFIG.get("ci"), n_replicas=0)
