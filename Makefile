@@ -10,6 +10,7 @@
 #   make verdicts                  rewrite results/ci_verdicts.json from the last `make test`'s ci claims
 #                                  (make test prints each verdict that moved since it was written)
 #   make exercises                 student copies of the exercises (no solutions) and their HTML book
+#   make colab-check               resolve every extra against Colab's versions (network; not in make test)
 #   make nbtest                    nbdev_test (for authors; papermill is what CI runs)
 # The development environment is .venv/ at the repository root, made from requirements/pins.txt
 # (the one list of exact versions) the first time any target needs it.
@@ -34,7 +35,7 @@ SEED ?= 0
 # default index (this project's machines have the CPU wheel locally).
 TORCH_INDEX ?=
 
-.PHONY: venv test book run nbtest export clean bench gpu gpu-pack toc exercises lint verdicts
+.PHONY: venv test book run nbtest export clean bench gpu gpu-pack toc exercises lint verdicts colab-check
 
 venv: $(STAMP)
 
@@ -63,6 +64,7 @@ export: venv
 	$(VENV)/bin/nbdev_export
 
 test: venv
+	@bash .ci/system-tools
 	$(PY) book/pipeline.py test --chapters "$(CHAPTERS)"
 
 verdicts: venv
@@ -74,6 +76,9 @@ book: venv
 run: venv
 	@test -n "$(NB)" || { echo "usage: make run NB=<notebook> SCALE=cpu|colab|full DEVICE=auto|cpu|cuda NPROC=1 PARALLEL=units|data"; exit 2; }
 	RUN_THREADS=$(THREADS) $(PY) book/pipeline.py run "$(NB)" --scale $(SCALE) --device $(DEVICE) --seed $(SEED) --nproc $(NPROC) --parallel $(PARALLEL)
+
+colab-check: venv
+	$(PY) book/colab_check.py
 
 nbtest: venv
 	$(VENV)/bin/nbdev_test --n_workers 2

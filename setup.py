@@ -11,7 +11,8 @@ requirements = cfg.get("requirements", "").split()
 extras = {}
 for key, value in cfg.items():
     if key.endswith("_requirements") and key not in ("dev_requirements",):
-        extras[key[: -len("_requirements")]] = value.split()
+        # extras are spelled with hyphens (pip before 23.3 does not match an underscore spelling)
+        extras[key[: -len("_requirements")].replace("_", "-")] = value.split()
 extras["dev"] = cfg.get("dev_requirements", "").split()
 extras["all"] = sorted({r for k, v in extras.items() if k != "dev" for r in v})
 
@@ -31,7 +32,8 @@ setuptools.setup(
     classifiers=[f"Development Status :: {cfg['status']} - Alpha",
                  f"Intended Audience :: {cfg['audience']}",
                  f"Natural Language :: {cfg['language']}",
-                 "Programming Language :: Python :: 3"],
+                 "Programming Language :: Python :: 3",
+                 *[f"Programming Language :: Python :: 3.{m}" for m in range(10, 14)]],
     packages=setuptools.find_packages(include=[cfg["lib_name"], cfg["lib_name"] + ".*"]),
     include_package_data=True,
     python_requires=">=" + cfg["min_python"],

@@ -49,15 +49,34 @@ from icml26_lit.core.claims import (
     TESTS,
     EFFECTS,
 )
-from icml26_lit.core.plotting import (
-    PALETTE,
-    stepped_figure,
-    live_controls,
-    book_mode,
-    curves_figure,
-)
 from .bench import register_benchmark, run_benchmarks, BENCHMARKS, gpu_table
 from .verdicts import read_ci_verdicts, write_ci_verdicts, verdict_flips
+
+import importlib as _importlib
+import sys as _sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # editors and linters see the names; at run time they load on first use
+    from icml26_lit.core.plotting import (
+        PALETTE,
+        book_mode,
+        curves_figure,
+        live_controls,
+        stepped_figure,
+    )
+
+_PLOTTING = ("PALETTE", "stepped_figure", "live_controls", "book_mode", "curves_figure")
+
+
+def __getattr__(name: str):
+    "The plotting names load plotly on first use, so a library user never pays for it (PEP 562)."
+    if name in _PLOTTING:
+        return getattr(_importlib.import_module("icml26_lit.core.plotting"), name)
+    raise AttributeError(f"module 'icml26_lit.core' has no attribute {name!r}")
+
+
+if "IPython" in _sys.modules:  # in a notebook: the book's figure style and renderer at once
+    _importlib.import_module("icml26_lit.core.plotting")
 
 # %% ../../nbs/00_core/00_how_this_book_works.ipynb #9e5c5f8e
 __all__ = [

@@ -19,9 +19,23 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 
 import numpy as np
-from scipy import stats
 
 from .scale import CI_BUDGET_S, SCALE_NAMES, Scale
+
+
+class _Lazy:
+    "A module imported on first use: scipy.stats takes about a second to load."
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr: str):
+        import importlib
+
+        return getattr(importlib.import_module(self._name), attr)
+
+
+_stats = _Lazy("scipy.stats")
 
 # %% auto #0
 __all__ = ['API_VERSION', 'VERDICTS', 'TESTS', 'EFFECTS', 'ROUNDING', 'SCOREBOARD_VERDICTS', 'HEADLINE_SCALES', 'Decision',
@@ -183,7 +197,7 @@ def _check_args(o, b, reference, test, alpha, margin, tolerance, floor):
 # %% ../../nbs/00_core/03_claims.ipynb #9a4f1a18
 def _t_interval(est: float, se: float, df: float, alpha: float):
     "One-sided (1 - alpha) bounds est -+ t_{1-alpha, df} se."
-    q = stats.t.ppf(1 - alpha, df)
+    q = _stats.t.ppf(1 - alpha, df)
     return est - q * se, est + q * se
 
 
@@ -258,10 +272,10 @@ def _t_test(o, b, reference, paired, s, margin, alpha):
         return _exact(d, s, margin, tie, why, other)
     if b is None or paired:
         se, df = float(x.std(ddof=1) / math.sqrt(len(x))), len(x) - 1
-        res = lambda alt: stats.ttest_1samp(x, 0.0, alternative=alt)
+        res = lambda alt: _stats.ttest_1samp(x, 0.0, alternative=alt)
     else:
         se, df = _welch(o, b)
-        res = lambda alt: stats.ttest_ind(s * o + margin, s * b, equal_var=False, alternative=alt)
+        res = lambda alt: _stats.ttest_ind(s * o + margin, s * b, equal_var=False, alternative=alt)
     d.df = df
     greater, less = res("greater"), res("less")
     d.statistic, d.p_value, d.p_value_other = (
@@ -281,8 +295,8 @@ def _sign_test(o, b, reference, s, alpha):
         k, n = int(o.sum()), len(o)
         est = float(o.mean() - reference)
         d = Decision("not decided", "", kind, est, n_ours=n, n_baseline=1, statistic=float(k))
-        up = stats.binomtest(k, n, reference, alternative="greater").pvalue
-        down = stats.binomtest(k, n, reference, alternative="less").pvalue
+        up = _stats.binomtest(k, n, reference, alternative="greater").pvalue
+        down = _stats.binomtest(k, n, reference, alternative="less").pvalue
         d.p_value, d.p_value_other = (up, down) if s > 0 else (down, up)
         words = f"{k} of {n} against the reference rate {reference:.3g}"
         return _from_p(d, kind, words, alpha)
@@ -294,9 +308,9 @@ def _sign_test(o, b, reference, s, alpha):
     if wins + losses == 0:
         d.reason = f"{kind}: no discordant pairs (the two sides agree on every unit)"
         return d
-    d.p_value = float(stats.binomtest(wins, wins + losses, 0.5, alternative="greater").pvalue)
+    d.p_value = float(_stats.binomtest(wins, wins + losses, 0.5, alternative="greater").pvalue)
     d.p_value_other = float(
-        stats.binomtest(losses, wins + losses, 0.5, alternative="greater").pvalue
+        _stats.binomtest(losses, wins + losses, 0.5, alternative="greater").pvalue
     )
     return _from_p(d, kind, words, alpha)
 
@@ -316,7 +330,7 @@ def _wilcoxon(o, b, reference, s, margin, alpha):
     if _flat(o - (reference if b is None else b)):
         d.test = "exact"
         return _exact(d, s, margin, tie, "no spread up to rounding in the differences", other)
-    g, l_ = (stats.wilcoxon(x, alternative=a) for a in ("greater", "less"))
+    g, l_ = (_stats.wilcoxon(x, alternative=a) for a in ("greater", "less"))
     d.statistic, d.p_value, d.p_value_other = float(g.statistic), float(g.pvalue), float(l_.pvalue)
     return _from_p(d, kind, _words(s, est, tie, margin, other), alpha)
 
@@ -348,14 +362,14 @@ def _equivalence(o, b, reference, tol, alpha):
     else:
         se, df = _welch(o, b)
     d.df = df
-    q2 = stats.t.ppf(1 - alpha / 2, df)
+    q2 = _stats.t.ppf(1 - alpha / 2, df)
     d.ci_low, d.ci_high = float(est - q2 * se), float(est + q2 * se)
     d.statistic = est / se
     # equivalence p-value (TOST): the larger of the two one-sided p-values against the edges
-    p_lo, p_hi = stats.t.sf((est + tol) / se, df), stats.t.cdf((est - tol) / se, df)
+    p_lo, p_hi = _stats.t.sf((est + tol) / se, df), _stats.t.cdf((est - tol) / se, df)
     d.p_value = float(max(p_lo, p_hi))
     # outside: a one-sided test that the mean lies beyond the nearer edge
-    d.p_value_other = float(stats.t.sf((abs(est) - tol) / se, df))
+    d.p_value_other = float(_stats.t.sf((abs(est) - tol) / se, df))
     ci = f"[{d.ci_low:.3g}, {d.ci_high:.3g}]"
     if -tol <= d.ci_low and d.ci_high <= tol:
         d.verdict = "holds"
@@ -374,9 +388,9 @@ def _above(x: np.ndarray, f: np.ndarray, s: int, alpha: float, test: str):
     if len(gap) < 2 or _flat(gap):  # one value, or no spread: an exact comparison
         return bool(gap.mean() > 0 and not _tie(float(gap.mean()), x.mean(), f.mean())), None
     if test == "wilcoxon":
-        p = float(stats.wilcoxon(gap, alternative="greater").pvalue)
+        p = float(_stats.wilcoxon(gap, alternative="greater").pvalue)
     else:
-        p = float(stats.ttest_1samp(gap, 0.0, alternative="greater").pvalue)
+        p = float(_stats.ttest_1samp(gap, 0.0, alternative="greater").pvalue)
     return p < alpha, p
 
 
