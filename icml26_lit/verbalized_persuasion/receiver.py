@@ -82,9 +82,13 @@ class ReceiverLM(nn.Module):
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
         super().__init__()
         self.tokenizer = WordTokenizer(vocabulary())
-        self.lm = TinyLM(len(self.tokenizer), d_model, n_layers, n_heads, 96, generator, backend)
-        # a state vector added at every position (the state token alone was ignored; see below)
-        self.state_embedding = nn.Embedding(2, d_model)
+        # torch's layer constructors draw a default initialisation from the global RNG before the
+        # generator's draws replace it: fork it, so that building a receiver leaves it alone
+        with torch.random.fork_rng(devices=[]):
+            V = len(self.tokenizer)
+            self.lm = TinyLM(V, d_model, n_layers, n_heads, 96, generator, backend)
+            # a state vector added at every position (the state token alone was ignored; see below)
+            self.state_embedding = nn.Embedding(2, d_model)
         with torch.no_grad():
             self.state_embedding.weight.copy_(torch.randn(2, d_model, generator=generator) * 0.02)
         self.prior_strong, self.threshold, self.backend = prior_strong, threshold, backend

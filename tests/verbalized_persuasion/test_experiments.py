@@ -52,7 +52,7 @@ def test_presets():
     ci, cpu = CONFIG.get("ci"), CONFIG.get("cpu")
     assert ci.n_seeds == 3 and ci.lr in ci.lr_grid and not ci.run_pilot
     assert (cpu.n_seeds, cpu.n_letters, cpu.steps, cpu.n_rollouts, cpu.n_iters) == (
-        8, 8000, 3000, 64, 8
+        4, 8000, 3000, 64, 8
     )  # fmt: skip
     assert ci.err_band == cpu.err_band == 0.05 and cpu.interview_cost == 0.1
 
@@ -100,3 +100,22 @@ def test_recommending_every_strong_student_dominates():
     # the commitment LP's optimum recommends every strong student
     scheme = solve_obedience_lp(recommendation_letter()).scheme  # (states, messages)
     assert np.isclose(scheme[1].max(), 1.0, atol=1e-7), scheme
+
+
+def test_a_seed_leaves_the_global_rng_alone_and_repeats():
+    from icml26_lit.verbalized_persuasion.experiments import run_seed
+
+    ci = CONFIG.get("ci")
+    tiny = type(ci)(dict(ci, n_letters=64, d_model=16, n_heads=2, n_layers=1, steps=2,
+                         n_rollouts=4, n_iters=1, n_starts=1, n_final=8, n_test=16))  # fmt: skip
+    torch.manual_seed(1)
+    np.random.seed(1)
+    before, before_np = torch.random.get_rng_state(), np.random.get_state()[1].copy()
+    a = run_seed(tiny, 3, 3e-3, 0.2112)
+    assert torch.equal(torch.random.get_rng_state(), before)
+    assert np.array_equal(np.random.get_state()[1], before_np)
+    torch.manual_seed(2)  # another global state: the same numbers
+    b = run_seed(tiny, 3, 3e-3, 0.2112)
+    for k in ("on", "off", "grid", "two_stage"):
+        assert a[k]["value"] == b[k]["value"], k
+    assert a["losses"] == b["losses"] and a["on"]["rule"] == "threshold"
