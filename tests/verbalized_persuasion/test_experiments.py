@@ -52,7 +52,7 @@ def test_presets():
     ci, cpu = CONFIG.get("ci"), CONFIG.get("cpu")
     assert ci.n_seeds == 3 and ci.lr in ci.lr_grid and not ci.run_pilot
     assert (cpu.n_seeds, cpu.n_letters, cpu.steps, cpu.n_rollouts, cpu.n_iters) == (
-        4, 8000, 3000, 64, 8
+        3, 8000, 3000, 64, 8
     )  # fmt: skip
     assert ci.err_band == cpu.err_band == 0.05 and cpu.interview_cost == 0.1
 
