@@ -24,7 +24,7 @@ with data_parallel():  # batches of 7: 4 + 3 examples on two ranks
 ci = CONFIG.get("ci")
 cfg = type(ci)(dict(ci, sites=[2], budgets=[100], n_seeds=2, n_steps=3, npe_epochs=1, n_test=2,
                     n_post=20, n_c2st=1, n_sbc=0, sample_steps=2, batch_size=16,
-                    direct=False))
+                    direct=False, npe=True))
 res = run_experiment(cfg, 5, "cpu")  # the units split over the ranks
 if rank == 0:  # rank 0: the fit, and what the launcher does with the results
     os.environ["ICML26_CLAIMS_DIR"] = tempfile.mkdtemp()

@@ -24,11 +24,12 @@ def test_the_arms_each_scale_names_run():
 
     t = _table()
     ci, cpu = CONFIG.get("ci"), CONFIG.get("cpu")
-    assert methods_for(ci) == ["LF-TFMPE", "sbi NPE", "direct TFMPE"] and ci.sites == [2]
-    assert all(w in t["ci"][2] for w in ("LF-TFMPE", "direct TFMPE", "NPE", "S = 2"))
+    assert methods_for(ci) == ["LF-TFMPE", "direct TFMPE"] and ci.sites == [2]
+    assert all(w in t["ci"][2] for w in ("LF-TFMPE", "direct TFMPE", "S = 2"))
+    assert "NPE" not in t["ci"][2] and "NPE" in t["colab"][2] and CONFIG.get("colab").npe
     assert methods_for(cpu) == methods_for(ci) and "`ci` arms" in t["cpu"][2]
     assert cpu.sites == [2, 10] and "S = 2" in t["cpu"][2] and "S = 10" in t["cpu"][2]
-    assert cpu.n_sbc == 30 and "SBC" in t["cpu"][2] and "30 test sets" in t["cpu"][2]
+    assert cpu.n_sbc == 20 and "SBC" in t["cpu"][2] and "20 test sets" in t["cpu"][2]
     colab = CONFIG.get("colab")
     assert colab.pf and colab.fmpe and colab.sir and colab.functional and colab.n_sbc == 100
     assert "SBC" in t["colab"][2] and "SIR" in t["colab"][2]
