@@ -90,14 +90,14 @@ _FULL = dict(
     ladder_steps=1000,
     timing_repeats=10,
 )
-# cpu: ci's chain and widths with 10 seeds; the Langevin runs on a 30-bead chain, 2 replicas a
-# group, 10 plain-vs-plain pairs, 1,000 steps of burn-in and 6,000 recorded steps: about 14
+# cpu: ci's chain and widths with 10 seeds; the Langevin runs on a 30-bead chain, one replica a
+# group, 10 plain-vs-plain pairs, 1,000 steps of burn-in and 6,000 recorded steps: about 9
 # minutes of one thread. The pilot (results/flashschnet/pilot_cpu.json, its own seed, 4,000
 # recorded steps) measured R_g's autocorrelation time at 30 beads, 453 steps; md_steps is
 # 1.25 x MIN_MIXING x that, rounded up to a thousand (a test checks the rule). The run checks its
 # own mixing (the row's calibration).
 _CPU = dict(
-    _CI, n_seeds=10, null_pairs=10, md_beads=30, md_replicas=2, md_burn=1000, md_steps=6000
+    _CI, n_seeds=10, null_pairs=10, md_beads=30, md_replicas=1, md_burn=1000, md_steps=6000
 )
 CONFIG = sizes(
     ci=_CI,
