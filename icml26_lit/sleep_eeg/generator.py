@@ -206,14 +206,19 @@ def fit_translator(
     batch: int = 12,
     lr: float = 1e-3,
     generator: torch.Generator | None = None,
+    on_step=None,  # called as on_step(step) after each step (1-based); None: nothing
 ) -> list[float]:
     "AdamW on the model's own loss over random chunks; returns the loss per step."
+    if on_step is not None and not callable(on_step):
+        raise TypeError(f"on_step must be callable or None, got {type(on_step).__name__}")
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < float("inf"):
+        raise ValueError(f"lr must be a positive finite number, got {lr!r}")
     if len(windows) != len(target):
         raise ValueError("windows and target must have the same number of chunks")
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     model.train()
     losses = []
-    for _ in range(_check_positive_int(steps, "steps")):
+    for step in range(1, _check_positive_int(steps, "steps") + 1):
         host = None if generator is None else generator.device
         i = torch.randint(len(windows), (batch,), generator=generator, device=host)
         i = i.to(windows.device)
@@ -222,6 +227,9 @@ def fit_translator(
         loss.backward()
         opt.step()
         losses.append(loss.item())
+        if on_step is not None:  # e.g. an evaluation; the model is put back in training mode
+            on_step(step)
+            model.train()
     model.eval()
     return losses
 

@@ -138,3 +138,30 @@ def test_generator_bad_input():
         RespirationToEEG(0, L)
     with pytest.raises(ValueError, match="same number of chunks"):
         fit_translator(m, torch.randn(2, 10, L), torch.zeros(3, 80, dtype=torch.long))
+    w, t = torch.randn(2, 10, L), torch.zeros(2, 80, dtype=torch.long)
+    with pytest.raises(ValueError, match="lr must be"):
+        fit_translator(m, w, t, steps=1, lr=float("nan"))
+    with pytest.raises(TypeError, match="on_step must be callable"):
+        fit_translator(m, w, t, steps=1, on_step=3)
+
+
+def test_on_step_sees_every_step_and_leaves_the_training_alone():
+    w = torch.randn(4, 10, L, generator=torch.Generator().manual_seed(0))
+    t = torch.randint(4, (4, 80), generator=torch.Generator().manual_seed(1))
+    seen = []
+
+    def look(step, m):
+        m.eval()  # an evaluation switches the mode; training resumes in train mode
+        seen.append(step)
+
+    a = RespirationToEEG(
+        4, L, d=16, n_layers=1, n_heads=2, generator=torch.Generator().manual_seed(2)
+    )
+    b = RespirationToEEG(
+        4, L, d=16, n_layers=1, n_heads=2, generator=torch.Generator().manual_seed(2)
+    )
+    la = fit_translator(a, w, t, 4, 2, 1e-3, torch.Generator().manual_seed(3))
+    lb = fit_translator(
+        b, w, t, 4, 2, 1e-3, torch.Generator().manual_seed(3), on_step=lambda s: look(s, b)
+    )
+    assert seen == [1, 2, 3, 4] and la == lb  # the same losses with and without the hook
