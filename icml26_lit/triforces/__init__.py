@@ -23,15 +23,8 @@ from icml26_lit.triforces.composition import (
 )
 from .kernels import power_spectrum, radial_basis
 from .structure import StructuralStream, lattice_parameters
-from icml26_lit.triforces.model import (
-    BACKBONES,
-    InteractionStream,
-    PygSchNetStream,
-    TriForces,
-    edge_set,
-    gaussian_basis,
-    segment_sum,
-)
+from .model import BACKBONES, InteractionStream, PygSchNetStream, TriForces
+from .model import edge_set, gaussian_basis, segment_sum
 from .ssl import SSLHeads, epps_pulley, make_view, pretrain, sigreg
 from .finetune import Standardiser, evaluate, finetune
 from . import _solutions  # noqa: F401  (registers the exercises)

@@ -129,3 +129,17 @@ def test_arms_and_bad_input():
         make_unlabelled(2.5, 0)
     with pytest.raises(ValueError, match="max_atoms"):
         make_unlabelled(2, 0, max_atoms=0)
+
+
+def test_seeded_code_ignores_and_keeps_the_global_rng():
+    cfg = type(_tiny())(dict(_tiny(), n_labels=[6], arms_big=["A", "B_pyg"]))
+    runs = []
+    for global_seed in (1, 2):
+        torch.manual_seed(global_seed)
+        np.random.seed(global_seed)
+        state, np_state = torch.random.get_rng_state(), np.random.get_state()[1].copy()
+        r = run_seed(4, cfg)
+        assert torch.equal(torch.random.get_rng_state(), state)  # never drawn from nor reseeded
+        assert np.array_equal(np.random.get_state()[1], np_state)
+        runs.append({k: r[k]["6"]["energy_mae"] for k in cfg.arms_big})
+    assert runs[0] == runs[1]  # the same numbers under any global state
