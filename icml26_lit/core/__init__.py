@@ -18,6 +18,7 @@ from icml26_lit.core.scale import (
     speed_probe,
     speed_factor,
     check_projection,
+    optional_import,
 )
 from icml26_lit.core.kernels import (
     HAS_TRITON,
@@ -91,6 +92,7 @@ __all__ = [
     "speed_probe",
     "speed_factor",
     "check_projection",
+    "optional_import",
     "HAS_TRITON",
     "BACKENDS",
     "resolve_backend",

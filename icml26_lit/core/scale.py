@@ -16,7 +16,8 @@ import torch
 
 # %% auto #0
 __all__ = ['SCALE_NAMES', 'DEVICE_NAMES', 'PROBE_REFERENCE_S', 'RUNNER_STOP', 'CI_BUDGET_S', 'Scale', 'Config', 'NoPresetError',
-           'Sizes', 'sizes', 'get_device', 'seed_everything', 'speed_probe', 'speed_factor', 'check_projection']
+           'Sizes', 'sizes', 'get_device', 'seed_everything', 'speed_probe', 'speed_factor', 'check_projection',
+           'optional_import']
 
 # %% ../../nbs/00_core/01_scale.ipynb #8af45fae
 SCALE_NAMES = ("ci", "cpu", "colab", "full")
@@ -267,3 +268,19 @@ def check_projection(
             f"projected {projected_s:.0f} s is over the {budget_s:.0f} s budget of scale={scale!r}"
         )
     return ref_s
+
+# %% ../../nbs/00_core/01_scale.ipynb #a1f23b33
+def optional_import(module: str, extra: str):
+    "Import `module` or name the extra that installs it (Chapter 0, *Optional dependencies*)."
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        missing = (e.name or module).split(".")[0]
+        if missing != module.split(".")[0]:
+            raise  # a dependency of `module` itself is broken: pip's own message says more
+        raise ImportError(
+            f"{module} is not installed; this part of icml26_lit needs the {extra} extra: "
+            f'pip install "icml26_lit[{extra}]"'
+        ) from e

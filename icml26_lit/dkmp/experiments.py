@@ -9,9 +9,8 @@ import math
 import time
 
 import torch
-from torch_geometric.nn.models import SchNet
 
-from ..core import check_tensor, sizes
+from ..core import check_tensor, optional_import, sizes
 from .model import DKMP
 from .toy_field import ToyForceField
 from ..md import BAOAB, bead_chain, kT_at, radius_graph
@@ -151,6 +150,7 @@ class SchNetArm(torch.nn.Module):
         super().__init__()
         with torch.random.fork_rng(devices=[]):  # PyG initialises from the global RNG
             torch.manual_seed(seed)
+            SchNet = optional_import("torch_geometric.nn.models", "dkmp").SchNet  # heavy: here
             self.net = SchNet(
                 hidden_channels=width,
                 num_filters=width,

@@ -14,11 +14,8 @@ from collections import Counter
 
 import numpy as np
 import torch
-from sklearn.linear_model import LogisticRegressionCV
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 
-from ..core import sizes
+from ..core import optional_import, sizes
 from .model import ECGR1Model, pretrain_encoders, simulate_set
 from icml26_lit.ecg_r1.protocol import (
     completion_text,
@@ -221,6 +218,9 @@ def pooled_features(data: dict) -> np.ndarray:
 def logistic_jaccard(train: dict, test: dict, Cs=(0.01, 0.1, 1.0, 10.0), seed: int = 0) -> float:
     "Test Jaccard of one-vs-rest LogisticRegressionCV on frozen full-input features."
     X, Xt = pooled_features(train), pooled_features(test)
+    lm = optional_import("sklearn.linear_model", "ecg-r1")  # scikit-learn loads here
+    make_pipeline = optional_import("sklearn.pipeline", "ecg-r1").make_pipeline
+    StandardScaler = optional_import("sklearn.preprocessing", "ecg-r1").StandardScaler
     pred = np.zeros((len(Xt), len(LABELS)), dtype=bool)
     for j, name in enumerate(LABELS):
         y = np.array([name in lab for lab in train["labels"]])
@@ -228,7 +228,7 @@ def logistic_jaccard(train: dict, test: dict, Cs=(0.01, 0.1, 1.0, 10.0), seed: i
             pred[:, j] = y.mean() > 0.5  # too few of one class: majority
             continue
         clf = make_pipeline(
-            StandardScaler(), LogisticRegressionCV(Cs=list(Cs), cv=3, max_iter=1000)
+            StandardScaler(), lm.LogisticRegressionCV(Cs=list(Cs), cv=3, max_iter=1000)
         )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -10,10 +10,15 @@ import warnings
 
 import numpy as np
 import torch
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.neural_network import MLPRegressor
 
-from ..core import get_device, record_claim, record_curve, seed_everything, sizes
+from icml26_lit.core import (
+    get_device,
+    optional_import,
+    record_claim,
+    record_curve,
+    seed_everything,
+    sizes,
+)
 from ..core.distributed import map_units
 from .features import fourier_features, gaussian_frequencies
 
@@ -104,7 +109,8 @@ def smoke_step(cfg) -> None:
 def fit_sklearn(data, cfg, seed: int) -> float:
     "scikit-learn's MLPRegressor on raw x, the same widths, steps and learning rate; test MSE."
     x_train, y_train, x_test, y_test = (t.numpy() for t in data)
-    reg = MLPRegressor(
+    sk = optional_import("sklearn.neural_network", "example")  # scikit-learn loads here
+    reg = sk.MLPRegressor(
         hidden_layer_sizes=(cfg.width, cfg.width),
         learning_rate_init=1e-3,
         batch_size=len(x_train),
@@ -114,7 +120,9 @@ def fit_sklearn(data, cfg, seed: int) -> float:
         random_state=seed,
     )
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter(
+            "ignore", optional_import("sklearn.exceptions", "example").ConvergenceWarning
+        )
         reg.fit(x_train, y_train[:, 0])
     return float(np.mean((reg.predict(x_test) - y_test[:, 0]) ** 2))
 

@@ -6,9 +6,9 @@
 from __future__ import annotations
 
 import numpy as np
-import ot
 import torch
 
+from ..core import optional_import
 from ..sim import euler_maruyama
 from .noise import _positive
 
@@ -57,6 +57,7 @@ def ot_pairing(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     n = len(a)
     if len(b) != n:
         raise ValueError("snapshots must have equal sizes for a permutation coupling")
+    ot = optional_import("ot", "functional-kl")  # POT loads on first use
     plan = ot.emd(np.full(n, 1 / n), np.full(n, 1 / n), ot.dist(a, b))  # squared Euclidean
     return plan.argmax(1)
 
@@ -135,4 +136,5 @@ def coupled_bridge_paths(
 def w2_squared(a: torch.Tensor, b: torch.Tensor) -> float:
     "Exact W2^2 between two point clouds (uniform weights) by ot.emd2."
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    ot = optional_import("ot", "functional-kl")
     return float(ot.emd2(np.full(len(a), 1 / len(a)), np.full(len(b), 1 / len(b)), ot.dist(a, b)))

@@ -9,10 +9,9 @@ import math
 import time
 
 import numpy as np
-import sympy as sp
 import torch
 
-from ..core import record_claim, sizes
+from ..core import optional_import, record_claim, sizes
 from ..core.distributed import map_units
 from .fitness import is_recovered, nguyen
 from .spbt import VAR_SYMBOLS, Library
@@ -22,6 +21,10 @@ from .swpg import GCNSR
 __all__ = ['CONFIG', 'NAMES', 'expr_recovered', 'run_gcnsr', 'run_gplearn', 'run_pyoperon', 'run_deap', 'run_method',
            'smoke_step', 'experiment_units', 'run_unit', 'run_experiment', 'per_seed', 'recovery_tables',
            'record_decoder_claims', 'record_claims']
+
+# %% ../../nbs/18_gcn_sr/06_experiments.ipynb #261b47bc
+# the chapter's library, or an ImportError naming its extra (not part of the API)
+sp = optional_import("sympy", "gcn-sr")  # the expressions are sympy's
 
 # %% ../../nbs/18_gcn_sr/06_experiments.ipynb #057e800d
 _SHARED = dict(depth=5, epsilon=0.1, entropy_weight=0.005, beta=0.5, temperature=0.1, n_test=1000)

@@ -8,10 +8,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import sympy as sp
 import torch
 
-from ..core import check_tensor
+from ..core import optional_import, check_tensor
 from icml26_lit.gcn_sr.spbt import (
     CONST,
     TOKEN_ID,
@@ -28,6 +27,10 @@ from icml26_lit.gcn_sr.spbt import (
 # %% auto #0
 __all__ = ['PROTECT', 'NGUYEN', 'apply_op', 'evaluate_batch', 'check_data', 'nrmse', 'reward', 'fit_constants', 'prepare_batch',
            'score_reference', 'nguyen', 'is_recovered']
+
+# %% ../../nbs/18_gcn_sr/02_fitness.ipynb #21428c10
+# the chapter's library, or an ImportError naming its extra (not part of the API)
+sp = optional_import("sympy", "gcn-sr")  # the expressions are sympy's
 
 # %% ../../nbs/18_gcn_sr/02_fitness.ipynb #be4f7dfe
 PROTECT = 1e-3  # |b| <= PROTECT: a / b := 1 and log|a| := 0

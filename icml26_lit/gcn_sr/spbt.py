@@ -11,13 +11,18 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import sympy as sp
 import torch
+
+from ..core import optional_import
 
 # %% auto #0
 __all__ = ['MAX_VARS', 'BINARY', 'UNARY', 'VOCAB', 'TOKEN_ID', 'EMPTY', 'CONST', 'X1', 'V', 'ARITY', 'INVERSE', 'TRIG',
            'VAR_SYMBOLS', 'Library', 'SPBT', 'depth_of', 'is_valid', 'check_fill', 'to_tree', 'from_tree',
            'count_trees', 'random_tree', 'decode', 'encode']
+
+# %% ../../nbs/18_gcn_sr/01_spbt.ipynb #1dd34242
+# the chapter's library, or an ImportError naming its extra (not part of the API)
+sp = optional_import("sympy", "gcn-sr")  # the expressions are sympy's
 
 # %% ../../nbs/18_gcn_sr/01_spbt.ipynb #6aa05cef
 MAX_VARS = 4

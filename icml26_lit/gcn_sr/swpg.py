@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import sympy as sp
 import torch
 from fastcore.basics import patch
 
@@ -24,9 +23,15 @@ from .fitness import check_data, is_recovered
 from .generator import GCNGenerator, SequenceGenerator
 from .kernels import score  # the fused kernel scores on CUDA
 
+from ..core import optional_import
+
 # %% auto #0
 __all__ = ['SubtreeIndex', 'crossover', 'mutate', 'gp_refine', 'spbt_similarity', 'swpg_rewards', 'risk_seeking_select',
            'swpg_loss', 'GCNSR']
+
+# %% ../../nbs/18_gcn_sr/04_swpg.ipynb #1f44306b
+# the chapter's library, or an ImportError naming its extra (not part of the API)
+sp = optional_import("sympy", "gcn-sr")  # the expressions are sympy's
 
 # %% ../../nbs/18_gcn_sr/04_swpg.ipynb #6123e76b
 class SubtreeIndex:

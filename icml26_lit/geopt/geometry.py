@@ -12,8 +12,8 @@ import math
 from pathlib import Path
 
 import torch
-from shapely.geometry import Polygon
 
+from ..core import optional_import
 from ..sim.panel import check_contour, point_in_polygon
 
 # %% ../../nbs/02_geopt/01_geometry.ipynb #8edb47106e1a46a883d545849b8ab81b
@@ -48,7 +48,7 @@ def validate_contour(
 ) -> torch.Tensor:  # the same points as float64
     "Check a contour: >= 3 points, finite, ends within 2% chord, no self-crossing (Geometry)."
     coords = check_contour(coords, "coords")
-    if not Polygon(coords.tolist()).is_valid:
+    if not optional_import("shapely.geometry", "geopt").Polygon(coords.tolist()).is_valid:
         raise ValueError("coords: the closed contour intersects itself")
     return coords
 

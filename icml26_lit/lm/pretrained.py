@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..core import BACKENDS
+from ..core import BACKENDS, optional_import
 from .kernels import token_logprobs
 
 # %% auto #0
@@ -59,7 +59,7 @@ def load_pretrained(
     "A transformers Llama-like causal LM or Qwen3-VL as a `PretrainedLM` (Chapter 16)."
     if not isinstance(name, str) or not name:
         raise TypeError(f"name must be a model id or a path, got {name!r}")
-    import transformers  # optional and heavy: only here
+    transformers = optional_import("transformers", "ecg-r1")  # optional and heavy: only here
 
     cfg = transformers.AutoConfig.from_pretrained(name, local_files_only=local_files_only)
     if cfg.model_type in ("qwen3_vl", "qwen2_5_vl", "qwen2_vl"):

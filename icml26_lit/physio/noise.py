@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from scipy.signal import lfilter
 
 # %% auto #0
 __all__ = ['pink_noise', 'ar1_noise']
@@ -60,6 +59,8 @@ def ar1_noise(
         raise ValueError(f"sigma must be a finite number >= 0, got {sigma!r}")
     e = torch.randn(shape, generator=generator, dtype=torch.float64).numpy()
     e[..., 1:] *= np.sqrt(1.0 - phi * phi)  # x_0 ~ N(0, 1) starts stationary
+    from scipy.signal import lfilter  # scipy.signal loads scipy.stats: only when drawn
+
     # lfilter runs x_t = phi x_(t-1) + e_t along the last axis
     x = lfilter([1.0], [1.0, -phi], e, axis=-1) * sigma
     return torch.from_numpy(np.ascontiguousarray(x)).to(dtype)

@@ -8,14 +8,19 @@ from __future__ import annotations
 import functools
 import math
 
-import geoopt
 import torch
 from fastcore.basics import patch
 from torch import nn
 
+from ..core import optional_import
+
 # %% auto #0
 __all__ = ['activation_constants', 'sigma_e', 'sigma_d', 'sigma_e_prime', 'sigma_d_prime', 'sylvester_spd', 'biorthogonal_proju',
            'biorthogonal_retr', 'biorthogonal_projx', 'Biorthogonal', 'BiorthogonalLayer']
+
+# %% ../../nbs/03_ro_hnn/01_biorthogonal.ipynb #137d6766
+# the chapter's library, or an ImportError naming its extra (not part of the API)
+geoopt = optional_import("geoopt", "ro-hnn")  # Biorthogonal subclasses geoopt.Manifold
 
 # %% ../../nbs/03_ro_hnn/01_biorthogonal.ipynb #c8eacf95
 def _check_alpha(alpha) -> float:

@@ -7,18 +7,21 @@ from __future__ import annotations
 
 import math
 
-import geoopt
 import torch
-import torchdiffeq
 from torch import nn
 
-from ..core import check_tensor
+from ..core import check_tensor, optional_import
 from .autoencoder import SymplecticAutoencoder, _check_dims
 from .latent_hnn import LatentHNN
 from ..sim import generalized_leapfrog_step
 
 # %% auto #0
 __all__ = ['ROHNN', 'LatentNODE', 'MLPHNN', 'window_loss', 'make_windows', 'train_model', 'relative_rmse', 'energy_drift']
+
+# %% ../../nbs/03_ro_hnn/05a_model.ipynb #2ebad89d
+# the chapter's library, or an ImportError naming its extra (not part of the API)
+geoopt = optional_import("geoopt", "ro-hnn")
+torchdiffeq = optional_import("torchdiffeq", "ro-hnn")
 
 # %% ../../nbs/03_ro_hnn/05a_model.ipynb #916c5038
 def _check_int(v, name: str, low: int = 1) -> int:

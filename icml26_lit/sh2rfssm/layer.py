@@ -11,7 +11,6 @@ import numpy as np
 import torch
 import torch.nn.functional as nnf
 from fastcore.basics import patch
-from scipy.signal import lfilter
 from torch import nn
 
 from ..core import check_tensor
@@ -184,6 +183,8 @@ def hrf_impulse_response(M: torch.Tensor, F: torch.Tensor, length: int) -> torch
 # %% ../../nbs/13_sh2rfssm/02_scan_and_network.ipynb #b239d867
 def _iir_states(A: np.ndarray, F: np.ndarray, x: np.ndarray, need_v: bool = True):
     "States `(u, v)` (H, B, L) of $h_t = A h_{t-1} + F x_t$ per channel by scipy's IIR filter."
+    from scipy.signal import lfilter  # scipy.signal loads scipy.stats: only when called
+
     u = np.empty_like(x)
     v = np.empty_like(x) if need_v else None
     for i in range(x.shape[0]):
