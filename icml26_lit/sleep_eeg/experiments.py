@@ -71,8 +71,8 @@ _CI = dict(
     run_pilot=False,
     k_sweep=(),  # codebook sizes run beside n_codes
     net_lrs=(3e-4, 1e-3, 3e-3),  # the breathing network's grid, chosen by grouped CV per seed
-    net_steps=100,
-    net_batch=64,
+    net_steps=40,
+    net_batch=32,
 )
 
 # %% ../../nbs/15_sleep_eeg/07_experiments.ipynb #10e103d5
@@ -83,6 +83,7 @@ _CPU = dict(
     steps=600,
     tok_steps=600,
     net_steps=150,
+    net_batch=64,
     run_pilot=True,
 )
 _COLAB = dict(
