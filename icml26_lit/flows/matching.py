@@ -44,7 +44,13 @@ def target_velocity(
     sigma_min: float = SIGMA_MIN,
 ) -> torch.Tensor:
     "u_t = (x1 - (1 - s) x_t) / (1 - (1 - s) t) with s = sigma_min (Chapter 10, *The interpolant*)."
+    if not (isinstance(sigma_min, (int, float)) and 0 <= sigma_min < 1):
+        raise ValueError(f"sigma_min must be a number in [0, 1), got {sigma_min!r}")
     t = _time_like(t, x1)
+    # with sigma_min = 0 the denominator 1 - t vanishes at t = 1 (checked only then: a check on
+    # every training step would wait for the device)
+    if sigma_min == 0 and not t.is_meta and bool((t >= 1).any()):
+        raise ValueError("t must be below 1 when sigma_min = 0: u_t = (x1 - x_t) / (1 - t)")
     return (x1 - (1 - sigma_min) * xt) / (1 - (1 - sigma_min) * t)
 
 # %% ../../nbs/10_tfmpe/02_flow_matching.ipynb #2d917b46

@@ -281,9 +281,9 @@ class _Deslice(torch.autograd.Function):
 def _check(x, w, b, tau, name="x"):
     x = check_tensor(x, name, ndim=4, dtypes=(torch.float32, torch.float64))
     B, H, N, C = x.shape
-    w = check_tensor(w, "w", shape=(C, None), dtypes=(x.dtype,))
-    b = check_tensor(b, "b", shape=(w.shape[1],), dtypes=(x.dtype,))
-    tau = check_tensor(tau, "tau", shape=(H,), dtypes=(x.dtype,))
+    w = check_tensor(w, "w", shape=(C, None), dtypes=(x.dtype,), device=x.device)
+    b = check_tensor(b, "b", shape=(w.shape[1],), dtypes=(x.dtype,), device=x.device)
+    tau = check_tensor(tau, "tau", shape=(H,), dtypes=(x.dtype,), device=x.device)
     if not tau.is_meta and (tau <= 0).any():  # a meta tensor has no values to check
         raise ValueError("tau must be positive")
     return x, w, b, tau
@@ -299,7 +299,7 @@ def slice_tokens(
 ) -> torch.Tensor:  # (B, H, G, C) slice tokens
     "Physics-Attention's slice: weighted means of f over the points (Kernels)."
     x, w, b, tau = _check(x, w, b, tau)
-    f = check_tensor(f, "f", shape=tuple(x.shape), dtypes=(x.dtype,))
+    f = check_tensor(f, "f", shape=tuple(x.shape), dtypes=(x.dtype,), device=x.device)
     if resolve_backend(backend, x) == "torch":
         return slice_reference(x, f, w, b, tau)
     return _Slice.apply(x, f, w, b, tau)
@@ -316,7 +316,7 @@ def deslice(
     "Physics-Attention's de-slice: each point mixes the tokens by its slice weights (Kernels)."
     x, w, b, tau = _check(x, w, b, tau)
     B, H, N, C = x.shape
-    z = check_tensor(z, "z", shape=(B, H, w.shape[1], C), dtypes=(x.dtype,))
+    z = check_tensor(z, "z", shape=(B, H, w.shape[1], C), dtypes=(x.dtype,), device=x.device)
     if resolve_backend(backend, x) == "torch":
         return deslice_reference(z, x, w, b, tau)
     return _Deslice.apply(z, x, w, b, tau)

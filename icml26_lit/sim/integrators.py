@@ -14,6 +14,15 @@ import torch
 __all__ = ['euler_step', 'rk4_step', 'integrate', 'euler_maruyama']
 
 # %% ../../nbs/04_antic/01_integrators.ipynb #7b971a3a
+def _slope(f: Callable, t: float, y: torch.Tensor) -> torch.Tensor:
+    "f(t, y), checked to have y's shape: a slope of shape (1,) would broadcast silently."
+    k = f(t, y)
+    if not isinstance(k, torch.Tensor) or k.shape != y.shape:
+        got = tuple(k.shape) if isinstance(k, torch.Tensor) else type(k).__name__
+        raise ValueError(f"f(t, y) must return a tensor of y's shape {tuple(y.shape)}, got {got}")
+    return k
+
+
 def euler_step(
     f: Callable,  # right-hand side f(t, y) -> dy/dt, same shape as y
     t: float,  # current time
@@ -21,7 +30,7 @@ def euler_step(
     dt: float,  # step size
 ) -> torch.Tensor:
     "One explicit Euler step y + dt f(t, y) (Chapter 04, *One step of Euler and of Runge-Kutta 4*)."
-    return y + dt * f(t, y)
+    return y + dt * _slope(f, t, y)
 
 
 def rk4_step(
@@ -31,10 +40,10 @@ def rk4_step(
     dt: float,  # step size
 ) -> torch.Tensor:
     "One classical Runge-Kutta 4 step (Chapter 04, *One step of Euler and of Runge-Kutta 4*)."
-    k1 = f(t, y)
-    k2 = f(t + 0.5 * dt, y + (0.5 * dt) * k1)
-    k3 = f(t + 0.5 * dt, y + (0.5 * dt) * k2)
-    k4 = f(t + dt, y + dt * k3)
+    k1 = _slope(f, t, y)
+    k2 = _slope(f, t + 0.5 * dt, y + (0.5 * dt) * k1)
+    k3 = _slope(f, t + 0.5 * dt, y + (0.5 * dt) * k2)
+    k4 = _slope(f, t + dt, y + dt * k3)
     # y_{n+1} = y_n + h/6 (k1 + 2 k2 + 2 k3 + k4)
     return y + (dt / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
 

@@ -138,3 +138,15 @@ def test_log_prob_multivariate_and_masked():
         atol=1e-4,
         rtol=1e-4,
     )
+
+
+def test_target_velocity_refuses_its_pole_and_a_bad_sigma_min():
+    "With sigma_min = 0 the velocity (x1 - x_t) / (1 - t) has a pole at t = 1: an error, not inf."
+    from icml26_lit.flows.matching import target_velocity
+
+    x = torch.ones(2, 3)
+    with pytest.raises(ValueError, match="t must be below 1 when sigma_min = 0"):
+        target_velocity(x, x, torch.tensor([0.5, 1.0]), sigma_min=0)
+    with pytest.raises(ValueError, match="sigma_min must be a number in"):
+        target_velocity(x, x, 0.5, sigma_min=1.0)
+    assert torch.isfinite(target_velocity(x, x, torch.tensor([0.5, 1.0]))).all()  # default s
