@@ -385,6 +385,18 @@ def _deap_to_sympy(program: str, d: int) -> sp.Expr:
 def run_deap(task: int, seed: int, cfg) -> dict:
     "One DEAP GP run (tournament, one-point crossover, uniform mutation), stopped at the budget."
     import random
+
+    state = random.getstate(), np.random.get_state()  # DEAP draws from these global generators
+    try:
+        return _run_deap(task, seed, cfg)
+    finally:  # the caller's generators are left as they were
+        random.setstate(state[0])
+        np.random.set_state(state[1])
+
+
+def _run_deap(task: int, seed: int, cfg) -> dict:
+    "`run_deap`'s body: it seeds Python's and NumPy's global generators, which it restores."
+    import random
     from deap import gp, tools
 
     X, y, truth = nguyen(task, seed=seed)

@@ -112,3 +112,24 @@ def test_library_baselines_respect_the_budget(method):
     cfg.update(budget=300, gplearn_population=100, n_test=50)
     r = run_method(method, 1, 0, cfg)
     assert r["evals"] <= 300 and r["nrmse"] >= 0 and isinstance(r["recovered"], bool)
+
+
+def test_run_deap_leaves_the_global_generators_as_they_were():
+    "DEAP draws from Python's and NumPy's global generators: run_deap seeds them and restores them."
+    import random
+
+    import numpy as np
+
+    from icml26_lit.core import Config
+    from icml26_lit.gcn_sr.experiments import run_deap
+
+    cfg = Config(depth=4, n_test=50, budget=60, gplearn_population=20)
+    out = []
+    for state in (1, 2):
+        random.seed(state)
+        np.random.seed(state)
+        before = random.getstate(), np.random.get_state()[1].copy()
+        out.append(run_deap(1, seed=3, cfg=cfg)["nrmse"])
+        assert random.getstate() == before[0]
+        assert (np.random.get_state()[1] == before[1]).all()
+    assert out[0] == out[1]  # the run depends on its seed, not on the caller's global state
