@@ -53,6 +53,7 @@ from icml26_lit.core.claims import (
 from .bench import register_benchmark, run_benchmarks, BENCHMARKS, gpu_table
 from .verdicts import read_ci_verdicts, write_ci_verdicts, verdict_flips
 
+# %% ../../nbs/00_core/00_how_this_book_works.ipynb #lazyplot
 import importlib as _importlib
 import sys as _sys
 from typing import TYPE_CHECKING
