@@ -19,6 +19,7 @@ from icml26_lit.core.scale import (
     speed_factor,
     check_projection,
     optional_import,
+    extra_error,
 )
 from icml26_lit.core.kernels import (
     HAS_TRITON,
@@ -94,6 +95,7 @@ __all__ = [
     "speed_factor",
     "check_projection",
     "optional_import",
+    "extra_error",
     "HAS_TRITON",
     "BACKENDS",
     "resolve_backend",

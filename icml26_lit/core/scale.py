@@ -17,7 +17,7 @@ import torch
 # %% auto #0
 __all__ = ['SCALE_NAMES', 'DEVICE_NAMES', 'PROBE_REFERENCE_S', 'RUNNER_STOP', 'CI_BUDGET_S', 'Scale', 'Config', 'NoPresetError',
            'Sizes', 'sizes', 'get_device', 'seed_everything', 'speed_probe', 'speed_factor', 'check_projection',
-           'optional_import']
+           'extra_error', 'optional_import']
 
 # %% ../../nbs/00_core/01_scale.ipynb #8af45fae
 SCALE_NAMES = ("ci", "cpu", "colab", "full")
@@ -270,6 +270,14 @@ def check_projection(
     return ref_s
 
 # %% ../../nbs/00_core/01_scale.ipynb #a1f23b33
+def extra_error(module: str, extra: str) -> ImportError:
+    "The ImportError for a missing `module`: it names the extra that installs it (Chapter 0)."
+    return ImportError(
+        f"{module} is not installed; this part of icml26_lit needs the {extra} extra: "
+        f'pip install "icml26_lit[{extra}]"'
+    )
+
+
 def optional_import(module: str, extra: str):
     "Import `module` or name the extra that installs it (Chapter 0, *Optional dependencies*)."
     import importlib
@@ -280,7 +288,4 @@ def optional_import(module: str, extra: str):
         missing = (e.name or module).split(".")[0]
         if missing != module.split(".")[0]:
             raise  # a dependency of `module` itself is broken: pip's own message says more
-        raise ImportError(
-            f"{module} is not installed; this part of icml26_lit needs the {extra} extra: "
-            f'pip install "icml26_lit[{extra}]"'
-        ) from e
+        raise extra_error(module, extra) from e
