@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -57,6 +58,33 @@ def _env() -> dict:
         TRITON_INTERPRET="0",
     )
     return env
+
+
+def installed_package() -> Path:
+    "The package as users get it: the wheel built from this checkout, installed into a folder."
+    wheels, site = BUILD / "wheel", BUILD / "wheel-site"
+    for d in (wheels, site):
+        shutil.rmtree(d, ignore_errors=True)
+    pip = [PY, "-m", "pip", "--disable-pip-version-check"]
+    build = [*pip, "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(wheels), str(ROOT)]
+    subprocess.run(build, check=True, cwd=ROOT)
+    wheel = next(wheels.glob("icml26_lit-*.whl"))
+    install = [*pip, "install", "-q", "--no-deps", "--target", str(site), str(wheel)]
+    subprocess.run(install, check=True)
+    return site
+
+
+def as_a_user(nb: Path, env: dict, site: Path, run_dir: Path) -> tuple[Path, dict]:
+    """A chapter notebook runs as a reader runs it: a copy in a folder outside the checkout, the
+    installed wheel on the path instead of the repository, the committed results (the only
+    repository files a notebook may read) through `ICML26_RESULTS_DIR`. The book's own pages
+    (index, performance) read the checkout and run in it."""
+    if nb.parent == NBS:
+        return nb, env
+    copy = run_dir / nb.parent.name / nb.name
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(nb, copy)
+    return copy, dict(env, PYTHONPATH=str(site), ICML26_RESULTS_DIR=str(ROOT / "results"))
 
 
 def measure_speed() -> float:
@@ -130,10 +158,11 @@ def run_one(
     env: dict,
     timeout: float,
     retries: int = 4,
+    src: Path | None = None,
 ):
-    "Execute `nb` into `out`; a run killed at `timeout` (a hung kernel, not an error) is retried."
+    "Execute `nb` (or its copy `src`) into `out`; a run killed at `timeout` is retried."
     for attempt in range(retries + 1):
-        wall, err, peak = _run_once(nb, out, params, offline, env, timeout)
+        wall, err, peak = _run_once(nb, out, params, offline, env, timeout, src or nb)
         if err is None or not err.startswith("timed out") or attempt == retries:
             return wall, err, peak
         if out.exists():  # keep what the hung run had executed, for diagnosis
@@ -141,18 +170,20 @@ def run_one(
         print(f"  retry  {nb.name}: {err}; running it again", flush=True)
 
 
-def _run_once(nb: Path, out: Path, params: dict, offline: list[str], env: dict, timeout: float):
+def _run_once(
+    nb: Path, out: Path, params: dict, offline: list[str], env: dict, timeout: float, src: Path
+):
     out.parent.mkdir(parents=True, exist_ok=True)
     # papermill through papermill_client.py: its kernel client never waits on a channel forever
     cmd = [
         PY,
         str(ROOT / "book" / "papermill_client.py"),
-        str(nb),
+        str(src),
         str(out),
         "-k",
         "python3",
         "--cwd",
-        str(nb.parent),
+        str(src.parent),
         "--no-progress-bar",
     ]
     if has_parameters(nb):
@@ -274,6 +305,15 @@ def execute(
         flush=True,
     )
     env = dict(_env(), ICML26_PACKAGE_SHA=pkg, ICML26_SPEED_FACTOR=f"{stop_factor():.3f}")
+    t0 = time.perf_counter()
+    site = installed_package()
+    run_dir = Path(tempfile.mkdtemp(prefix="icml26-notebooks-"))
+    print(
+        f"chapter notebooks run from copies in {run_dir} against the wheel installed in "
+        f"{site.relative_to(ROOT)} ({time.perf_counter() - t0:.0f} s to build and install)",
+        flush=True,
+    )
+    user = {nb: as_a_user(nb, nb_env(nb, env), site, run_dir) for nb in nbs}
     first = [nb for nb in nbs if (nb.name not in LAST or nb.parent != NBS) and nb not in fresh]
     last = [nb for nb in nbs if nb not in first and nb not in fresh]
     results = {}
@@ -286,7 +326,15 @@ def execute(
     with cf.ThreadPoolExecutor(jobs) as pool:
         futs = {
             pool.submit(
-                run_one, nb, exec_path(nb), params, prefix, nb_env(nb, env), timeout_s(nb)
+                run_one,
+                nb,
+                exec_path(nb),
+                params,
+                prefix,
+                user[nb][1],
+                timeout_s(nb),
+                4,
+                user[nb][0],
             ): nb
             for nb in first
         }
@@ -308,12 +356,14 @@ def execute(
     }
     write_timings()  # the Performance page, run last, projects the 19-chapter run from these
     for nb in last:
-        results[nb] = run_one(nb, exec_path(nb), params, prefix, env, timeout_s(nb))
+        src, nb_environ = user[nb]
+        results[nb] = run_one(nb, exec_path(nb), params, prefix, nb_environ, timeout_s(nb), 4, src)
         print(
             f"  {'FAILED' if results[nb][1] else 'ok':6s} {results[nb][0]:7.1f} s  "
             f"{nb.relative_to(ROOT)}",
             flush=True,
         )
+    shutil.rmtree(run_dir, ignore_errors=True)
     return timing_table(results)
 
 
