@@ -406,8 +406,8 @@ def _coverage_claim(at, scale: str, base: str, S0: int, B0: int):
     "LF-TFMPE against `base` on the SBC expected-coverage error (Chapter 10, *Paper vs.*)."
     return record_claim(
         "10",
-        f"LF-TFMPE is calibrated at least as well as {base}: mean |expected coverage - "
-        f"nominal| over the central 10%..90% intervals (S={S0}, B={B0})",
+        f"S={S0} sites, B={B0}: LF-TFMPE is calibrated at least as well as {base} (mean "
+        "|expected coverage - nominal| over the central 10%..90% intervals)",
         ours=at("LF-TFMPE", "sbc_err"),
         baseline=at(base, "sbc_err"),
         test="paired",
@@ -429,12 +429,14 @@ _SRC = "abstract (no number): LF from single-site simulations is more simulation
 
 def _score_claim(at, scale, base, key, metric, S0, B0, headline):
     "One paired row of LF-TFMPE against `base` on `key`, with the prior's score as its floor."
-    claim = f"LF-TFMPE beats {base} on {metric} (S={S0} sites, B={B0} site simulations)"
+    # the setting leads the sentence: a claim is stored under its first 60 characters
+    at_s = f"S={S0} sites, B={B0} site simulations: "
+    claim = f"{at_s}LF-TFMPE beats {base} on {metric}"
     if base == "direct TFMPE" and key == "c2st":
         claim = (
-            "Likelihood factorisation gives posteriors as good as direct training at equal "
-            f"site-simulation budget: LF-TFMPE vs direct TFMPE, {metric} (S={S0}, B={B0}; "
-            "decided as LF-TFMPE better)"
+            f"{at_s}likelihood factorisation gives posteriors as good as direct training at "
+            f"equal site-simulation budget (LF-TFMPE vs direct TFMPE, {metric}; decided as "
+            "LF-TFMPE better)"
         )
     return record_claim(
         "10",

@@ -120,6 +120,8 @@ def test_the_headline_is_lf_against_direct_at_the_largest_s(tmp_path, monkeypatc
     monkeypatch.setenv("ICML26_CLAIMS_DIR", str(tmp_path))
     cfg = CONFIG.get("cpu")
     rows = record_claims(_fake_results(cfg, 0.6, 0.8), cfg, "cpu")
+    # every row is stored (a claim's file is named by its first 60 characters)
+    assert len(list(tmp_path.glob("10--*.json"))) == len(rows) == 5
     heads = [c for c in rows if c.headline]
     assert len(heads) == 1 and f"S={max(cfg.sites)}," in heads[0].claim
     assert "direct TFMPE" in heads[0].claim and heads[0].verdict == "holds"
