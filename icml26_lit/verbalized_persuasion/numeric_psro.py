@@ -6,12 +6,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import nashpy
 import numpy as np
 from scipy.optimize import linprog
 
+from ..core import optional_import
 from .classic import PersuasionGame, check_scheme
+
+if TYPE_CHECKING:  # nashpy loads when a game is built
+    import nashpy
 
 # %% auto #0
 __all__ = ['binary_schemes', 'payoff_tables', 'commitment_lp', 'PSROResult', 'commitment_values', 'exploitability', 'psro',
@@ -143,4 +147,5 @@ def psro(
 # %% ../../nbs/19_verbalized_persuasion/02_numeric_psro.ipynb #966a199c
 def induced_game(game: PersuasionGame, schemes, thresholds) -> nashpy.Game:
     "The induced bimatrix game (U_S, U_R) as a `nashpy.Game` (Chapter 19, *Induced game*)."
-    return nashpy.Game(*payoff_tables(game, schemes, thresholds))
+    nash = optional_import("nashpy", "verbalized-persuasion")
+    return nash.Game(*payoff_tables(game, schemes, thresholds))
