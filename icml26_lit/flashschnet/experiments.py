@@ -96,9 +96,7 @@ _FULL = dict(
 # recorded steps) measured R_g's autocorrelation time at 30 beads, 453 steps; md_steps is
 # 1.25 x MIN_MIXING x that, rounded up to a thousand (a test checks the rule). The run checks its
 # own mixing (the row's calibration).
-_CPU = dict(
-    _CI, n_seeds=10, null_pairs=10, md_beads=30, md_replicas=1, md_burn=1000, md_steps=6000
-)
+_CPU = dict(_CI, n_seeds=10, null_pairs=10, md_beads=30, md_replicas=1, md_burn=1000, md_steps=6000)
 CONFIG = sizes(
     ci=_CI,
     cpu=_CPU,

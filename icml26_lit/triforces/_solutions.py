@@ -113,7 +113,6 @@ register_exercise(
     ],
 )
 
-
 # %% ../../nbs/08_triforces/90_exercises.ipynb #b195ac0f
 def _direct_forces(s, vec, dst, n_atoms):
     out = np.zeros((n_atoms, 3))
@@ -151,4 +150,3 @@ register_exercise(
         _last_write,
     ],
 )
-

@@ -9,12 +9,17 @@ import math
 
 import numpy as np
 import torch
-from ase import Atoms
-from ase.build import bulk
-from ase.calculators.emt import EMT, parameters as EMT_PARAMETERS
-from ase.data import atomic_numbers, reference_states
 
+from ..core import extra_error
 from ..md import periodic_radius_graph
+
+try:  # ase builds and labels the alloys: without it, name the extra that installs it
+    from ase import Atoms
+    from ase.build import bulk
+    from ase.calculators.emt import EMT, parameters as EMT_PARAMETERS
+    from ase.data import atomic_numbers, reference_states
+except ModuleNotFoundError as e:
+    raise extra_error(e.name, "triforces") from e
 
 # %% auto #0
 __all__ = ['ELEMENTS', 'LATTICES', 'emt_label', 'random_alloy', 'make_alloy_dataset', 'collate', 'edge_vectors',

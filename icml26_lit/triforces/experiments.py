@@ -11,9 +11,8 @@ import time
 
 import numpy as np
 import torch
-from sklearn.linear_model import Ridge
 
-from ..core import sizes
+from ..core import optional_import, sizes
 from icml26_lit.triforces.alloys import (
     ELEMENTS,
     LATTICES,
@@ -74,7 +73,6 @@ CONFIG = sizes(
     colab=dict(_CI, **_BIG, max_atoms=32, cutoff=6.0, head="conservative", budget_s=3600.0),
     full=dict(_CI, **_BIG, max_atoms=32, cutoff=6.0, d=128, budget_s=36000.0),
 )
-
 
 # %% ../../nbs/08_triforces/07_experiments.ipynb #94b658cf
 def make_unlabelled(n: int, seed: int, max_atoms: int = 8, strain: float = 0.04) -> list[dict]:
@@ -140,7 +138,6 @@ def fit_arm(model, train: list[dict], test: list[dict], lr: float, seed: int, cf
     stats = finetune(model, train, cfg.steps, cfg.batch, lr, cfg.head, generator=g, history=curve)
     return dict(evaluate(model, stats, test, cfg.head), curve=curve)
 
-
 # %% ../../nbs/08_triforces/07_experiments.ipynb #6aeaba11
 def ridge_m0(train: list[dict], test: list[dict], alpha: float = 1.0) -> float:
     "Test energy MAE (meV/atom) of a Ridge on element fractions (Chapter 08, *Difficulty*)."
@@ -148,6 +145,7 @@ def ridge_m0(train: list[dict], test: list[dict], alpha: float = 1.0) -> float:
         raise ValueError("train must hold >= 2 and test >= 1 labelled structures")
     y = np.array([s["energy"] / len(s["numbers"]) for s in train])
     y_test = np.array([s["energy"] / len(s["numbers"]) for s in test])
+    Ridge = optional_import("sklearn.linear_model", "triforces").Ridge  # loads scikit-learn
     fit = Ridge(alpha=alpha).fit(element_fractions(train), y)
     return 1000 * float(np.abs(fit.predict(element_fractions(test)) - y_test).mean())
 
@@ -186,7 +184,6 @@ def run_pilot(cfg) -> dict:
         picks[name] = float(pick_lr(score))
     return dict(seed=s, steps=ci.steps, m0=m0, zero_force=zero_force, val_mae=val_mae, lr=picks)
 
-
 # %% ../../nbs/08_triforces/07_experiments.ipynb #7af01919
 def time_steps(data: dict, cfg, n_steps: int = 10) -> dict:
     "CPU seconds per step of pre-training (per backbone) and of each arm's fine-tuning."
@@ -204,7 +201,6 @@ def time_steps(data: dict, cfg, n_steps: int = 10) -> dict:
                 finetune(model, data["labelled"], n, c.batch, 1e-3, c.head)
         out[name] = (time.process_time() - t) / n_steps
     return out
-
 
 # %% ../../nbs/08_triforces/07_experiments.ipynb #7a1cfb66
 def run_seed(seed: int, cfg, data: dict | None = None, keep_embeddings: bool = False) -> dict:
@@ -235,7 +231,6 @@ def run_seed(seed: int, cfg, data: dict | None = None, keep_embeddings: bool = F
         out["lattice"] = [LATTICES[s["lattice"]] for s in data["test"]]
     return out
 
-
 # %% ../../nbs/08_triforces/07_experiments.ipynb #c0266efa
 def smoke_step(cfg) -> None:
     "One pre-training step and one fine-tuning step of each arm on tiny data at cfg's widths."
@@ -246,4 +241,3 @@ def smoke_step(cfg) -> None:
     for name in tiny.arms_big:
         maes = [r[name]["4"][k] for k in ("energy_mae", "force_mae")]
         assert all(math.isfinite(v) for v in maes), (name, r[name])
-

@@ -70,7 +70,6 @@ class InteractionStream(nn.Module):
             h = h + update(segment_sum(h[src] * W(rbf), dst, h.shape[0]))
         return h
 
-
 # %% ../../nbs/08_triforces/04_interaction_fusion.ipynb #f037a61b
 class PygSchNetStream(nn.Module):
     "PyG SchNet interaction blocks: (positions, numbers, edges) -> atoms (N, d) (Chapter 08)."
@@ -107,7 +106,6 @@ class PygSchNetStream(nn.Module):
         for block in self.blocks:
             h = h + block(h, edges["index"], r, attr)
         return h
-
 
 # %% ../../nbs/08_triforces/04_interaction_fusion.ipynb #ab22deb4
 STREAMS = ("composition", "structure", "interaction")
@@ -158,7 +156,6 @@ class TriForces(nn.Module):
         self.force_head = _mlp(2 * d + 16, d, 1)
         for head in (self.fuse, self.energy_head, self.force_head):  # a given backbone is kept
             init_parameters(head, generator)
-
 
 # %% ../../nbs/08_triforces/04_interaction_fusion.ipynb #e852f592
 def _features(self, batch: dict, pos=None, numbers=None) -> dict:

@@ -102,7 +102,6 @@ register_exercise(
     ],
 )
 
-
 # %% ../../nbs/19_verbalized_persuasion/90_exercises.ipynb #c19ex4rg
 def _interview_gain(p, q, p2, q2, prior_strong, threshold, cost):
     rec = prior_strong * p + (1 - prior_strong) * q
@@ -127,8 +126,11 @@ register_exercise(
     "19.4",
     "The recruiter's expected gain from interviewing a recommended candidate, net of its cost.",
     reference=_interview_gain,
-    cases=[(1.0, 1 / 3, 1.0, 1.0, 1 / 3, 0.5, 0.1), (1.0, 0.4, 1.0, 0.8, 1 / 3, 0.5, 0.1),
-           (0.75, 0.6, 0.9, 0.2, 0.3, 0.5, 0.05)],  # fmt: skip
+    cases=[
+        (1.0, 1 / 3, 1.0, 1.0, 1 / 3, 0.5, 0.1),
+        (1.0, 0.4, 1.0, 0.8, 1 / 3, 0.5, 0.1),
+        (0.75, 0.6, 0.9, 0.2, 0.3, 0.5, 0.05),
+    ],  # fmt: skip
     draw=_interview_draw,
     tolerance=dict(rtol=1e-12, atol=1e-14),  # a dozen float64 products and sums of O(1) terms
     hints=[
@@ -143,4 +145,3 @@ register_exercise(
         ),
     ],
 )
-

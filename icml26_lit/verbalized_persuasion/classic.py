@@ -281,4 +281,3 @@ def solve_two_stage_lp(prior_strong: float = 1 / 3, threshold: float = 0.5, cost
     A_eq = np.kron(np.eye(2), np.ones((1, 3)))
     res = _solve(c, np.array(rows), np.zeros(len(rows)), A_eq, np.ones(2), "two-stage")
     return LPResult(-res.fun, np.clip(res.x.reshape(2, 3), 0, 1), res.message)
-

@@ -35,7 +35,6 @@ from icml26_lit.verbalized_persuasion.prompt_psro import (
 )
 from .receiver import ReceiverLM, bayes_posterior, make_corpus
 
-
 # %% auto #0
 __all__ = ['CONFIG', 'leak_check', 'train_receiver', 'receiver_error', 'final_value', 'grid_optimum', 'run_seed', 'smoke_step',
            'run_pilot', 'projected_seconds']
@@ -79,7 +78,6 @@ CONFIG = sizes(
     colab=_COLAB,
     full=dict(_COLAB, n_letters=20_000),
 )
-
 
 # %% ../../nbs/19_verbalized_persuasion/07_experiments.ipynb #a0a15d08
 def leak_check(target: float = 0.5) -> dict:
@@ -150,7 +148,6 @@ def grid_optimum(cache: dict, rx, rollouts: Rollouts, obfuscate: bool, leak: flo
     one = ["threshold"]
     return PromptPSROResult(float(u_s[rule]), [best], np.ones(1), one[0], one, [], 63)
 
-
 # %% ../../nbs/19_verbalized_persuasion/07_experiments.ipynb #92895716
 def _summary(res, v: float, p_s: float, p_w: float) -> dict:
     return dict(
@@ -210,7 +207,6 @@ def run_seed(cfg, seed: int, lr: float, leak: float) -> dict:
     out["cpu_s"] = time.process_time() - t0
     return out
 
-
 # %% ../../nbs/19_verbalized_persuasion/07_experiments.ipynb #5a1e7c3d
 def smoke_step(cfg) -> dict:
     "One receiver step and one PSRO iteration (obfuscation on and off) at the sizes of `cfg`."
@@ -243,4 +239,3 @@ def projected_seconds(cfg, t: dict, prompts_per_condition: int = 58) -> float:
     ci = _CI["n_letters"] * t["corpus"] + _CI["steps"] * t["step"] + cfg.n_test * t["letter"]
     pilot = len(cfg.lr_grid) * ci
     return cfg.n_seeds * per_seed + (pilot if cfg.run_pilot else 0.0) + t.get("overhead", 5.0)
-

@@ -156,7 +156,6 @@ def prompt_psro(
     names = [RULES[j] for j in pop_r]
     return PromptPSROResult(value, prompts, x, RULES[pop_r[jj]], names, history, len(cache) - n0)
 
-
 # %% ../../nbs/19_verbalized_persuasion/05_prompt_psro.ipynb #c19ts05a
 P2_GRID = P_STRONG  # P(good report | strong, recommended): the letter's strong levels
 
@@ -185,7 +184,6 @@ def two_stage_values(prompt, rollouts: Rollouts, prior_strong=1 / 3, threshold=0
     interview, hire = two_stage_plan(prompt, prior_strong, threshold, cost)
     h = interview[s1.astype(int)] & hire[s1.astype(int), s2.astype(int)]
     return float(prior_strong * h[:n].mean() + (1 - prior_strong) * h[n:].mean())
-
 
 # %% ../../nbs/19_verbalized_persuasion/05_prompt_psro.ipynb #c19ts05c
 def two_stage_psro(
@@ -236,4 +234,3 @@ def two_stage_psro(
     prompts = [tuple(g[i] for g, i in zip(grids, k)) for k in pop]
     reads = ["reads"]  # the receiver's one strategy: the exact posterior, at both stages
     return PromptPSROResult(float(vals.max()), prompts, mix, reads[0], reads, history, len(cache))
-
