@@ -37,6 +37,8 @@ from icml26_lit.verbalized_persuasion.numeric_psro import (
     psro,
     induced_game,
 )
+
+# %% ../../nbs/19_verbalized_persuasion/00_overview.ipynb #exports2
 from icml26_lit.verbalized_persuasion.letters import (
     Prompt,
     commitment_sentence,
