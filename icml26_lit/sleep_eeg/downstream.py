@@ -198,6 +198,7 @@ def net_accuracy(net: BreathingNet, x, y) -> np.ndarray:
     return (pred.numpy() == np.asarray(y)).mean(1)
 
 
+# %% ../../nbs/15_sleep_eeg/05_downstream.ipynb #18b37cc3
 def fit_breathing_net(
     x,  # (S, E, L) breathing windows of labelled nights
     y,  # (S, E) stages 0-4
