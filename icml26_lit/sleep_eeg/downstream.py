@@ -8,11 +8,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 from torch import nn
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import GroupKFold, cross_val_score
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 
+from ..core import optional_import
 from .simulator import EPOCH_S, _check_fs
 from .tokenizer import _check_positive_int
 
@@ -91,11 +88,14 @@ def fit_stager(
         raise ValueError(f"need at least n_folds={n_folds} labelled nights, got {len(x)}")
     X, Y = x.reshape(-1, x.shape[-1]), y.ravel()
     groups = np.repeat(np.arange(len(x)), x.shape[1])
-    make = lambda C: make_pipeline(  # noqa: E731
-        StandardScaler(), LogisticRegression(C=C, max_iter=500, random_state=seed)
+    names = ("linear_model", "model_selection", "pipeline", "preprocessing")  # scikit-learn
+    lm, ms, pipe, pre = (optional_import(f"sklearn.{m}", "sleep-eeg") for m in names)
+    make = lambda C: pipe.make_pipeline(  # noqa: E731
+        pre.StandardScaler(), lm.LogisticRegression(C=C, max_iter=500, random_state=seed)
     )
     scores = [
-        cross_val_score(make(C), X, Y, groups=groups, cv=GroupKFold(n_folds)).mean() for C in Cs
+        ms.cross_val_score(make(C), X, Y, groups=groups, cv=ms.GroupKFold(n_folds)).mean()
+        for C in Cs
     ]
     C = Cs[int(np.argmax(scores))]
     return make(C).fit(X, Y), C
@@ -196,7 +196,6 @@ def net_accuracy(net: BreathingNet, x, y) -> np.ndarray:
     net.eval()
     pred = net(torch.as_tensor(x).reshape(-1, x.shape[-1])).argmax(-1).reshape(x.shape[:2])
     return (pred.numpy() == np.asarray(y)).mean(1)
-
 
 # %% ../../nbs/15_sleep_eeg/05_downstream.ipynb #18b37cc3
 def fit_breathing_net(
