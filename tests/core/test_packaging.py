@@ -102,3 +102,15 @@ def test_colab_check_verdicts():
     assert not colab_check.verdict({"scipy": ("1.16.3", "1.10.0")})[0]  # any downgrade
     ok, text = colab_check.verdict({"scikit-learn": ("1.6.1", "1.9.1")})
     assert ok and "upgrades scikit-learn" in text
+
+
+def test_setup_cell_installs_the_books_tag_with_a_hyphenated_extra():
+    import bootstrap
+
+    text = bootstrap.source(ROOT / "nbs" / "11_functional_kl" / "01_noise.ipynb")
+    tag = f"@v{bootstrap.version()}"
+    assert (
+        f'"icml26_lit[functional-kl] @ git+https://github.com/icml26-lit/icml26-lit{tag}"' in text
+    )
+    assert "restart the runtime" in text  # printed when the extra upgraded numpy
+    compile(text, "setup cell", "exec")
