@@ -152,7 +152,7 @@ CONFIG = sizes(
     ],
 )
 
-# %% ../../nbs/10_tfmpe/07_experiments.ipynb #465fc043
+# %% ../../nbs/10_tfmpe/07_experiments.ipynb #465fc042
 @contextlib.contextmanager
 def _global_rng_from(generator):
     "Seed torch's, numpy's and python's global RNGs from `generator` for sbi; restore them after."
@@ -170,6 +170,7 @@ def _global_rng_from(generator):
             np.random.set_state(np_state)
 
 
+# %% ../../nbs/10_tfmpe/07_experiments.ipynb #465fc043
 class SbiPosterior:
     "Wrap an sbi posterior to return {name: (n, Bc, *event)} like TFMPE (Chapter 10, *Baselines*)."
 
