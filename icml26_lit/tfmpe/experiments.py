@@ -169,7 +169,6 @@ def _global_rng_from(generator):
             random.setstate(state)
             np.random.set_state(np_state)
 
-
 # %% ../../nbs/10_tfmpe/07_experiments.ipynb #465fc043
 class SbiPosterior:
     "Wrap an sbi posterior to return {name: (n, Bc, *event)} like TFMPE (Chapter 10, *Baselines*)."
