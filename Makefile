@@ -105,6 +105,7 @@ exercises: venv
 toc: venv
 	$(PY) book/bootstrap.py write
 	$(PY) book/make_toc.py
+	$(PY) book/colab.py write
 
 clean:
 	rm -rf _build book/_build

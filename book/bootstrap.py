@@ -37,10 +37,16 @@ if "google.colab" in sys.modules:
 
     keep = [f"{p}=={md.version(p)}" for p in ("torch", "triton") if importlib.util.find_spec(p)]
     open("/tmp/icml26-keep.txt", "w").write("\\n".join(keep))  # keep Colab's own torch and triton
+    numpy_was = md.version("numpy")
     pip = [sys.executable, "-m", "pip", "install", "-q"]
-    pkg = "icml26_lit[{extra}] @ git+https://github.com/icml26-lit/icml26-lit"
+    pkg = "icml26_lit[{extra}] @ git+https://github.com/icml26-lit/icml26-lit@v{version}"
     subprocess.run([*pip, "-c", "/tmp/icml26-keep.txt", pkg], check=True)"""
 )
+# printed when the extra upgraded numpy: modules already imported in the runtime are the old ones
+RESTART = """
+    if md.version("numpy") != numpy_was:
+        print(f"numpy {numpy_was} -> {md.version('numpy')}: restart the runtime (Runtime > Restart")
+        print("session), then run this notebook again from the top; the install is kept.")"""
 # requirements/pins.txt's no-deps block: their own dependencies are not wanted
 NODEPS = """
     nodeps = {pins}  # installed without their dependencies
@@ -70,12 +76,20 @@ def extra(nb: Path) -> str:
     return folder[3:]
 
 
+def version() -> str:
+    "The book's version (settings.ini): the setup cell installs the code of tag v<version>."
+    m = re.search(r"^version\s*=\s*(\S+)", (ROOT / "settings.ini").read_text(), re.M)
+    return m.group(1)
+
+
 def source(nb: Path) -> str:
     "The first cell `nb` must have."
-    text = TEMPLATE.replace("{extra}", extra(nb))
-    nodeps = pins.nodeps_for(extra(nb))
+    name = extra(nb)
+    text = TEMPLATE.replace("{extra}", name.replace("_", "-")).replace("{version}", version())
+    nodeps = pins.nodeps_for(name)
     if nodeps:
         text += NODEPS.replace("{pins}", json.dumps(nodeps))  # double quotes, as ruff format wants
+    text += RESTART
     return text + (INTERPRETER if nb.stem.startswith("90_exercises") else "")
 
 

@@ -120,5 +120,22 @@ def build(chapters: list[str] | None, warnings_as_errors: bool = True) -> int:
         print(p.stderr[-6000:])
         print("the book build failed (warnings are errors)")
         return 1
+    n = point_colab_at_copies(HTML)
+    print(f"the Colab buttons of {n} pages open the Colab-ready copies (book/colab/)")
     print(f"the book is at {HTML / 'index.html'}  (open file://{HTML / 'index.html'})")
     return 0
+
+
+COLAB_LINK = re.compile(r"(colab\.research\.google\.com/github/[\w.-]+/[\w.-]+/blob/[\w.-]+/+)nbs/")
+
+
+def point_colab_at_copies(html: Path) -> int:
+    "Jupyter Book's Colab button opens the source notebook; ours opens its copy in book/colab/."
+    n = 0
+    for page in html.rglob("*.html"):
+        text = page.read_text()
+        new = COLAB_LINK.sub(r"\1book/colab/", text)
+        if new != text:
+            page.write_text(new)
+            n += 1
+    return n
