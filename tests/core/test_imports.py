@@ -141,7 +141,8 @@ def test_importing_a_chapter_is_light():
     assert not first, f"{first[0][0]} loads {first[0][1]} at import (the first to load one)"
 
 
-BLOCKED = """
+# a child interpreter in which the modules named by argv[1] cannot be imported
+BLOCKER = """
 import importlib, json, sys
 from importlib.abc import MetaPathFinder
 blocked = set(json.loads(sys.argv[1]))
@@ -150,6 +151,11 @@ class Blocker(MetaPathFinder):
         if name.split(".")[0] in blocked:
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 sys.meta_path.insert(0, Blocker())
+"""
+
+BLOCKED = (
+    BLOCKER
+    + """
 out = {}
 for name in json.loads(sys.argv[2]):
     try:
@@ -159,6 +165,7 @@ for name in json.loads(sys.argv[2]):
         out[name] = str(e)
 print(json.dumps(out))
 """
+)
 
 
 def extra_modules() -> set[str]:
@@ -191,15 +198,9 @@ def test_a_missing_extra_is_named():
     assert not bad, f"bare import errors without the extra: {bad}"
 
 
-CALLS = """
-import json, sys
-from importlib.abc import MetaPathFinder
-blocked = set(json.loads(sys.argv[1]))
-class Blocker(MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in blocked:
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-sys.meta_path.insert(0, Blocker())
+CALLS = (
+    BLOCKER
+    + """
 import numpy as np
 out = []
 from icml26_lit.functional_kl.trajectory import w2_squared
@@ -214,6 +215,7 @@ except ImportError as e:
     out.append(str(e))
 print(json.dumps(out))
 """
+)
 
 
 def test_a_function_that_needs_a_missing_extra_names_it():
