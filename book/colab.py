@@ -13,7 +13,6 @@ see book/exercises.py), drops the cells the book hides (`remove-cell`) and every
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 import sys
@@ -91,7 +90,7 @@ def colab_copy(nb: Path) -> dict:
     data = json.loads(nb.read_text())
     if nb.stem.startswith("90_exercises"):
         data = exercises.student_copy(data)
-    out = copy.deepcopy(data)
+    out = data  # freshly read (or a student copy): edited in place
     cells = []
     for k, c in enumerate(out["cells"]):
         tags = c.get("metadata", {}).get("tags", [])

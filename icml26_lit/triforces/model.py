@@ -10,6 +10,7 @@ import math
 import torch
 from torch import nn
 
+from ..core import optional_import
 from ..md import build_csr
 from .alloys import collate, edge_vectors
 from .composition import CompositionStream, init_parameters
@@ -83,13 +84,8 @@ class PygSchNetStream(nn.Module):
         generator: torch.Generator | None = None,
     ):
         super().__init__()
-        try:
-            from torch_geometric.nn.models.schnet import GaussianSmearing, InteractionBlock
-        except ImportError as err:  # the optional dependency of this backbone
-            raise ImportError(
-                "PygSchNetStream needs torch_geometric: pip install 'icml26_lit[triforces]' "
-                "(or torch-geometric)"
-            ) from err
+        schnet = optional_import("torch_geometric.nn.models.schnet", "triforces")  # this backbone's
+        GaussianSmearing, InteractionBlock = schnet.GaussianSmearing, schnet.InteractionBlock
         self.d, self.cutoff, self.n_gauss = d, cutoff, n_gauss
         with torch.random.fork_rng(devices=[]):  # PyG's own initialisation draws globally
             self.embed = nn.Embedding(119, d)

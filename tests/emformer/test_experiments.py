@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from icml26_lit.emformer import EMFormer, finetune, pretrain
+from icml26_lit.emformer import finetune, pretrain
 from icml26_lit.emformer.experiments import (
     CONFIG,
     SIN,
@@ -15,21 +15,9 @@ from icml26_lit.emformer.experiments import (
     check_budget,
 )
 from tests._overview import ROOT, first_number, scale_table
+from tests.emformer.test_model import _tiny  # the tiny model the model tests use
 
 PILOT = ROOT / "results" / "emformer" / "pilot_cpu.json"
-
-
-def _tiny(seed=1):
-    return EMFormer(
-        3,
-        (8, 16),
-        patch=2,
-        dim=16,
-        heads=2,
-        depth=(1, (1, 2, 1), 1),
-        window=(2, 2),
-        generator=torch.Generator().manual_seed(seed),
-    )
 
 
 def test_ci_model_step_is_the_committed_pilot_pick():
