@@ -6,12 +6,8 @@
 __all__ = []
 
 # %% ../../nbs/00_core/13_example_api.ipynb #6bac7a8e
-from icml26_lit.example.features import (
-    fourier_features,
-    fourier_features_reference,
-    gaussian_frequencies,
-)
-from .kernels import bytes_model, fourier_features_triton
+from .features import fourier_features_reference, gaussian_frequencies
+from .kernels import bytes_model, fourier_features, fourier_features_triton
 from .experiments import CONFIG, fit_mlp, make_data, smoke_step, target
 from . import _solutions  # noqa: F401 (registers exercises 00.1-00.3)
 

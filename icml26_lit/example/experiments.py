@@ -20,7 +20,8 @@ from icml26_lit.core import (
     sizes,
 )
 from ..core.distributed import map_units
-from .features import fourier_features, gaussian_frequencies
+from .features import gaussian_frequencies
+from .kernels import fourier_features
 
 CONFIG = sizes(
     ci=dict(n_train=128, n_test=512, n_steps=600, width=128, n_features=64, sigma=8.0, n_seeds=3),

@@ -9,10 +9,8 @@ import math
 
 import torch
 
-from ..core import check_tensor
-
 # %% auto #0
-__all__ = ['fourier_features_reference', 'gaussian_frequencies', 'fourier_features']
+__all__ = ['fourier_features_reference', 'gaussian_frequencies']
 
 # %% ../../nbs/00_core/10_example_features.ipynb #ca864379
 def fourier_features_reference(
@@ -33,22 +31,3 @@ def gaussian_frequencies(
     if not (sigma > 0 and math.isfinite(sigma)):
         raise ValueError(f"sigma must be positive and finite, got {sigma}")
     return sigma * torch.randn(d, m, generator=generator, dtype=dtype)
-
-# %% ../../nbs/00_core/10_example_features.ipynb #69481da1
-def fourier_features(
-    x: torch.Tensor,  # inputs (N, d)
-    B: torch.Tensor,  # frequencies (d, m)
-    backend: str = "auto",  # "auto", "triton" or "torch"
-) -> torch.Tensor:  # features (N, 2m)
-    "Fourier features of `x` with `backend=` dispatch (Chapter 0, *The public op*)."
-    from icml26_lit.core import resolve_backend
-
-    x = check_tensor(x, "x", ndim=2, dtypes=(torch.float32, torch.float64))
-    B = check_tensor(B, "B", ndim=2, dtypes=(x.dtype,))
-    if B.shape[0] != x.shape[1]:
-        raise ValueError(f"B must have shape ({x.shape[1]}, m) to match x, got {tuple(B.shape)}")
-    if resolve_backend(backend, x, B) == "torch":
-        return fourier_features_reference(x, B)
-    from icml26_lit.example.kernels import fourier_features_triton
-
-    return fourier_features_triton(x, B)

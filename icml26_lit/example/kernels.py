@@ -7,7 +7,13 @@ from __future__ import annotations
 
 import torch
 
-from ..core import HAS_TRITON, check_tensor, register_benchmark, register_kernel
+from icml26_lit.core import (
+    HAS_TRITON,
+    check_tensor,
+    register_benchmark,
+    register_kernel,
+    resolve_backend,
+)
 from .features import fourier_features_reference
 
 if HAS_TRITON:
@@ -15,7 +21,7 @@ if HAS_TRITON:
     import triton.language as tl
 
 # %% auto #0
-__all__ = ['bytes_model', 'fourier_features_triton']
+__all__ = ['bytes_model', 'fourier_features_triton', 'fourier_features']
 
 # %% ../../nbs/00_core/11_example_kernels.ipynb #c7f5ff13
 def bytes_model(n: int, d: int, m: int, itemsize: int = 4) -> dict:
@@ -97,6 +103,21 @@ def fourier_features_triton(
     grid = (triton.cdiv(n, block_n), triton.cdiv(m, block_m))
     _fourier_features_kernel[grid](x, B, out, n, m, D=d, BLOCK_N=block_n, BLOCK_M=block_m)
     return out
+
+# %% ../../nbs/00_core/11_example_kernels.ipynb #69481da1
+def fourier_features(
+    x: torch.Tensor,  # inputs (N, d)
+    B: torch.Tensor,  # frequencies (d, m)
+    backend: str = "auto",  # "auto", "triton" or "torch"
+) -> torch.Tensor:  # features (N, 2m)
+    "Fourier features of `x` with `backend=` dispatch (Chapter 0, *The public op*)."
+    x = check_tensor(x, "x", ndim=2, dtypes=(torch.float32, torch.float64))
+    B = check_tensor(B, "B", ndim=2, dtypes=(x.dtype,))
+    if B.shape[0] != x.shape[1]:
+        raise ValueError(f"B must have shape ({x.shape[1]}, m) to match x, got {tuple(B.shape)}")
+    if resolve_backend(backend, x, B) == "torch":
+        return fourier_features_reference(x, B)
+    return fourier_features_triton(x, B)
 
 # %% ../../nbs/00_core/11_example_kernels.ipynb #c2a7c6d3
 def _bench(device, n=1 << 20, d=2, m=128):

@@ -7,12 +7,8 @@ import torch
 
 from icml26_lit.core import KERNELS, check_kernel, compile_check
 from icml26_lit.example import experiments as ex
-from icml26_lit.example.features import (
-    fourier_features,
-    fourier_features_reference,
-    gaussian_frequencies,
-)
-from icml26_lit.example.kernels import bytes_model, fourier_features_triton
+from icml26_lit.example.features import fourier_features_reference, gaussian_frequencies
+from icml26_lit.example.kernels import bytes_model, fourier_features, fourier_features_triton
 
 
 def test_reference_matches_closed_form():
