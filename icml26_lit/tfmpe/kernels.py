@@ -5,6 +5,8 @@
 # %% ../../nbs/10_tfmpe/06_kernels.ipynb #669032b1
 from __future__ import annotations
 
+import math
+
 import torch
 
 from icml26_lit.core import (
@@ -14,7 +16,6 @@ from icml26_lit.core import (
     register_kernel,
     resolve_backend,
 )
-from .tokens import token_embedding_reference
 
 if HAS_TRITON:
     import triton
@@ -22,7 +23,36 @@ if HAS_TRITON:
 
 # %% auto #0
 __all__ = ['EMBEDDING_SIGNATURE', 'EMBEDDING_CONSTEXPRS', 'BWD_TOKENS_SIGNATURE', 'BWD_WEIGHT_SIGNATURE', 'BWD_CONSTEXPRS',
-           'embedding_bytes_model', 'token_embedding']
+           'fourier_features', 'token_embedding_reference', 'embedding_bytes_model', 'token_embedding']
+
+# %% ../../nbs/10_tfmpe/06_kernels.ipynb #16d55bcd
+def fourier_features(
+    x: torch.Tensor,  # (N, D) inputs
+    freqs: torch.Tensor,  # (D, H) frequency matrix B
+) -> torch.Tensor:
+    "Fourier features [cos 2 pi xB, sin 2 pi xB], shape (N, 2H) (Chapter 10, *Embedding a token*)."
+    angle = 2 * math.pi * (x @ freqs)
+    return torch.cat([torch.cos(angle), torch.sin(angle)], dim=-1)
+
+
+def token_embedding_reference(
+    value: torch.Tensor,  # (N, V) token values
+    label: torch.Tensor,  # (N,) integer labels
+    position: torch.Tensor,  # (N, P) positions
+    time: torch.Tensor,  # (N,) flow time
+    functional: torch.Tensor | None,  # (N, F) functional inputs or None
+    label_table: torch.Tensor,  # (n_labels, L) label embeddings
+    pos_freqs: torch.Tensor,  # (P, Hp) position frequencies
+    fun_freqs: torch.Tensor | None,  # (F, Hf) functional-input frequencies
+    weight: torch.Tensor,  # (D, V + L + 2Hp + 1 [+ 2Hf]) projection
+    bias: torch.Tensor,  # (D,)
+) -> torch.Tensor:
+    "Embedding W [v; E_label; gamma(p); t; gamma(f)] + b, (N, D) (Chapter 10, *Embedding a token*)."
+    # bytes: reads N (V + 1 + P + 1 + F) inputs, writes the (N, K) concat, reads it, writes (N, D)
+    parts = [value, label_table[label], fourier_features(position, pos_freqs), time[:, None]]
+    if functional is not None:
+        parts.append(fourier_features(functional, fun_freqs))
+    return torch.cat(parts, dim=-1) @ weight.t() + bias
 
 # %% ../../nbs/10_tfmpe/06_kernels.ipynb #e6824d37
 def embedding_bytes_model(n: int, k: int, d: int, n_small: int = 6, itemsize: int = 4) -> dict:

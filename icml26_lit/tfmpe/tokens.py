@@ -13,9 +13,12 @@ from fastcore.basics import patch
 from torch import nn
 
 from ..core import check_tensor, resolve_backend
+from .kernels import fourier_features, token_embedding, token_embedding_reference
+
+_all_ = ["fourier_features", "token_embedding_reference"]
 
 # %% auto #0
-__all__ = ['Tokens', 'check_count', 'tokenise', 'detokenise', 'fourier_features', 'token_embedding_reference', 'TokenEmbedding']
+__all__ = ['Tokens', 'check_count', 'tokenise', 'detokenise', 'TokenEmbedding', 'fourier_features', 'token_embedding_reference']
 
 # %% ../../nbs/10_tfmpe/01_tokens.ipynb #c6e43fc4
 @dataclass
@@ -187,35 +190,6 @@ def detokenise(
         offset += e - s
     return out
 
-# %% ../../nbs/10_tfmpe/01_tokens.ipynb #16d55bcd
-def fourier_features(
-    x: torch.Tensor,  # (N, D) inputs
-    freqs: torch.Tensor,  # (D, H) frequency matrix B
-) -> torch.Tensor:
-    "Fourier features [cos 2 pi xB, sin 2 pi xB], shape (N, 2H) (Chapter 10, *Embedding a token*)."
-    angle = 2 * math.pi * (x @ freqs)
-    return torch.cat([torch.cos(angle), torch.sin(angle)], dim=-1)
-
-
-def token_embedding_reference(
-    value: torch.Tensor,  # (N, V) token values
-    label: torch.Tensor,  # (N,) integer labels
-    position: torch.Tensor,  # (N, P) positions
-    time: torch.Tensor,  # (N,) flow time
-    functional: torch.Tensor | None,  # (N, F) functional inputs or None
-    label_table: torch.Tensor,  # (n_labels, L) label embeddings
-    pos_freqs: torch.Tensor,  # (P, Hp) position frequencies
-    fun_freqs: torch.Tensor | None,  # (F, Hf) functional-input frequencies
-    weight: torch.Tensor,  # (D, V + L + 2Hp + 1 [+ 2Hf]) projection
-    bias: torch.Tensor,  # (D,)
-) -> torch.Tensor:
-    "Embedding W [v; E_label; gamma(p); t; gamma(f)] + b, (N, D) (Chapter 10, *Embedding a token*)."
-    # bytes: reads N (V + 1 + P + 1 + F) inputs, writes the (N, K) concat, reads it, writes (N, D)
-    parts = [value, label_table[label], fourier_features(position, pos_freqs), time[:, None]]
-    if functional is not None:
-        parts.append(fourier_features(functional, fun_freqs))
-    return torch.cat(parts, dim=-1) @ weight.t() + bias
-
 # %% ../../nbs/10_tfmpe/01_tokens.ipynb #73c060f8
 class TokenEmbedding(nn.Module):
     "Learned label table, Fourier frequencies and projection (Chapter 10, *Embedding a token*)."
@@ -276,7 +250,5 @@ def forward(
     if resolve_backend(backend, tokens.value) == "torch":
         out = token_embedding_reference(*args)
     else:
-        from icml26_lit.tfmpe.kernels import token_embedding
-
         out = token_embedding(*args, backend=backend, validate=validate)
     return out.reshape(B, T, -1)
