@@ -15,6 +15,8 @@ from icml26_lit.sh2rfssm.neuron import (
     hrf_energy,
     hrf_neuron_sequential,
     hrf_transition,
+    parallel_scan_2x2,
+    sequential_scan_2x2,
     spike,
     stable_dt_max,
 )
@@ -31,8 +33,6 @@ from icml26_lit.sh2rfssm.layer import (
     hrf_impulse_response,
     hrf_linear,
     initial_neurons,
-    parallel_scan_2x2,
-    sequential_scan_2x2,
 )
 
 from . import _solutions  # noqa: F401 (registers the exercises)

@@ -14,7 +14,7 @@ from icml26_lit.core import (
     register_kernel,
     resolve_backend,
 )
-from .layer import parallel_scan_2x2
+from .neuron import parallel_scan_2x2
 from .neuron import spike
 
 if HAS_TRITON:
