@@ -149,8 +149,10 @@ def launch_links(rel_html: str, branch: str = "main") -> dict:
     "The Colab and Binder links a notebook page must carry, built from settings.ini's git_url."
     repo = git_url().split("github.com/")[1]
     nb = rel_html[: -len(".html")] + ".ipynb"
+    copy = "book/colab/" + nb.removeprefix("nbs/")  # the Colab-ready copy, where one is written
+    colab_nb = copy if (ROOT / copy).exists() else nb
     return {
-        "colab": f"https://colab.research.google.com/github/{repo}/blob/{branch}/{nb}",
+        "colab": f"https://colab.research.google.com/github/{repo}/blob/{branch}/{colab_nb}",
         "binder": f"https://mybinder.org/v2/gh/{repo}/{branch}?urlpath=tree/{nb}",
     }
 

@@ -126,7 +126,15 @@ def build(chapters: list[str] | None, warnings_as_errors: bool = True) -> int:
     return 0
 
 
-COLAB_LINK = re.compile(r"(colab\.research\.google\.com/github/[\w.-]+/[\w.-]+/blob/[\w.-]+/+)nbs/")
+COLAB_LINK = re.compile(
+    r"(colab\.research\.google\.com/github/[\w.-]+/[\w.-]+/blob/[\w.-]+/+)nbs/([\w./-]+\.ipynb)"
+)
+
+
+def _to_copy(m: re.Match) -> str:
+    "The link to the notebook's copy in book/colab/, where one is written (book pages have none)."
+    has_copy = (ROOT / "book" / "colab" / m.group(2)).exists()
+    return f"{m.group(1)}book/colab/{m.group(2)}" if has_copy else m.group(0)
 
 
 def point_colab_at_copies(html: Path) -> int:
@@ -134,7 +142,7 @@ def point_colab_at_copies(html: Path) -> int:
     n = 0
     for page in html.rglob("*.html"):
         text = page.read_text()
-        new = COLAB_LINK.sub(r"\1book/colab/", text)
+        new = COLAB_LINK.sub(_to_copy, text)
         if new != text:
             page.write_text(new)
             n += 1

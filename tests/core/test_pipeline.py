@@ -239,9 +239,26 @@ def test_launch_links_follow_git_url():
     links = browser_check.launch_links("nbs/00_core/00_how_this_book_works.html")
     assert links["colab"] == (
         "https://colab.research.google.com/github/icml26-lit/icml26-lit/blob/main/"
-        "nbs/00_core/00_how_this_book_works.ipynb"
+        "book/colab/00_core/00_how_this_book_works.ipynb"
     )
     assert links["binder"].endswith("?urlpath=tree/nbs/00_core/00_how_this_book_works.ipynb")
+    # book pages have no Colab-ready copy: their button keeps the source notebook
+    assert browser_check.launch_links("nbs/index.html")["colab"].endswith(
+        "/blob/main/nbs/index.ipynb"
+    )
+
+
+def test_colab_buttons_open_the_copies(tmp_path):
+    base = "https://colab.research.google.com/github/icml26-lit/icml26-lit/blob/main/"
+    page = tmp_path / "p.html"
+    page.write_text(
+        f'<a href="{base}nbs/01_slepian/00_overview.ipynb">x</a>'
+        f'<a href="{base}nbs/index.ipynb">y</a>'
+    )
+    assert build_html.point_colab_at_copies(tmp_path) == 1
+    text = page.read_text()
+    assert f"{base}book/colab/01_slepian/00_overview.ipynb" in text
+    assert f"{base}nbs/index.ipynb" in text
 
 
 def test_book_config_uses_git_url():
