@@ -112,14 +112,15 @@ class DKMP(nn.Module):
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
         self.width, self.n_levels, self.r0, self.ramp = width, n_levels, float(r0), float(ramp)
         self.region_size, self.backend = float(region_size), backend
-        self.embed = nn.Embedding(n_types, width)
-        self.local_filter, self.local_in = _mlp(n_rbf, width, width), nn.Linear(width, width)
-        self.hub_in = nn.ModuleList(nn.Linear(width, width) for _ in range(n_levels))
-        self.star_filter = nn.ParameterList(
-            nn.Parameter(torch.empty(n_rbf, width)) for _ in range(n_levels)
-        )
-        self.update = nn.ModuleList(_mlp(2 * width, width, width) for _ in range(n_levels + 1))
-        self.out = _mlp(width, width, 1)
+        with torch.random.fork_rng(devices=[]):  # default inits, redrawn below: global RNG kept
+            self.embed = nn.Embedding(n_types, width)
+            self.local_filter, self.local_in = _mlp(n_rbf, width, width), nn.Linear(width, width)
+            self.hub_in = nn.ModuleList(nn.Linear(width, width) for _ in range(n_levels))
+            self.star_filter = nn.ParameterList(
+                nn.Parameter(torch.empty(n_rbf, width)) for _ in range(n_levels)
+            )
+            self.update = nn.ModuleList(_mlp(2 * width, width, width) for _ in range(n_levels + 1))
+            self.out = _mlp(width, width, 1)
         mu, gamma = _gauss(0.0, r0, n_rbf)
         self.register_buffer("local_mu", mu.float())
         self.local_gamma, self.star_gamma = gamma, []

@@ -136,8 +136,10 @@ def pretrain_encoders(
     y = measurement_targets([r["measurements"] for r in records])
     mu, sd = y.mean(0), y.std(0).clamp(min=1e-6)
     y = (y - mu) / sd
-    se, ie = SignalEncoder(sig.shape[-1], d=d), ImageEncoder(d)
-    heads = nn.ModuleList([nn.Linear(d, y.shape[1]), nn.Linear(d, y.shape[1])])
+    # default inits, redrawn below: with a generator, the global RNG is left alone
+    with torch.random.fork_rng(devices=[], enabled=generator is not None):
+        se, ie = SignalEncoder(sig.shape[-1], d=d), ImageEncoder(d)
+        heads = nn.ModuleList([nn.Linear(d, y.shape[1]), nn.Linear(d, y.shape[1])])
     for mod in (se, ie, heads):
         reinit(mod, generator)
     params = [*se.parameters(), *ie.parameters(), *heads.parameters()]
@@ -225,9 +227,11 @@ class ECGR1Model(nn.Module):
         self.encoders = nn.ModuleList([signal_encoder, image_encoder]).requires_grad_(False)
         d_enc = signal_encoder.embed.out_features
         self.lm = TinyLM(len(tokenizer), d_model, n_layers, n_heads, max_len, generator, backend)
-        self.proj = nn.ModuleDict(
-            {t: reinit(mlp2x_gelu(d_enc, d_model), generator) for t in ("ecg", "image")}
-        )
+        self.proj = nn.ModuleDict()
+        for t in ("ecg", "image"):  # default inits, redrawn: a generator leaves the global RNG
+            with torch.random.fork_rng(devices=[], enabled=generator is not None):
+                p = mlp2x_gelu(d_enc, d_model)
+            self.proj[t] = reinit(p, generator)
 
     @torch.no_grad()
     def features(self, signal: torch.Tensor, image: torch.Tensor) -> tuple:

@@ -16,7 +16,6 @@ from icml26_lit.core import (
     optional_import,
     record_claim,
     record_curve,
-    seed_everything,
     sizes,
 )
 from ..core.distributed import map_units
@@ -67,7 +66,7 @@ def fit_mlp(
 ) -> float:
     "Train an MLP (on Fourier features or raw x) and return its test MSE."
     dev = get_device(device)
-    g = seed_everything(seed)
+    g = torch.Generator().manual_seed(seed)
     x_train, y_train, x_test, y_test = (t.to(dev) for t in data)
     if use_features:
         B = gaussian_frequencies(1, cfg.n_features, cfg.sigma, g).to(dev)
@@ -75,13 +74,15 @@ def fit_mlp(
         d_in = 2 * cfg.n_features
     else:
         encode, d_in = (lambda x: x), 1
-    net = torch.nn.Sequential(
-        torch.nn.Linear(d_in, cfg.width),
-        torch.nn.ReLU(),
-        torch.nn.Linear(cfg.width, cfg.width),
-        torch.nn.ReLU(),
-        torch.nn.Linear(cfg.width, 1),
-    ).to(dev)
+    with torch.random.fork_rng(devices=[]):  # the initialisation from `seed`; global RNG kept
+        torch.manual_seed(seed)
+        net = torch.nn.Sequential(
+            torch.nn.Linear(d_in, cfg.width),
+            torch.nn.ReLU(),
+            torch.nn.Linear(cfg.width, cfg.width),
+            torch.nn.ReLU(),
+            torch.nn.Linear(cfg.width, 1),
+        ).to(dev)
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
     f_train, f_test = encode(x_train), encode(x_test)
     n = cfg.n_steps if n_steps is None else n_steps

@@ -29,12 +29,14 @@ class VelocityMLP(nn.Module):
     ):
         super().__init__()
         self.M, self.dim = M, dim
-        self.embed = nn.Embedding(n_classes, 8)
-        layers, d_in = [], M * dim + 16 + 8
-        for _ in range(depth):
-            layers += [nn.Linear(d_in, width), nn.SiLU()]
-            d_in = width
-        self.net = nn.Sequential(*layers, nn.Linear(d_in, M * dim))
+        # torch's default inits, redrawn below: with a generator, the global RNG is left alone
+        with torch.random.fork_rng(devices=[], enabled=generator is not None):
+            self.embed = nn.Embedding(n_classes, 8)
+            layers, d_in = [], M * dim + 16 + 8
+            for _ in range(depth):
+                layers += [nn.Linear(d_in, width), nn.SiLU()]
+                d_in = width
+            self.net = nn.Sequential(*layers, nn.Linear(d_in, M * dim))
         if generator is not None:  # deterministic init without touching the global RNG
             for p in self.parameters():
                 bound = 1 / math.sqrt(p.shape[-1]) if p.dim() > 1 else 0.05

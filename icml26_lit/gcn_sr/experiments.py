@@ -241,9 +241,13 @@ def run_gplearn(task: int, seed: int, cfg) -> dict:
         random_state=seed,
         n_jobs=1,
     )
-    with np.errstate(all="ignore"):
-        est.fit(X.numpy(), y.numpy())
-        y_hat = est.predict(X.numpy())
+    state = np.random.get_state()  # gplearn sets NumPy's global generator to its programs' states
+    try:
+        with np.errstate(all="ignore"):
+            est.fit(X.numpy(), y.numpy())
+            y_hat = est.predict(X.numpy())
+    finally:  # the caller's generator is left as it was
+        np.random.set_state(state)
     sd = float(y.std(unbiased=False))
     rmse = float(np.sqrt(np.mean((y_hat - y.numpy()) ** 2)))
     expr = _gplearn_to_sympy(str(est._program), X.shape[1])

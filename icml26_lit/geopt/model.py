@@ -95,14 +95,15 @@ class Transolver(nn.Module):
             if not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be a positive int, got {v!r}")
         g = generator if generator is not None else torch.Generator().manual_seed(0)
-        self.preprocess = nn.Sequential(
-            nn.Linear(in_dim, 2 * hidden), nn.GELU(), nn.Linear(2 * hidden, hidden)
-        )
-        self.placeholder = nn.Parameter(torch.rand(hidden, generator=g) / hidden)
-        self.blocks = nn.ModuleList(
-            Block(hidden, heads, slices, mlp_ratio, out_dim if i == layers - 1 else None, backend)
-            for i in range(layers)
-        )
+        with torch.random.fork_rng(devices=[]):  # default inits, redrawn from g: global RNG kept
+            self.preprocess = nn.Sequential(
+                nn.Linear(in_dim, 2 * hidden), nn.GELU(), nn.Linear(2 * hidden, hidden)
+            )
+            self.placeholder = nn.Parameter(torch.rand(hidden, generator=g) / hidden)
+            outs = [out_dim if i == layers - 1 else None for i in range(layers)]
+            self.blocks = nn.ModuleList(
+                Block(hidden, heads, slices, mlp_ratio, o, backend) for o in outs
+            )
         _init(self, g)
         for blk in self.blocks:
             nn.init.orthogonal_(blk.attn.in_project_slice.weight, generator=g)

@@ -345,7 +345,8 @@ def run_experiment(cfg, seed: int = 0, device="auto") -> dict | None:
     for u, r in zip(units, rows):
         out[u["case"] if u["case"] in out else "extra"].append(r)
     # the untrained flow is N(0, I) (zero last layers): its scores do not depend on its weights
-    untrained = make_flow("ours", 2, cfg, torch.device("cpu"))
+    with torch.random.fork_rng(devices=[]):  # its default init: the global RNG is left alone
+        untrained = make_flow("ours", 2, cfg, torch.device("cpu"))
     g = torch.Generator().manual_seed(2)
     out["untrained"] = evaluate(untrained, DoubleWell2D(a=4.0), cfg.n_eval, g)
     if cfg.tilted:  # the floor of the tilted well's mode-weight error

@@ -115,13 +115,15 @@ class TinyLM(nn.Module):
             max_len,
             backend,
         )
-        self.tok_emb, self.pos_emb = (
-            nn.Embedding(vocab_size, d_model),
-            nn.Embedding(max_len, d_model),
-        )
-        self.blocks = nn.ModuleList(Block(d_model, n_heads) for _ in range(n_layers))
-        self.ln_f = nn.LayerNorm(d_model)
-        self.head = nn.Linear(d_model, vocab_size, bias=False)
+        # torch's default inits, redrawn below: with a generator, the global RNG is left alone
+        with torch.random.fork_rng(devices=[], enabled=generator is not None):
+            self.tok_emb, self.pos_emb = (
+                nn.Embedding(vocab_size, d_model),
+                nn.Embedding(max_len, d_model),
+            )
+            self.blocks = nn.ModuleList(Block(d_model, n_heads) for _ in range(n_layers))
+            self.ln_f = nn.LayerNorm(d_model)
+            self.head = nn.Linear(d_model, vocab_size, bias=False)
         with torch.no_grad():  # GPT-2's init, from `generator`
             for name, p in self.named_parameters():
                 if p.dim() > 1:

@@ -70,13 +70,16 @@ class PrimeAttentionLayer(nn.Module):
         mask: torch.Tensor | None = None,  # P2: (N, N) bool, [i, j] = i drives j
         rank: int = 4,  # P3: rank of h
         backend: str = "auto",  # passed to prime_attention
-        generator: torch.Generator | None = None,  # P2 random pairs, P3 init
+        generator: torch.Generator | None = None,  # P2 random pairs, P3 init, then q, k, v, out
+        init_linears: bool = True,  # draw q, k, v, out from `generator` (False: the caller does)
     ):
         super().__init__()
         _check_layer_args(n_channels, d_model, n_heads, attention, backend)
         self.n_heads, self.head_dim = n_heads, d_model // n_heads
         self.attention, self.backend = attention, backend
-        self.q, self.k, self.v, self.out = (nn.Linear(d_model, d_model) for _ in range(4))
+        redraw = generator is not None and init_linears  # then the global RNG is left alone
+        with torch.random.fork_rng(devices=[], enabled=redraw):
+            self.q, self.k, self.v, self.out = (nn.Linear(d_model, d_model) for _ in range(4))
         self.filters = self.pair_bias = None
         if attention == "prime":
             self.filters = PrimeFilters(
@@ -86,6 +89,8 @@ class PrimeAttentionLayer(nn.Module):
             self.pair_bias = nn.Parameter(
                 torch.zeros(n_heads, n_channels, n_channels, self.head_dim)
             )
+        for lin in (self.q, self.k, self.v, self.out) if redraw else ():
+            _init_linears(lin, generator)
 
     def forward(self, z: torch.Tensor) -> torch.Tensor:
         B, N, D = z.shape
@@ -194,7 +199,7 @@ class PrimeITransformer(nn.Module):
             self.embed = nn.Linear(lookback, d_model)
             args = (n_channels, d_model, n_heads, attention, mode, sparsity, mask, rank, backend)
             self.layers = nn.ModuleList(
-                EncoderLayer(d_model, d_ff, PrimeAttentionLayer(*args, generator))
+                EncoderLayer(d_model, d_ff, PrimeAttentionLayer(*args, generator, False))
                 for _ in range(n_layers)
             )
             self.norm = nn.LayerNorm(d_model)

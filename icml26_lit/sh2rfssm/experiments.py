@@ -590,8 +590,12 @@ def run_minirocket(data, seed) -> dict:
     X, y, Xt, yt = data
     t0 = time.perf_counter()
     clf = MiniRocketClassifier(random_state=seed)
-    clf.fit(X.transpose(1, 2).numpy().astype(np.float64), y.numpy())
-    pred = clf.predict(Xt.transpose(1, 2).numpy().astype(np.float64))
+    state = np.random.get_state()  # MiniRocket seeds NumPy's global generator with `seed`
+    try:
+        clf.fit(X.transpose(1, 2).numpy().astype(np.float64), y.numpy())
+        pred = clf.predict(Xt.transpose(1, 2).numpy().astype(np.float64))
+    finally:  # the caller's generator is left as it was
+        np.random.set_state(state)
     acc = float((torch.as_tensor(pred) == yt).float().mean())
     return dict(acc=acc, seconds=time.perf_counter() - t0, floor=majority_accuracy(y, yt))
 

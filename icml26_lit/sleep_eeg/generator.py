@@ -45,17 +45,25 @@ __all__ = ['WINDOW_S', 'EPOCHS_PER_WINDOW', 'CHUNK_WINDOWS', 'respiration_window
            'generate_tokens', 'LaplaceControl', 'fit_translator', 'energy_score']
 
 # %% ../../nbs/15_sleep_eeg/04_generator.ipynb #858fed43
+def _forked(generator):
+    "Around torch's default inits, redrawn from `generator`: with one, the global RNG is kept."
+    return torch.random.fork_rng(devices=[], enabled=generator is not None)
+
+
 class _Backbone(nn.Module):
     "Linear window embedding + positions -> bidirectional transformer over a chunk's epochs."
 
     def __init__(self, window_len, d, n_layers, n_heads, generator):
         super().__init__()
-        self.proj = _init_linear(nn.Linear(window_len, d), generator)  # the one linear projection
+        with _forked(generator):
+            proj = nn.Linear(window_len, d)
+        self.proj = _init_linear(proj, generator)  # the one linear projection
         self.window_pos = nn.Parameter(0.02 * torch.randn(CHUNK_WINDOWS, d, generator=generator))
         self.epoch_pos = nn.Parameter(0.02 * torch.randn(EPOCHS_PER_WINDOW, d, generator=generator))
-        layer = nn.TransformerEncoderLayer(
-            d, n_heads, 4 * d, dropout=0.0, batch_first=True, norm_first=True
-        )
+        with _forked(generator):
+            layer = nn.TransformerEncoderLayer(
+                d, n_heads, 4 * d, dropout=0.0, batch_first=True, norm_first=True
+            )
         self.encoder = nn.TransformerEncoder(layer, n_layers, enable_nested_tensor=False)
         with torch.no_grad():  # re-draw the transformer's weights from the generator
             for m in self.encoder.modules():
@@ -105,7 +113,9 @@ class RespirationToEEG(nn.Module):
         self.window_len = _check_positive_int(window_len, "window_len")
         self.backbone = _Backbone(window_len, d, n_layers, n_heads, generator)
         self.token_emb = nn.Parameter(0.02 * torch.randn(n_codes + 1, d, generator=generator))
-        self.head = _init_linear(nn.Linear(d, n_codes), generator)
+        with _forked(generator):
+            head = nn.Linear(d, n_codes)
+        self.head = _init_linear(head, generator)
 
     def forward(self, windows: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
         "Logits (B, 80, K) given windows (B, 10, L) and tokens (B, 80), K meaning [MASK]."
@@ -173,7 +183,9 @@ class LaplaceControl(nn.Module):
         self.n_out = _check_positive_int(n_out, "n_out")
         self.window_len = _check_positive_int(window_len, "window_len")
         self.backbone = _Backbone(window_len, d, n_layers, n_heads, generator)
-        self.head = _init_linear(nn.Linear(d, 2 * n_out), generator)
+        with _forked(generator):
+            head = nn.Linear(d, 2 * n_out)
+        self.head = _init_linear(head, generator)
 
     def forward(self, windows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         "Location and scale (B, 80, n_out)."

@@ -124,7 +124,12 @@ class SpectrogramTokenizer(nn.Module):
         super().__init__()
         self.shape, n_in = tuple(shape), int(np.prod(shape))
         hidden = _check_positive_int(hidden, "hidden")
-        lin = lambda a, b: _init_linear(nn.Linear(a, b), generator)  # noqa: E731
+
+        def lin(a, b):  # default init, redrawn: with a generator, the global RNG is left alone
+            with torch.random.fork_rng(devices=[], enabled=generator is not None):
+                layer = nn.Linear(a, b)
+            return _init_linear(layer, generator)
+
         self.encoder = nn.Sequential(lin(n_in, hidden), nn.GELU(), lin(hidden, code_dim))
         self.decoder = nn.Sequential(lin(code_dim, hidden), nn.GELU(), lin(hidden, n_in))
         self.quantizer = VectorQuantizer(

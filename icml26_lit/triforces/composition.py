@@ -110,10 +110,11 @@ class CompositionStream(nn.Module):
     ):
         super().__init__()
         self.d = d
-        self.embed = nn.Embedding(119, d)  # row 0 unused (CLS and padding are slot 0)
-        self.cls = nn.Parameter(torch.zeros(d))
-        self.blocks = nn.ModuleList(CountWeightedBlock(d, n_heads) for _ in range(n_blocks))
-        self.norm = nn.LayerNorm(d)
+        with torch.random.fork_rng(devices=[], enabled=generator is not None):  # redrawn below
+            self.embed = nn.Embedding(119, d)  # row 0 unused (CLS and padding are slot 0)
+            self.cls = nn.Parameter(torch.zeros(d))
+            self.blocks = nn.ModuleList(CountWeightedBlock(d, n_heads) for _ in range(n_blocks))
+            self.norm = nn.LayerNorm(d)
         init_parameters(self, generator)
 
     def forward(self, numbers: torch.Tensor, batch: torch.Tensor, n_structures: int | None = None):

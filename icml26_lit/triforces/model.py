@@ -58,9 +58,10 @@ class InteractionStream(nn.Module):
     ):
         super().__init__()
         self.d, self.cutoff, self.n_gauss = d, cutoff, n_gauss
-        self.embed = nn.Embedding(119, d)
-        self.filters = nn.ModuleList(_mlp(n_gauss, d, d) for _ in range(n_layers))
-        self.updates = nn.ModuleList(_mlp(d, d, d) for _ in range(n_layers))
+        with torch.random.fork_rng(devices=[], enabled=generator is not None):  # redrawn below
+            self.embed = nn.Embedding(119, d)
+            self.filters = nn.ModuleList(_mlp(n_gauss, d, d) for _ in range(n_layers))
+            self.updates = nn.ModuleList(_mlp(d, d, d) for _ in range(n_layers))
         init_parameters(self, generator)
 
     def forward(self, positions: torch.Tensor, numbers: torch.Tensor, edges: dict) -> torch.Tensor:
@@ -147,9 +148,10 @@ class TriForces(nn.Module):
             self.structure = StructuralStream(
                 d, cutoff=cutoff, backend=backend, generator=generator
             )
-        self.fuse = nn.Linear(d * len(streams), d)
-        self.energy_head = _mlp(d, d, 1)
-        self.force_head = _mlp(2 * d + 16, d, 1)
+        with torch.random.fork_rng(devices=[], enabled=generator is not None):  # redrawn below
+            self.fuse = nn.Linear(d * len(streams), d)
+            self.energy_head = _mlp(d, d, 1)
+            self.force_head = _mlp(2 * d + 16, d, 1)
         for head in (self.fuse, self.energy_head, self.force_head):  # a given backbone is kept
             init_parameters(head, generator)
 

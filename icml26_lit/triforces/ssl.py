@@ -87,9 +87,10 @@ class SSLHeads(nn.Module):
 
     def __init__(self, d: int = 48, generator: torch.Generator | None = None):
         super().__init__()
-        self.projection = _mlp(d, d, d)
-        self.denoise = _mlp(2 * d + 16, d, 1)
-        self.unmask = nn.Linear(d, 119)
+        with torch.random.fork_rng(devices=[], enabled=generator is not None):  # redrawn below
+            self.projection = _mlp(d, d, d)
+            self.denoise = _mlp(2 * d + 16, d, 1)
+            self.unmask = nn.Linear(d, 119)
         init_parameters(self, generator)
 
 

@@ -56,12 +56,13 @@ class StructuralStream(nn.Module):
         super().__init__()
         self.cutoff, self.l_max, self.backend, self.d = cutoff, l_max, backend, d
         n_ps = n_radial * n_radial * (l_max + 1)
-        self.radial_weights = nn.Parameter(torch.zeros(n_radial, 3 * n_radial))
-        self.ps_norm = nn.LayerNorm(n_ps)
-        self.ps_in = nn.Linear(n_ps, d)
-        self.lattice = _mlp(6, d, d)
-        self.mlp = _mlp(2 * d, d, d, d)
-        self.messages = nn.ModuleList(_mlp(2 * d + 3 * n_radial, d, d) for _ in range(n_layers))
+        with torch.random.fork_rng(devices=[], enabled=generator is not None):  # redrawn below
+            self.radial_weights = nn.Parameter(torch.zeros(n_radial, 3 * n_radial))
+            self.ps_norm = nn.LayerNorm(n_ps)
+            self.ps_in = nn.Linear(n_ps, d)
+            self.lattice = _mlp(6, d, d)
+            self.mlp = _mlp(2 * d, d, d, d)
+            self.messages = nn.ModuleList(_mlp(2 * d + 3 * n_radial, d, d) for _ in range(n_layers))
         self.n_radial = n_radial
         init_parameters(self, generator)
 
