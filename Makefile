@@ -62,6 +62,7 @@ $(STAMP): $(PINS) settings.ini setup.py
 
 export: venv
 	$(VENV)/bin/nbdev_export
+	$(PY) book/argdocs.py write
 
 test: venv
 	@bash .ci/system-tools

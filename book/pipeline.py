@@ -78,12 +78,13 @@ def lint_stage() -> int:
 
 
 def sync_check(chapters: list[str] | None) -> int:
-    "Notebooks clean and the package exported from them: nbdev_clean + nbdev_export change nothing."
+    "Notebooks clean, the package exported from them: nbdev_clean, nbdev_export, argdocs no-ops."
     bindir = Path(PY).parent
-    for tool in ("nbdev_clean", "nbdev_export"):
-        p = subprocess.run([str(bindir / tool)], cwd=ROOT, capture_output=True, text=True)
+    argdocs = [PY, str(ROOT / "book" / "argdocs.py"), "write"]
+    for tool in ([str(bindir / "nbdev_clean")], [str(bindir / "nbdev_export")], argdocs):
+        p = subprocess.run(tool, cwd=ROOT, capture_output=True, text=True)
         if p.returncode:
-            print(f"{tool} failed:\n{p.stdout}{p.stderr}")
+            print(f"{Path(tool[min(1, len(tool) - 1)]).name} failed:\n{p.stdout}{p.stderr}")
             return 1
     paths = ["nbs", "icml26_lit"]
     diff = subprocess.run(
@@ -93,7 +94,8 @@ def sync_check(chapters: list[str] | None) -> int:
         diff = [l for l in diff if not l.startswith("??")]
     if diff:
         print(
-            "notebooks or package out of sync (run `nbdev_clean && nbdev_export` and commit both):"
+            "notebooks or package out of sync (run `nbdev_clean && nbdev_export && "
+            "python book/argdocs.py write` and commit both):"
         )
         print("\n".join("  " + l for l in diff[:40]))
         return 1
@@ -246,7 +248,7 @@ def write_verdicts(chapters: list[str] | None) -> int:
 # ----------------------------------------------------------------------------- make test
 def test(chapters: list[str] | None) -> int:
     stages = [
-        ("sync: nbdev_clean + nbdev_export, no diff", lambda: sync_check(chapters)),
+        ("sync: nbdev_clean + nbdev_export + argdocs, no diff", lambda: sync_check(chapters)),
         ("lint: import contracts, ruff over book, tests, nbs, package", lint_stage),
         ("pytest (kernels in the interpreter, compile checks)", lambda: pytest_stage(chapters)),
         ("papermill: every notebook at scale=ci", lambda: papermill_stage(chapters)),
@@ -419,6 +421,7 @@ def main(argv=None) -> int:
     if a.command == "book":
         t0 = time.perf_counter()
         subprocess.run([str(Path(PY).parent / "nbdev_export")], cwd=ROOT, check=True)
+        subprocess.run([PY, str(ROOT / "book" / "argdocs.py"), "write"], cwd=ROOT, check=True)
         rc = execute(chapters, a.jobs, reuse=True) or build(chapters)
         print(f"make book: {time.perf_counter() - t0:.0f} s")
         return rc

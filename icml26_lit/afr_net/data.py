@@ -118,7 +118,13 @@ def plant_pathways(
     rng: np.random.Generator,
     paths: str = "median",  # 'median': within the middle half of edge weights; 'strongest'
 ):
-    "K non-adjacent pairs joined by a 2-4 hop path of the chosen strength, and its edges."
+    """K non-adjacent pairs joined by a 2-4 hop path of the chosen strength, and its edges.
+
+    Args:
+        group_sc: (N, N) the sparsified group template
+        n_pairs: K
+        paths: 'median': within the middle half of edge weights; 'strongest' (default: "median")
+    """
     if paths not in ("median", "strongest"):
         raise ValueError(f"paths must be 'median' or 'strongest', got {paths!r}")
     n = group_sc.shape[0]
@@ -146,7 +152,16 @@ def plant_pathways(
 # %% ../../nbs/17_afr_net/02_data.ipynb #0484259f
 @dataclass
 class Cohort:
-    "A simulated cohort: raw SC and FC per subject, labels and the planted ground truth."
+    """A simulated cohort: raw SC and FC per subject, labels and the planted ground truth.
+
+    Args:
+        sc: (n, N, N) subject SC (jittered, sparsified), max 1
+        fc: (n, N, N) FC: correlation of the simulated signals
+        y: (n,) labels 0/1
+        group_sc: (N, N) the sparsified group template (the ranking's edge set)
+        planted_pairs: (K, 2) the driven pairs (a < b)
+        planted_edges: (2, P) the planted pathway's edges, u < v
+    """
 
     sc: np.ndarray  # (n, N, N) subject SC (jittered, sparsified), max 1
     fc: np.ndarray  # (n, N, N) FC: correlation of the simulated signals
@@ -197,7 +212,21 @@ def simulate_cohort(
     halve_sc: bool = False,  # also halve SC on the planted path in class 1
     paths: str = "median",  # planted paths: 'median' or 'strongest' (see plant_pathways)
 ) -> Cohort:
-    "Simulated SC/FC cohort over a real SC template with planted pathways (Chapter 17, *Data*)."
+    """Simulated SC/FC cohort over a real SC template with planted pathways (Chapter 17, *Data*).
+
+    Args:
+        n_subjects: subjects
+        effect: amplitude of the class-1 driver
+        seed: redraws subjects, pairs and noise (default: 0)
+        template: see load_template (default: "hcp")
+        n_pairs: K planted pairs (default: 3)
+        density: kept SC edges (plus a spanning tree) (default: 0.3)
+        jitter: log-normal SC jitter sigma (default: 0.2)
+        alpha: coupling of the linear model (default: 0.7)
+        n_steps: T samples (default: 300)
+        halve_sc: also halve SC on the planted path in class 1 (default: False)
+        paths: planted paths: 'median' or 'strongest' (see plant_pathways) (default: "median")
+    """
     if not isinstance(n_subjects, int) or n_subjects < 2:
         raise ValueError(f"n_subjects must be an integer >= 2, got {n_subjects!r}")
     if not (np.isfinite(effect) and effect >= 0):
@@ -234,7 +263,12 @@ def cortical_coordinates(
     n_regions: int = 360,  # even: half per hemisphere
     seed: int = 0,  # redraws the positions
 ) -> np.ndarray:
-    "Region centres (n_regions, 3) in mm on two ellipsoidal hemispheres, left first (Chapter 17)."
+    """Region centres (n_regions, 3) in mm on two ellipsoidal hemispheres, left first (Chapter 17).
+
+    Args:
+        n_regions: even: half per hemisphere (default: 360)
+        seed: redraws the positions (default: 0)
+    """
     if isinstance(n_regions, bool) or not isinstance(n_regions, (int, np.integer)):
         raise ValueError(f"n_regions must be an even integer >= 4, got {n_regions!r}")
     if n_regions < 4 or n_regions % 2:
@@ -253,7 +287,14 @@ def distance_rule_connectome(
     noise: float = 0.5,  # sigma of the log-normal weight noise
     seed: int = 0,  # redraws positions and noise
 ) -> np.ndarray:
-    "SC (N, N) with w_ij = exp(-decay d_ij + noise z_ij), max 1, zero diagonal (Chapter 17)."
+    """SC (N, N) with w_ij = exp(-decay d_ij + noise z_ij), max 1, zero diagonal (Chapter 17).
+
+    Args:
+        n_regions: regions (even) (default: 360)
+        decay: lambda, per mm (default: 0.05)
+        noise: sigma of the log-normal weight noise (default: 0.5)
+        seed: redraws positions and noise (default: 0)
+    """
     if not (np.isfinite(decay) and decay > 0):
         raise ValueError(f"decay must be finite and > 0, got {decay}")
     if not (np.isfinite(noise) and noise >= 0):

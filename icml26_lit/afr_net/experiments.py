@@ -200,7 +200,11 @@ def train_afrnet(
     track=None,
     device="cpu",  # where the model trains; the data's tensors are moved there
 ) -> dict:
-    "Train AFR-Net as the official recipe; best validation-AUC epoch kept (Chapter 17)."
+    """Train AFR-Net as the official recipe; best validation-AUC epoch kept (Chapter 17).
+
+    Args:
+        device: where the model trains; the data's tensors are moved there (default: "cpu")
+    """
     data = on_device(data, device)
     graphs, y, te = data["graphs"], data["y"], data["split"][2]
     t0 = time.perf_counter()
@@ -269,7 +273,11 @@ def logistic_baseline(data: dict, Cs, seed: int) -> dict:
 def dense_to_edges(
     adj: torch.Tensor,  # (B, N, N) symmetric weighted adjacency
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    "Edges (2, 2E) both ways, weights (2E,) and batch (B N,) of the union of B graphs (Chapter 17)."
+    """Edges (2, 2E) both ways, weights (2E,) and batch (B N,) of the union of B graphs (Chapter 17).
+
+    Args:
+        adj: (B, N, N) symmetric weighted adjacency
+    """
     if not isinstance(adj, torch.Tensor) or adj.dim() != 3 or adj.shape[1] != adj.shape[2]:
         raise ValueError(f"adj must be a (B, N, N) tensor, got {getattr(adj, 'shape', adj)}")
     if not bool(torch.isfinite(adj).all()):
@@ -283,7 +291,16 @@ def dense_to_edges(
 
 # %% ../../nbs/17_afr_net/06_experiments.ipynb #c0186c0e
 class DualStreamGNN(torch.nn.Module):
-    "Dual-stream GCN or GAT: one stream on SC, one on FC, means concatenated, a head (Chapter 17)."
+    """Dual-stream GCN or GAT: one stream on SC, one on FC, means concatenated, a head (Chapter 17).
+
+    Args:
+        n_nodes: N, also the node-feature width (matrix rows)
+        kind: 'gcn' (GCNConv, weighted) or 'gat' (GATConv, unweighted) (default: "gcn")
+        hidden: first layer's width (per head for the GAT) (default: 128)
+        embed: second layer's width: a stream's embedding (default: 128)
+        heads: the GAT's first-layer heads (default: 4)
+        dropout: between the layers, in the head and on GAT attention (default: 0.3)
+    """
 
     def __init__(
         self,
@@ -360,7 +377,16 @@ def train_gnn(
     steps: int | None = None,  # stop after this many steps (timing, smoke)
     device="cpu",  # where the model trains; the data's tensors are moved there
 ) -> dict:
-    "Train a dual-stream GCN or GAT with AFR-Net's recipe, best validation-AUC epoch (Chapter 17)."
+    """Train a dual-stream GCN or GAT with AFR-Net's recipe, best validation-AUC epoch (Chapter 17).
+
+    Args:
+        data: from make_data
+        cfg: a preset: epochs, batch, weight_decay, clip, dropout, heads, gnn_hidden
+        seed: initialisation, dropout and batch order
+        kind: 'gcn' or 'gat' (default: "gcn")
+        steps: stop after this many steps (timing, smoke) (default: None)
+        device: where the model trains; the data's tensors are moved there (default: "cpu")
+    """
     if not (np.isfinite(lr) and lr > 0):
         raise ValueError(f"lr must be finite and > 0, got {lr}")
     data = on_device(data, device)

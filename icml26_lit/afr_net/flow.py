@@ -21,7 +21,12 @@ def check_edge_index(
     edge_index: torch.Tensor,  # (2, E) or (B, 2, E) long, u < v; (-1, -1) pads
     n_nodes: int,  # N
 ) -> torch.Tensor:
-    "Validate an edge list (Chapter 17, *Electrical flow*); returns it as (B, 2, E) contiguous."
+    """Validate an edge list (Chapter 17, *Electrical flow*); returns it as (B, 2, E) contiguous.
+
+    Args:
+        edge_index: (2, E) or (B, 2, E) long, u < v; (-1, -1) pads
+        n_nodes: N
+    """
     if not isinstance(edge_index, torch.Tensor) or edge_index.dtype != torch.long:
         raise TypeError("edge_index must be a torch.long tensor of shape (2, E) or (B, 2, E)")
     ei = edge_index[None] if edge_index.dim() == 2 else edge_index
@@ -61,7 +66,14 @@ def conductance_laplacian(
     n_nodes: int,  # N
     ridge: float = 1e-6,  # delta
 ) -> torch.Tensor:
-    "L_g = B^T diag(g) B + delta I by scatter-add, (B, N, N) (Chapter 17, *Electrical flow*)."
+    """L_g = B^T diag(g) B + delta I by scatter-add, (B, N, N) (Chapter 17, *Electrical flow*).
+
+    Args:
+        edge_index: (B, 2, E) checked, (-1, -1) pads
+        conductance: g (B, E), positive; pads ignored
+        n_nodes: N
+        ridge: delta (default: 1e-6)
+    """
     Bn, _, E = edge_index.shape
     u, v = edge_index[:, 0], edge_index[:, 1]
     valid = u >= 0
@@ -79,7 +91,12 @@ def task_laplacian(
     fc: torch.Tensor,  # F (B, N, N)
     ridge: float = 1e-6,  # delta
 ) -> torch.Tensor:
-    "L_T = diag(T 1) - T + delta I with T = |sym(F)|, zero diagonal, (B, N, N) (Chapter 17)."
+    """L_T = diag(T 1) - T + delta I with T = |sym(F)|, zero diagonal, (B, N, N) (Chapter 17).
+
+    Args:
+        fc: F (B, N, N)
+        ridge: delta (default: 1e-6)
+    """
     t = (0.5 * (fc + fc.transpose(-1, -2))).abs()
     t = t - torch.diag_embed(torch.diagonal(t, dim1=-2, dim2=-1))
     eye = torch.eye(fc.shape[-1], dtype=fc.dtype, device=fc.device)
@@ -92,7 +109,14 @@ def routing_matrix(
     fc: torch.Tensor,  # F (B, N, N)
     ridge: float = 1e-6,  # delta in both Laplacians
 ) -> torch.Tensor:
-    "M = X L_T X with X = L_g^-1 by batched Cholesky in float64, (B, N, N) (Chapter 17)."
+    """M = X L_T X with X = L_g^-1 by batched Cholesky in float64, (B, N, N) (Chapter 17).
+
+    Args:
+        edge_index: (B, 2, E) checked
+        conductance: g (B, E)
+        fc: F (B, N, N)
+        ridge: delta in both Laplacians (default: 1e-6)
+    """
     n = fc.shape[-1]
     lg = conductance_laplacian(edge_index, conductance.double(), n, ridge)
     ones = torch.full((n, n), 1.0 / n, dtype=torch.float64, device=fc.device)  # 1 1^T / N
@@ -108,7 +132,14 @@ def energy_from_routing(
     conductance: torch.Tensor,  # g (B, E)
     scale: float = 100.0,  # s
 ) -> torch.Tensor:
-    "E_e = 2 s g_e (M_uu + M_vv - 2 M_uv); 0 on pads, (B, E) (Chapter 17, *Electrical flow*)."
+    """E_e = 2 s g_e (M_uu + M_vv - 2 M_uv); 0 on pads, (B, E) (Chapter 17, *Electrical flow*).
+
+    Args:
+        m_matrix: M (B, N, N)
+        edge_index: (B, 2, E) checked
+        conductance: g (B, E)
+        scale: s (default: 100.0)
+    """
     u, v = edge_index[:, 0], edge_index[:, 1]
     valid = u >= 0
     u, v = u.clamp(min=0), v.clamp(min=0)
@@ -125,7 +156,15 @@ def edge_energy(
     scale: float = 100.0,  # s
     ridge: float = 1e-6,  # delta
 ) -> torch.Tensor:
-    "Routed power E_e per SC edge (float64), (E,) or (B, E) (Chapter 17, *Electrical flow*)."
+    """Routed power E_e per SC edge (float64), (E,) or (B, E) (Chapter 17, *Electrical flow*).
+
+    Args:
+        edge_index: (2, E) or (B, 2, E) long, u < v
+        conductance: g (E,) or (B, E), positive
+        fc: F (N, N) or (B, N, N)
+        scale: s (default: 100.0)
+        ridge: delta (default: 1e-6)
+    """
     batched = fc.dim() == 3 if isinstance(fc, torch.Tensor) else False
     fc = check_tensor(fc, "fc", dtypes=(torch.float32, torch.float64))
     if fc.dim() not in (2, 3) or fc.shape[-1] != fc.shape[-2]:
@@ -166,7 +205,17 @@ def mask_from_energy(
     eps: float = 1e-8,  # in the min-max denominator
     valid: torch.Tensor | None = None,  # bool, False on padded edges
 ) -> torch.Tensor:
-    "m = sigmoid(tau (norm log E - lam norm(-log S_e) - theta)), in (0, 1) (Chapter 17)."
+    """m = sigmoid(tau (norm log E - lam norm(-log S_e) - theta)), in (0, 1) (Chapter 17).
+
+    Args:
+        energy: E (E,) or (B, E), >= 0
+        sc_weight: S_e, same shape, > 0
+        tau: temperature, > 0 (default: 8.0)
+        lam: weight of the structural cost (default: 1.0)
+        theta: threshold (float or scalar tensor) (default: 0.0)
+        eps: in the min-max denominator (default: 1e-8)
+        valid: bool, False on padded edges (default: None)
+    """
     energy = check_tensor(energy, "energy", dtypes=(torch.float32, torch.float64))
     sc_weight = check_tensor(
         sc_weight, "sc_weight", shape=tuple(energy.shape), dtypes=(torch.float32, torch.float64)

@@ -71,6 +71,12 @@ class GraphormerLayer(nn.Module):
         h: torch.Tensor,  # (B, L, d)
         bias: torch.Tensor,  # (B, H, L, L) additive attention bias
     ) -> torch.Tensor:
+        """
+
+        Args:
+            h: (B, L, d)
+            bias: (B, H, L, L) additive attention bias
+        """
         B, L, d = h.shape
         q, k, v = self.qkv(self.norm1(h)).view(B, L, 3, self.n_heads, -1).permute(2, 0, 3, 1, 4)
         a = F.scaled_dot_product_attention(
@@ -132,6 +138,14 @@ class GraphormerEncoder(nn.Module):
         spd: torch.Tensor,  # (B, N, N) long hop distances
         path: torch.Tensor,  # (B, N, N) mean edge feature on the path
     ) -> torch.Tensor:
+        """
+
+        Args:
+            x: (B, N, N) node features: FC rows
+            degree: (B, N) long
+            spd: (B, N, N) long hop distances
+            path: (B, N, N) mean edge feature on the path
+        """
         h = self.input(x) + self.degree(degree.clamp(max=self.max_degree))
         h = torch.cat([self.token.expand(h.shape[0], -1, -1), h], 1)
         bias = self.attention_bias(spd, path).to(h.dtype)

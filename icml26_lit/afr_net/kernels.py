@@ -38,7 +38,13 @@ def edge_energy_loop(
     scale: float = 100.0,
     ridge: float = 1e-6,
 ) -> torch.Tensor:
-    "The official per-subject loop: two solves with an N x E right-hand side (Chapter 17)."
+    """The official per-subject loop: two solves with an N x E right-hand side (Chapter 17).
+
+    Args:
+        edge_index: (B, 2, E) checked, (-1, -1) pads
+        conductance: g (B, E)
+        fc: F (B, N, N)
+    """
     out = torch.zeros(conductance.shape, dtype=torch.float64, device=conductance.device)
     n = fc.shape[-1]
     for b in range(edge_index.shape[0]):
@@ -238,7 +244,19 @@ def energy_mask_bias(
     backend: str = "auto",  # "auto", "triton" or "torch"
     scale: float = 100.0,  # s
 ) -> torch.Tensor:
-    "Masked-attention bias from routed energies, (B, N, N) (Chapter 17, *Kernels*)."
+    """Masked-attention bias from routed energies, (B, N, N) (Chapter 17, *Kernels*).
+
+    Args:
+        m_matrix: M = XP L_T XP (B, N, N), float32 or float64
+        edge_index: (2, E) shared or (B, 2, E), u < v, (-1, -1) pads
+        conductance: g (B, E), positive
+        sc_weight: S_e (B, E), positive on edges
+        tau: mask temperature, > 0 (default: 8.0)
+        lam: weight of the structural cost (default: 1.0)
+        theta: threshold: float or scalar tensor (learnable) (default: 0.0)
+        backend: "auto", "triton" or "torch" (default: "auto")
+        scale: s (default: 100.0)
+    """
     m_matrix = check_tensor(m_matrix, "m_matrix", ndim=3, dtypes=(torch.float32, torch.float64))
     B, N, N2 = m_matrix.shape
     if N != N2:

@@ -31,6 +31,13 @@ class EdgeGate(nn.Module):
         s_e: torch.Tensor,
         f_e: torch.Tensor,  # (B, E)
     ) -> torch.Tensor:
+        """
+
+        Args:
+            h: H (B, N, d)
+            edge_index: (B, 2, E), (-1, -1) pads
+            f_e: (B, E)
+        """
         u, v = edge_index[:, 0].clamp(min=0), edge_index[:, 1].clamp(min=0)
         hu = torch.gather(h, 1, u[..., None].expand(-1, -1, h.shape[-1]))
         hv = torch.gather(h, 1, v[..., None].expand(-1, -1, h.shape[-1]))

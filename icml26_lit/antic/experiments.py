@@ -147,7 +147,13 @@ def codec_roundtrip(
     codec: str,  # "zfp" or "sz3"
     bound: float,  # absolute error bound
 ) -> tuple[int, np.ndarray]:
-    "Each frame compressed to a bound: (bytes, decoded) (Chapter 04, *The classical compressors*)."
+    """Each frame compressed to a bound: (bytes, decoded) (Chapter 04, *The classical compressors*).
+
+    Args:
+        frames: (T, n, n) float32
+        codec: "zfp" or "sz3"
+        bound: absolute error bound
+    """
     out, total = np.empty_like(frames), 0
     if codec == "zfp":
         import zfpy
@@ -216,7 +222,11 @@ def match_codec(
 def blosc2_roundtrip(
     frames: np.ndarray,  # (T, n, n) float32
 ) -> tuple[int, np.ndarray]:
-    "Lossless Blosc2 (zstd, byte shuffle) frame by frame: (total bytes, decoded frames)."
+    """Lossless Blosc2 (zstd, byte shuffle) frame by frame: (total bytes, decoded frames).
+
+    Args:
+        frames: (T, n, n) float32
+    """
     import blosc2
 
     total, out = 0, np.empty_like(frames)
@@ -450,7 +460,12 @@ def selection_summary(
     lora_bytes: int,  # bytes of a full and of a lora record
     reset_every: int = 50,
 ) -> dict:
-    "Frames kept, ratio and temporal interpolation error of a PATS setting (Chapter 04, *Figures*)."
+    """Frames kept, ratio and temporal interpolation error of a PATS setting (Chapter 04, *Figures*).
+
+    Args:
+        frames: (T, n, n) frames of a run
+        lora_bytes: bytes of a full and of a lora record
+    """
     kept = select_offline(frames, PATSSelector(threshold, window))
     n_full = 1 + ((len(kept) - 1) // reset_every if reset_every else 0)
     n_bytes = n_full * full_bytes + (len(kept) - n_full) * lora_bytes

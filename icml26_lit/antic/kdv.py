@@ -31,7 +31,14 @@ def _check_quantiles(high_quantile, low_quantile, window):
 
 
 class QuantileActivitySelector(StreamSelector):
-    "Keep an activity outside the rolling quantile band (Chapter 04, *The activity selector*)."
+    """Keep an activity outside the rolling quantile band (Chapter 04, *The activity selector*).
+
+    Args:
+        high_quantile: keep when the activity is above this quantile of the history (default: 0.95)
+        low_quantile: ... or below this one (0 <= low < high <= 1) (default: 0.05)
+        window: length of the rolling history of past activities (>= 1) (default: 10)
+        keep_last: keep the latest frame at finish() (not in the official code) (default: False)
+    """
 
     def __init__(
         self,
@@ -101,12 +108,25 @@ def kdv_activity(
     solver: KdV1D,  # the solver whose right-hand side defines u_t
     u: torch.Tensor,  # fields (..., n)
 ) -> torch.Tensor:
-    "Activity max |u_t| = max |-u_xxx - alpha u u_x|, (...) (Chapter 04, *The activity selector*)."
+    """Activity max |u_t| = max |-u_xxx - alpha u u_x|, (...) (Chapter 04, *The activity selector*).
+
+    Args:
+        solver: the solver whose right-hand side defines u_t
+        u: fields (..., n)
+    """
     return solver.rhs(u).abs().amax(-1)
 
 
 class KdVActivitySelector(QuantileActivitySelector):
-    "Official KdV selector: quantile rule on max |u_t| (Chapter 04, *The activity selector*)."
+    """Official KdV selector: quantile rule on max |u_t| (Chapter 04, *The activity selector*).
+
+    Args:
+        solver: the solver (computes u_t)
+        high_quantile: keep when max|u_t| is above this quantile of the history (default: 0.95)
+        low_quantile: ... or below this one (default: 0.05)
+        window: rolling history length (>= 1) (default: 10)
+        keep_last: hold the latest frame and keep it at finish() (default: False)
+    """
 
     def __init__(
         self,

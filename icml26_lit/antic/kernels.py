@@ -76,7 +76,13 @@ def pack_field(
     dtype=None,  # dtype of the packed tensors (default: the field's)
     differentiable: bool = False,  # keep the autograd graph to the field's parameters
 ) -> tuple:
-    "The field's parameters packed as the kernel reads them (Chapter 04, *The PyTorch reference*)."
+    """The field's parameters packed as the kernel reads them (Chapter 04, *The PyTorch reference*).
+
+    Args:
+        field: a NeuralField (anything with its parameters)
+        dtype: dtype of the packed tensors (default: the field's) (default: None)
+        differentiable: keep the autograd graph to the field's parameters (default: False)
+    """
     dtype = dtype or field.fourier.dtype
     L, H = field.n_layers, field.hidden
     dev = field.fourier.device
@@ -300,7 +306,14 @@ def field_vjp(
     dy: torch.Tensor,  # dL/dy (N,)
     eps: float = 1e-6,
 ) -> tuple:
-    "Gradients of `field_forward_reference` w.r.t. x and the 12 packed tensors (*The backward*)."
+    """Gradients of `field_forward_reference` w.r.t. x and the 12 packed tensors (*The backward*).
+
+    Args:
+        x: coordinates (N, 2)
+        packed: the 12 tensors of `pack_field`
+        n_layers: hidden layers
+        dy: dL/dy (N,)
+    """
     fourier, W1, Wh, bias, ln_w, ln_b, w_out, b_out, A1, B1, A, B = packed
     m, H = fourier.shape[1], W1.shape[1]
     z = x @ fourier
@@ -604,7 +617,16 @@ def fused_field_packed(
     backend: str = "auto",  # "auto", "triton" or "torch"
     precision: str = "ieee",  # the kernel's products: "ieee" (float32) or "tf32" (tensor cores)
 ) -> torch.Tensor:
-    "MLP+ forward on packed parameters (N,): Triton or the reference (Chapter 04, *The wrapper*)."
+    """MLP+ forward on packed parameters (N,): Triton or the reference (Chapter 04, *The wrapper*).
+
+    Args:
+        x: coordinates (N, 2)
+        packed: tensors from `pack_field`
+        n_layers: hidden layers
+        backend: "auto", "triton" or "torch" (default: "auto")
+        precision: the kernel's products: "ieee" (float32) or "tf32" (tensor cores) (default:
+            "ieee")
+    """
     if precision not in ("ieee", "tf32"):
         raise ValueError(f"precision must be 'ieee' or 'tf32', got {precision!r}")
     x = check_tensor(x, "x", ndim=2, shape=(None, 2), dtypes=(torch.float32, torch.float64))
@@ -627,7 +649,16 @@ def fused_field(
     differentiable: bool = False,  # gradients reach the field's parameters (training)
     precision: str = "ieee",  # the kernel's products: "ieee" (float32) or "tf32" (tensor cores)
 ) -> torch.Tensor:
-    "Evaluate a NeuralField, (N,), through the fused kernel (Chapter 04, *The wrapper*)."
+    """Evaluate a NeuralField, (N,), through the fused kernel (Chapter 04, *The wrapper*).
+
+    Args:
+        x: coordinates (N, 2)
+        field: a NeuralField (its LoRA factors included)
+        backend: "auto", "triton" or "torch" (default: "auto")
+        differentiable: gradients reach the field's parameters (training) (default: False)
+        precision: the kernel's products: "ieee" (float32) or "tf32" (tensor cores) (default:
+            "ieee")
+    """
     return fused_field_packed(
         x, pack_field(field, x.dtype, differentiable), field.n_layers, backend, precision
     )

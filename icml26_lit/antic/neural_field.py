@@ -43,7 +43,16 @@ def _notice_fallback(field) -> None:
 
 # %% ../../nbs/04_antic/05_neural_field.ipynb #df0b97c8
 class NeuralField(nn.Module):
-    "The paper's MLP+ coordinate network, optional LoRA (Chapter 04, *The MLP+ architecture*)."
+    """The paper's MLP+ coordinate network, optional LoRA (Chapter 04, *The MLP+ architecture*).
+
+    Args:
+        hidden: width of each hidden layer (default: 32)
+        n_layers: number of hidden layers (default: 3)
+        n_freq: Fourier frequencies m (features 2m) (default: 32)
+        fourier_scale: std of the initial Fourier matrix (default: 7.0)
+        seed: seed of the initial weights (default: 0)
+        backend: forward: "auto" (fused Triton kernel on CUDA), "triton", "torch" (default: "auto")
+    """
 
     def __init__(
         self,
@@ -101,7 +110,11 @@ def forward(
     self: NeuralField,
     x: torch.Tensor,  # coordinates (N, 2)
 ) -> torch.Tensor:
-    "Field values (N, out_dim); on CUDA ('auto') or with 'triton' through `fused_field`."
+    """Field values (N, out_dim); on CUDA ('auto') or with 'triton' through `fused_field`.
+
+    Args:
+        x: coordinates (N, 2)
+    """
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"x must be a torch.Tensor of coordinates, got {type(x).__name__}")
     if x.ndim != 2 or x.shape[1] != self.fourier.shape[0]:
@@ -131,7 +144,12 @@ def add_lora(
     rank: int,  # rank r of the update
     seed: int = 0,  # seed of the He-uniform A
 ) -> None:
-    "Attach fresh LoRA factors: A He-uniform, B zero (the update starts at zero)."
+    """Attach fresh LoRA factors: A He-uniform, B zero (the update starts at zero).
+
+    Args:
+        rank: rank r of the update
+        seed: seed of the He-uniform A (default: 0)
+    """
     if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
         raise ValueError(f"rank must be a positive int, got {rank!r}")
     g = torch.Generator().manual_seed(seed)
@@ -304,7 +322,17 @@ def fit_field(
     batch_size: int | None = None,  # coordinates per step (None: all)
     seed: int = 0,  # seed of the mini-batch draws
 ) -> float:
-    "AdamW fit, cosine decay; returns the full-grid MSE (Chapter 04, *Normalisation and fitting*)."
+    """AdamW fit, cosine decay; returns the full-grid MSE (Chapter 04, *Normalisation and fitting*).
+
+    Args:
+        field: the network, trained in place
+        coords: (N, 2) coordinates
+        target: (N,) normalised values
+        steps: optimiser steps
+        params: "all" or "lora" (default: "all")
+        batch_size: coordinates per step (None: all) (default: None)
+        seed: seed of the mini-batch draws (default: 0)
+    """
     target = _check_fit_inputs(field, coords, target, steps, params, lr, lr_end, weight_decay)
     if batch_size is not None and (
         isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1

@@ -51,7 +51,12 @@ class StreamSelector:
 
 # %% ../../nbs/04_antic/04_pats.ipynb #03aefe7b
 class PATSSelector(StreamSelector):
-    "PATS for 2-D vorticity, the official EnstrophySelector (Chapter 04, *The streaming selector*)."
+    """PATS for 2-D vorticity, the official EnstrophySelector (Chapter 04, *The streaming selector*).
+
+    Args:
+        corr_threshold: minimum Pearson correlation with the anchor, in (0, 1) (default: 0.9)
+        window: the longest run of skipped frames before a forced selection (>= 1) (default: 5)
+    """
 
     def __init__(
         self,
@@ -123,7 +128,11 @@ def update(
     self: PATSSelector,
     frame: torch.Tensor,  # the current frame, any fixed shape
 ) -> list[int]:
-    "Consume one frame; return the indices selected so far."
+    """Consume one frame; return the indices selected so far.
+
+    Args:
+        frame: the current frame, any fixed shape
+    """
     self._check(frame)
     idx = self.n_seen
     self.n_seen += 1
@@ -186,7 +195,12 @@ def set_anchor(
     index: int,  # index of a kept frame; ignored unless it is the anchor
     frame: torch.Tensor,  # a stand-in: a low-precision copy or the reconstruction
 ) -> None:
-    "Swap the anchor for a stand-in; its raw frame goes (Chapter 04, *Holding one raw frame*)."
+    """Swap the anchor for a stand-in; its raw frame goes (Chapter 04, *Holding one raw frame*).
+
+    Args:
+        index: index of a kept frame; ignored unless it is the anchor
+        frame: a stand-in: a low-precision copy or the reconstruction
+    """
     if index != self._anchor_idx:
         return  # an older kept frame: the selector no longer looks at it
     if not isinstance(frame, torch.Tensor) or frame.shape != self._anchor.shape:
@@ -218,7 +232,12 @@ def half_copy(frame: torch.Tensor) -> torch.Tensor:
 
 # %% ../../nbs/04_antic/04_pats.ipynb #8e2f8ade
 class UniformSelector(StreamSelector):
-    "Keep n_keep of n_frames evenly spaced, as a PATSSelector (Chapter 04, *A uniform selector*)."
+    """Keep n_keep of n_frames evenly spaced, as a PATSSelector (Chapter 04, *A uniform selector*).
+
+    Args:
+        n_frames: frames in the run (including the initial one)
+        n_keep: frames to keep, 2 <= n_keep <= n_frames
+    """
 
     def __init__(
         self,
@@ -269,7 +288,11 @@ def select_offline(
     frames: torch.Tensor,  # (T, ...) frames of a whole run
     selector,
 ) -> list[int]:
-    "Kept indices of a selector run over stored frames (Chapter 04, *A uniform selector*)."
+    """Kept indices of a selector run over stored frames (Chapter 04, *A uniform selector*).
+
+    Args:
+        frames: (T, ...) frames of a whole run
+    """
     for f in frames:
         selector.update(f)
         selector.pop_new()

@@ -31,7 +31,24 @@ __all__ = ['ANTICConfig', 'Record', 'Artefact', 'artefact_bytes', 'StreamCompres
 # %% ../../nbs/04_antic/06_stream.ipynb #3cf88fef
 @dataclass
 class ANTICConfig:
-    "Settings of the streaming compressor (Chapter 04, *What is stored*)."
+    """Settings of the streaming compressor (Chapter 04, *What is stored*).
+
+    Args:
+        hidden: width of the hidden layers (default: 32)
+        n_layers: hidden layers (default: 3)
+        n_freq: Fourier frequencies (default: 32)
+        fourier_scale: std of the initial Fourier matrix (default: 7.0)
+        first_steps: optimiser steps on the first kept frame (default: 200)
+        steps: optimiser steps per later kept frame (default: 50)
+        rank: LoRA rank (default: 4)
+        reset_every: merge + full fine-tune every this many kept frames (0: never) (default: 50)
+        batch_size: coordinates per step (0: the whole grid) (default: 0)
+        fp16: store weights in half precision when the error allows (default: False)
+        fp16_tol: allowed relative increase of the error from fp16 rounding (default: 0.02)
+        tol: per-frame relative L2 target (0: none) (default: 0.0)
+        max_steps: extra LoRA steps allowed to reach `tol` (default: 0)
+        device: where the network trains and decodes (default: "cpu")
+    """
 
     hidden: int = 32  # width of the hidden layers
     n_layers: int = 3  # hidden layers
@@ -88,7 +105,11 @@ class ANTICConfig:
 # %% ../../nbs/04_antic/06_stream.ipynb #cb98d853
 @dataclass
 class Record:
-    "One stored snapshot: its frame index, kind ('full' or 'lora') and tensors."
+    """One stored snapshot: its frame index, kind ('full' or 'lora') and tensors.
+
+    Args:
+        base: position in `records` of the full record a lora record builds on
+    """
 
     index: int
     kind: str
@@ -98,7 +119,12 @@ class Record:
 
 @dataclass
 class Artefact:
-    "Everything ANTIC stores for a run (Chapter 04, *What is stored*)."
+    """Everything ANTIC stores for a run (Chapter 04, *What is stored*).
+
+    Args:
+        header: int32 [n, n_frames, hidden, n_layers, n_freq, rank, n_out]
+        diagnostics: timings and fit errors, not stored (default: dc_field(default_factory=dict))
+    """
 
     header: torch.Tensor  # int32 [n, n_frames, hidden, n_layers, n_freq, rank, n_out]
     records: list = dc_field(default_factory=list)
@@ -136,7 +162,11 @@ def _rel_l2(a: torch.Tensor, b: torch.Tensor) -> float:
 
 
 class StreamCompressor:
-    "Compress kept frames one at a time into an Artefact (Chapter 04, *The compressor*)."
+    """Compress kept frames one at a time into an Artefact (Chapter 04, *The compressor*).
+
+    Args:
+        n: grid points per side
+    """
 
     def __init__(
         self,
@@ -237,7 +267,12 @@ def add(
     index: int,  # frame index in the run
     frame: torch.Tensor,  # (n, n) kept frame
 ) -> Record:
-    "Compress one kept frame and append its record."
+    """Compress one kept frame and append its record.
+
+    Args:
+        index: frame index in the run
+        frame: (n, n) kept frame
+    """
     t0 = time.perf_counter()
     c = self.cfg
     frame = frame.detach().to(device=c.device, dtype=torch.float32)
@@ -303,7 +338,14 @@ def decompress(
     device="cpu",  # where the networks are evaluated
     backend: str = "auto",  # "auto": the fused kernel on CUDA
 ) -> torch.Tensor:
-    "Frame t (n, n): decoded if kept, else interpolated in time (Chapter 04, *Decoding*)."
+    """Frame t (n, n): decoded if kept, else interpolated in time (Chapter 04, *Decoding*).
+
+    Args:
+        artefact: a compressed run
+        t: frame index, 0 <= t < artefact.n_frames
+        device: where the networks are evaluated (default: "cpu")
+        backend: "auto": the fused kernel on CUDA (default: "auto")
+    """
     if isinstance(t, bool) or not isinstance(t, int):
         raise TypeError(f"t must be an int frame index, got {type(t).__name__}")
     if not artefact.records or not (0 <= t < artefact.n_frames):
@@ -411,7 +453,19 @@ def compress_stream(
     on_frame=None,  # optional callback(index, frame) seeing every raw frame
     anchor: str = "half",  # anchor stand-in: "half" (fp16 copy), "decoded", or "raw" (official)
 ) -> tuple[Artefact, int]:
-    "Run, select and compress in one pass: (artefact, bytes) (Chapter 04, *The streaming driver*)."
+    """Run, select and compress in one pass: (artefact, bytes) (Chapter 04, *The streaming driver*).
+
+    Args:
+        solver: a NavierStokes2D, or an iterable of (n, n) frames
+        n_steps: solver steps (frames after the initial one)
+        omega0: initial vorticity (with a NavierStokes2D) (default: None)
+        dt_out: time between frames (with a NavierStokes2D) (default: None)
+        selector: PATSSelector (default) or UniformSelector (default: None)
+        config: compressor settings (default: None)
+        on_frame: optional callback(index, frame) seeing every raw frame (default: None)
+        anchor: anchor stand-in: "half" (fp16 copy), "decoded", or "raw" (official) (default:
+            "half")
+    """
     if isinstance(n_steps, bool) or not isinstance(n_steps, int) or n_steps < 1:
         raise ValueError(f"n_steps must be an int >= 1, got {n_steps!r}")
     if anchor not in ("half", "decoded", "raw"):
@@ -466,7 +520,12 @@ def run_metrics(
     ref: torch.Tensor,  # (T, n, n) true frames
     length: float = 2 * math.pi,
 ) -> dict:
-    "Relative L2, PSNR, enstrophy-trace and energy-spectrum errors (Chapter 04, *Metrics*)."
+    """Relative L2, PSNR, enstrophy-trace and energy-spectrum errors (Chapter 04, *Metrics*).
+
+    Args:
+        recon: (T, n, n) decoded frames
+        ref: (T, n, n) true frames
+    """
     if recon.shape != ref.shape:
         raise ValueError(
             "recon and ref must have the same shape, "

@@ -120,7 +120,19 @@ def _floor_values(floor, n: int) -> np.ndarray | None:
 # %% ../../nbs/00_core/03_claims.ipynb #4c009ae5
 @dataclass
 class Decision:
-    "A verdict with the test behind it (Chapter 0, *Deciding from numbers*)."
+    """A verdict with the test behind it (Chapter 0, *Deciding from numbers*).
+
+    Args:
+        verdict: one of `VERDICTS`
+        reason: why, in words, with the direction of the observed difference
+        test: the test that decided it
+        estimate: mean(ours) - mean(baseline or reference), in the claim's units
+        ci_low: one-sided (1 - alpha) bounds of that difference (default: None)
+        statistic: t (or signed-rank, or win count) statistic (default: None)
+        df: degrees of freedom (default: None)
+        p_value: p-value of "ours better" (or of equivalence) (default: None)
+        p_value_other: p-value of "baseline better" (or of non-equivalence) (default: None)
+    """
 
     verdict: str  # one of `VERDICTS`
     reason: str  # why, in words, with the direction of the observed difference
@@ -437,7 +449,19 @@ def decide(
     floor=None,  # the trivial predictor's value: one number or one per unit of ours
     alpha: float = 0.05,  # the level of every one-sided test
 ) -> Decision:
-    "A claim's verdict from per-unit values, by a named test (Chapter 0, *Deciding from numbers*)."
+    """A claim's verdict from per-unit values, by a named test (Chapter 0, *Deciding from numbers*).
+
+    Args:
+        ours: per-unit values of our method (one per seed or test case)
+        baseline: per-unit values of the comparator (or give `reference`) (default: None)
+        reference: a fixed value to compare with instead of a baseline (default: None)
+        higher_is_better: the metric's direction
+        test: one of `TESTS` (default "welch") (default: None)
+        margin: non-inferiority margin, in the metric's units (default: 0.0)
+        tolerance: the allowed |ours - baseline| of a tolerance claim (default: None)
+        floor: the trivial predictor's value: one number or one per unit of ours (default: None)
+        alpha: the level of every one-sided test (default: 0.05)
+    """
     if not isinstance(higher_is_better, (bool, np.bool_)):
         raise TypeError(f"higher_is_better must be True or False, got {higher_is_better!r}")
     o = _values("ours", ours)
@@ -593,7 +617,16 @@ def direction_only(mag, paper, factor: float = 2.0) -> bool:
 # %% ../../nbs/00_core/03_claims.ipynb #9e5c9062
 @dataclass
 class Claim:
-    "A measured claim, as stored (see `record_claim`)."
+    """A measured claim, as stored (see `record_claim`).
+
+    Args:
+        why_no_floor: why the metric has no trivial predictor (default: None)
+        headline: the row stating the paper's central claim (default: False)
+        calibrated: False: the chapter's calibration failed, the row decides nothing (default: True)
+        calibration: what failed, when calibrated is False (default: None)
+        api: the claim API that wrote it (3: floors, sign and Wilcoxon tests, headlines) (default:
+            2)
+    """
 
     chapter: str
     claim: str
@@ -810,7 +843,36 @@ def record_claim(
     baseline_name: str = "baseline",  # the comparator's name
     note: str = "",  # anything a reader needs beside the row
 ) -> Claim:
-    "Store a claim with its per-unit values and its computed verdict (Chapter 0, *record_claim*)."
+    """Store a claim with its per-unit values and its computed verdict (Chapter 0, *record_claim*).
+
+    Args:
+        chapter: two digits, e.g. "06"
+        claim: the claim in words, as the paper states it
+        ours: per-unit values of our method (one per seed or test case)
+        baseline: per-unit values of the comparator the paper names (default: None)
+        reference: or a fixed value to compare with (default: None)
+        higher_is_better: the metric's direction
+        scale: the scale the numbers were measured at (ci, cpu, colab, full)
+        paper: the paper's number, or None with a qualitative paper_source (default: None)
+        paper_source: where the paper's number or claim comes from
+        fails_if: the measured result that would make the claim fail
+        test: one of `TESTS` (default "welch") (default: None)
+        margin: non-inferiority margin, in the metric's units (default: 0.0)
+        tolerance: the allowed |ours - baseline| of a tolerance claim (default: None)
+        floor: the trivial predictor's value: one number, or one per unit of ours (default: None)
+        why_no_floor: why the metric has no trivial predictor (instead of floor) (default: None)
+        headline: the row stating the paper's central claim (one per chapter, scale) (default:
+            False)
+        calibrated: False when the chapter's calibration failed: nothing is decided (default: True)
+        calibration: what failed, with calibrated=False (default: None)
+        effect: how magnitude is computed: one of `EFFECTS`, or None (default: None)
+        paper_metric: the paper's metric, where it differs from ours (default: None)
+        why_exact: why the numbers are deterministic, with test="exact" (default: None)
+        alpha: the level of every one-sided test (default: 0.05)
+        metric: the metric's name and units (default: "")
+        baseline_name: the comparator's name (default: "baseline")
+        note: anything a reader needs beside the row (default: "")
+    """
     a = dict(locals())
     test = a["test"] = "welch" if test is None else test
     _check_claim_text(chapter, claim, paper, paper_source, fails_if, test, why_exact, paper_metric)
@@ -840,7 +902,19 @@ def record_curve(
     higher_is_better: bool | None = None,  # the metric's direction, where it has one
     floor: float | None = None,  # the trivial predictor's value of this metric, drawn as a line
 ) -> dict:
-    "Store one learning curve beside the claims (Chapter 0, *Learning curves*)."
+    """Store one learning curve beside the claims (Chapter 0, *Learning curves*).
+
+    Args:
+        chapter: two digits, e.g. "06"
+        arm: the arm's name as the claims call it ("ours", "PG", "SH L=10")
+        steps: training steps (or epochs) at which the metric was measured, increasing
+        values: the metric at those steps
+        metric: the metric's name and units, as in the claims
+        seed: the seed of this run
+        scale: the scale of the run
+        higher_is_better: the metric's direction, where it has one (default: None)
+        floor: the trivial predictor's value of this metric, drawn as a line (default: None)
+    """
     if not isinstance(chapter, str) or not re.fullmatch(r"\d\d", chapter):
         raise ValueError(f"chapter must be a two-digit string such as '06', got {chapter!r}")
     _text("arm", arm)

@@ -20,7 +20,19 @@ __all__ = ['EXERCISES', 'Exercise', 'register_exercise', 'Verdict', 'check', 'hi
 # %% ../../nbs/00_core/07_exercises.ipynb #7fb27b941602401d91542211134fc71a
 @dataclass
 class Exercise:
-    "One registered exercise (see `register_exercise`)."
+    """One registered exercise (see `register_exercise`).
+
+    Args:
+        name: "NN.k"
+        statement: one or two sentences
+        reference: the reference function, for a function exercise (default: None)
+        cases: fixed inputs: tuples of positional args or dicts of kwargs (default: ())
+        draw: draw(rng) -> one random input tuple (default: None)
+        n_draws: random draws, seeds 0 .. n_draws - 1 (default: 5)
+        tolerance: rtol/atol (function) or abs/rel (number) (default: field(default_factory=dict))
+        wrong: curated wrong answers the checker must mark incorrect (default: ())
+        time_limit_s: per call (default: 10.0)
+    """
 
     name: str  # "NN.k"
     statement: str  # one or two sentences
@@ -134,7 +146,11 @@ def register_exercise(
 # %% ../../nbs/00_core/07_exercises.ipynb #fa683ff9
 @dataclass
 class Verdict:
-    "The result of `check`."
+    """The result of `check`.
+
+    Args:
+        status: "correct", "incorrect" or "not attempted"
+    """
 
     name: str
     status: str  # "correct", "incorrect" or "not attempted"

@@ -25,7 +25,12 @@ SCALE_NAMES = ("ci", "cpu", "colab", "full")
 
 @dataclass(frozen=True)
 class Scale:
-    "A named experiment size: ci, cpu, colab or full (Chapter 0, *Scales, devices and seeds*)."
+    """A named experiment size: ci, cpu, colab or full (Chapter 0, *Scales, devices and seeds*).
+
+    Args:
+        name: one of `SCALE_NAMES`
+        description: what the scale is for
+    """
 
     name: str  # one of `SCALE_NAMES`
     description: str  # what the scale is for

@@ -29,7 +29,14 @@ LJ_PARAMS = {
 
 @dataclass
 class AdKRecord:
-    "AdK frames and topology in A and e (Chapter 07, *AdK data*)."
+    """AdK frames and topology in A and e (Chapter 07, *AdK data*).
+
+    Args:
+        positions: (n_frames, n_atoms, 3), A, float64
+        charges: (n_atoms,) partial charges from the PSF, e
+        bonds: (n_bonds, 2) atom index pairs
+        elements: (n_atoms,) element symbols, from the first letter of the CHARMM name
+    """
 
     positions: torch.Tensor  # (n_frames, n_atoms, 3), A, float64
     charges: torch.Tensor  # (n_atoms,) partial charges from the PSF, e
@@ -84,7 +91,13 @@ def minimise(
     pos: torch.Tensor,  # (N, 3) start, A
     steps: int = 100,  # L-BFGS iterations
 ) -> torch.Tensor:
-    "Positions (N, 3) after `steps` L-BFGS iterations on the field (Chapter 07, *Minimising*)."
+    """Positions (N, 3) after `steps` L-BFGS iterations on the field (Chapter 07, *Minimising*).
+
+    Args:
+        ff: the field
+        pos: (N, 3) start, A
+        steps: L-BFGS iterations (default: 100)
+    """
     x = check_tensor(pos, "pos", shape=(ff.n_atoms, 3)).double().clone().requires_grad_()
     opt = torch.optim.LBFGS([x], lr=1.0, max_iter=steps, line_search_fn="strong_wolfe")
 

@@ -73,7 +73,16 @@ def charged_polymer(
     burn_in: int = 250,  # BAOAB steps before the first frame
     every: int = 10,  # steps between frames
 ) -> dict:
-    "Frames (T, N, 3), energies (T,), forces (T, N, 3), types (N,) and the field (Chapter 07)."
+    """Frames (T, N, 3), energies (T,), forces (T, N, 3), types (N,) and the field (Chapter 07).
+
+    Args:
+        n_beads: beads (a multiple of 16 is not required)
+        seed: redraws the chain, the charges and the noise
+        q: charge magnitude, e
+        n_frames: frames kept (default: 60)
+        burn_in: BAOAB steps before the first frame (default: 250)
+        every: steps between frames (default: 10)
+    """
     for v, name, low in ((n_beads, "n_beads", 4), (n_frames, "n_frames", 1), (every, "every", 1)):
         if isinstance(v, bool) or not isinstance(v, int) or v < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")

@@ -44,7 +44,17 @@ def star_message_reference(
     weight: torch.Tensor,  # (K, F) linear star filter
     par: torch.Tensor,  # (4,) gamma (1/A^2), inner edge, outer edge, ramp width (A)
 ) -> torch.Tensor:
-    "(N, F) messages: sum_e w(r) (rbf(r) @ W) * h_hub, differentiable (Chapter 07, *Kernel*)."
+    """(N, F) messages: sum_e w(r) (rbf(r) @ W) * h_hub, differentiable (Chapter 07, *Kernel*).
+
+    Args:
+        pos: (N, 3) atom positions, A
+        hub_pos: (H, 3) hub centroids, A
+        hub_feat: (H, F) hub features
+        edge_index: (2, E) hub -> atom
+        mu: (K,) radial basis centres, A
+        weight: (K, F) linear star filter
+        par: (4,) gamma (1/A^2), inner edge, outer edge, ramp width (A)
+    """
     src, dst = edge_index[0], edge_index[1]
     d = pos[dst] - hub_pos[src]
     r = (d * d).sum(-1).sqrt()
@@ -185,7 +195,21 @@ def star_message(
     width: float = 1.0,  # cosine ramp width, A
     backend: str = "auto",  # "auto" (Triton on CUDA), "triton", "torch"
 ) -> torch.Tensor:
-    "(N, F) star messages of one dilated level (Chapter 07, *Kernel*)."
+    """(N, F) star messages of one dilated level (Chapter 07, *Kernel*).
+
+    Args:
+        pos: (N, 3) atom positions, A
+        hub_pos: (H, 3) hub centroids, A
+        hub_feat: (H, F) hub features
+        edge_index: (2, E) hub -> atom, integer
+        mu: (K,) radial basis centres, A
+        weight: (K, F) linear star filter
+        gamma: radial basis sharpness, 1/A^2
+        r_inner: inner shell edge r_(l-1), A (0: a ball)
+        r_outer: outer shell edge r_l, A
+        width: cosine ramp width, A (default: 1.0)
+        backend: "auto" (Triton on CUDA), "triton", "torch" (default: "auto")
+    """
     pos = check_tensor(pos, "pos", shape=(None, 3), dtypes=FLOAT_DTYPES)
     hub_pos = check_tensor(hub_pos, "hub_pos", shape=(None, 3), dtypes=(pos.dtype,))
     hub_feat = check_tensor(

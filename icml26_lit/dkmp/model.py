@@ -27,7 +27,14 @@ def region_hubs(
     n_regions: int,  # K regions
     feat: torch.Tensor | None = None,  # (N, F) member features
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    "Hub centroids (K, 3) and mean member features (K, F) (Chapter 07, *Hubs*)."
+    """Hub centroids (K, 3) and mean member features (K, F) (Chapter 07, *Hubs*).
+
+    Args:
+        pos: (N, 3) atom positions, A
+        labels: (N,) frozen region of each atom, in [0, n_regions)
+        n_regions: K regions
+        feat: (N, F) member features (default: None)
+    """
     pos = check_tensor(pos, "pos", shape=(None, 3))
     labels = check_tensor(labels, "labels", shape=(pos.shape[0],), dtypes=(torch.int64,))
     if isinstance(n_regions, bool) or not isinstance(n_regions, int) or n_regions < 1:
@@ -49,7 +56,15 @@ def star_edges(
     r_outer: float,  # outer shell edge, A
     width: float = 1.0,  # ramp width, A
 ) -> torch.Tensor:
-    "(2, E) hub -> atom edges with a nonzero window, sorted by atom (Chapter 07, *Star edges*)."
+    """(2, E) hub -> atom edges with a nonzero window, sorted by atom (Chapter 07, *Star edges*).
+
+    Args:
+        pos: (N, 3) atoms, A
+        hub_pos: (K, 3) hubs, A
+        r_inner: inner shell edge, A
+        r_outer: outer shell edge, A
+        width: ramp width, A (default: 1.0)
+    """
     with torch.no_grad():
         edge = bipartite_radius_graph(hub_pos.detach(), pos.detach(), r_outer)
         d = (pos[edge[1]] - hub_pos[edge[0]]).detach()
@@ -83,7 +98,19 @@ def _gauss(lo: float, hi: float, n: int) -> tuple[torch.Tensor, float]:
 
 # %% ../../nbs/07_dkmp/04_model.ipynb #328249e6
 class DKMP(nn.Module):
-    "Dilated star-structured message passing, our reconstruction (Chapter 07, *Model*)."
+    """Dilated star-structured message passing, our reconstruction (Chapter 07, *Model*).
+
+    Args:
+        n_types: atom types (embedding rows) (default: 100)
+        width: feature width F (default: 32)
+        n_rbf: Gaussian radial basis functions K (default: 16)
+        n_levels: star levels L (default: 3)
+        r0: local radius, A; level l ends at r0 2^l (default: 5.0)
+        ramp: cosine ramp width, A (default: 1.0)
+        region_size: level-1 region size s_1, A; s_l = s_1 2^(l-1) (default: 4.0)
+        backend: star_message backend: "auto" (Triton on CUDA), "triton", "torch" (default: "auto")
+        generator: initial weights (default: None)
+    """
 
     def __init__(
         self,

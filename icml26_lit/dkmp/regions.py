@@ -27,7 +27,14 @@ def shell_windows(
     r0: float = 5.0,  # local radius r_0, A; level l ends at r_0 2^l
     width: float = 1.0,  # cosine ramp width, A (at most r0)
 ) -> torch.Tensor:
-    "(M, L + 1) windows w_0 (local) .. w_L, summing to one up to r0 2^L - width (Chapter 07)."
+    """(M, L + 1) windows w_0 (local) .. w_L, summing to one up to r0 2^L - width (Chapter 07).
+
+    Args:
+        r: (M,) distances, A
+        n_levels: L star levels
+        r0: local radius r_0, A; level l ends at r_0 2^l (default: 5.0)
+        width: cosine ramp width, A (at most r0) (default: 1.0)
+    """
     r = check_tensor(r, "r", ndim=1)
     if isinstance(n_levels, bool) or not isinstance(n_levels, int) or n_levels < 0:
         raise ValueError(f"n_levels must be a non-negative integer, got {n_levels!r}")
@@ -45,7 +52,12 @@ def farthest_point_regions(
     pos: torch.Tensor,  # (N, 3) reference frame, A
     size: float,  # region size s, A: every atom ends within s/2 of its centre
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    "Centres (K,) by farthest-point sampling and Voronoi labels (N,) (Chapter 07, *Regions*)."
+    """Centres (K,) by farthest-point sampling and Voronoi labels (N,) (Chapter 07, *Regions*).
+
+    Args:
+        pos: (N, 3) reference frame, A
+        size: region size s, A: every atom ends within s/2 of its centre
+    """
     pos = check_tensor(pos, "pos", shape=(None, 3))
     if isinstance(size, bool) or not isinstance(size, (int, float)) or not size > 0:
         raise ValueError(f"size must be a positive number, got {size!r}")

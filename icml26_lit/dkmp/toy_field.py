@@ -31,7 +31,13 @@ def exclusion_scales(
     n_atoms: int,  # N
     scale_14: float = 0.5,  # factor on 1-4 pairs (three bonds apart)
 ) -> torch.Tensor:
-    "(N, N) pair factor: 0 for self, 1-2, 1-3; `scale_14` for 1-4; else 1 (Chapter 07, *Toy field*)"
+    """(N, N) pair factor: 0 for self, 1-2, 1-3; `scale_14` for 1-4; else 1 (Chapter 07, *Toy field*)
+
+    Args:
+        bonds: (n_bonds, 2) atom pairs joined by a bond
+        n_atoms: N
+        scale_14: factor on 1-4 pairs (three bonds apart) (default: 0.5)
+    """
     if isinstance(n_atoms, bool) or not isinstance(n_atoms, int) or n_atoms < 1:
         raise ValueError(f"n_atoms must be a positive int, got {n_atoms!r}")
     _check_bonds(bonds, n_atoms)
@@ -57,7 +63,18 @@ def _check_positive(value, name):
 
 
 class ToyForceField:
-    "Bonds, Lennard-Jones (Lorentz-Berthelot) and Coulomb, no cutoff (Chapter 07, *Toy field*)."
+    """Bonds, Lennard-Jones (Lorentz-Berthelot) and Coulomb, no cutoff (Chapter 07, *Toy field*).
+
+    Args:
+        charges: (N,) partial charges, e
+        sigma: (N,) Lennard-Jones sigma, A
+        epsilon: (N,) Lennard-Jones epsilon, kcal/mol
+        bonds: (n_bonds, 2) bonded atom pairs (default: None)
+        epsilon_r: relative permittivity (default: 4.0)
+        scale_14: factor on 1-4 pairs (default: 0.5)
+        bond_k: harmonic bond constant k_b, kcal/mol/A^2 (E = k_b (r - r_0)^2) (default: 300.0)
+        bond_r0: (n_bonds,) or one rest length, A (default: 1.0)
+    """
 
     def __init__(
         self,

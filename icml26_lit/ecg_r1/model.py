@@ -171,7 +171,11 @@ def interleaved_modality_dropout(
     p_int: float = 0.1,
     generator: torch.Generator | None = None,
 ) -> dict:
-    "IMD as the official code: drop one present modality, maybe swap the tags (Chapter 16)."
+    """IMD as the official code: drop one present modality, maybe swap the tags (Chapter 16).
+
+    Args:
+        example: keys "signal", "image", "order"
+    """
     for name, p in (("p_drop", p_drop), ("p_int", p_int)):
         if not (isinstance(p, (int, float)) and 0 <= p <= 1):
             raise ValueError(f"{name} must be a probability in [0, 1], got {p!r}")

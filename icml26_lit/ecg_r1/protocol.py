@@ -19,7 +19,12 @@ def qtc_bazett(
     qt_ms: float,  # QT interval (ms)
     hr_bpm: float,  # heart rate (beats per minute)
 ) -> float:
-    "Bazett's corrected QT, QT / sqrt(60 / HR) in ms (Chapter 16, *The protocol engine*)."
+    """Bazett's corrected QT, QT / sqrt(60 / HR) in ms (Chapter 16, *The protocol engine*).
+
+    Args:
+        qt_ms: QT interval (ms)
+        hr_bpm: heart rate (beats per minute)
+    """
     if not (isinstance(qt_ms, (int, float)) and 150 <= qt_ms <= 800):
         raise ValueError(f"qt_ms must be a physiological QT in [150, 800] ms, got {qt_ms!r}")
     if not (isinstance(hr_bpm, (int, float)) and 20 <= hr_bpm <= 300):

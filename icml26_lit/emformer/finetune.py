@@ -37,7 +37,13 @@ def forecast(
     leads,  # lead times (model steps) to return, e.g. [1, 4, 12]
     K: int = 1,  # context length: 1 = plain rollout, K > 1 = K - 1 cached steps
 ) -> torch.Tensor:
-    "Autoregressive forecasts at `leads`, (len(leads), B, C, H, W) (Chapter 05, *Forecasts*)."
+    """Autoregressive forecasts at `leads`, (len(leads), B, C, H, W) (Chapter 05, *Forecasts*).
+
+    Args:
+        x0: initial states (B, C, H, W)
+        leads: lead times (model steps) to return, e.g. [1, 4, 12]
+        K: context length: 1 = plain rollout, K > 1 = K - 1 cached steps (default: 1)
+    """
     _check_int("K", K)
     leads = [int(v) for v in leads]
     if not leads or min(leads) < 1:
@@ -90,7 +96,13 @@ def pretrain(
     clip: float = 20.0,
     callback=None,  # None, or called as callback(step, model) after every optimiser step
 ) -> list:
-    "One-step-ahead training, AdamW with a cosine schedule; returns the loss history (Chapter 05)."
+    """One-step-ahead training, AdamW with a cosine schedule; returns the loss history (Chapter 05).
+
+    Args:
+        train: (N, T, C, H, W) normalised trajectories
+        callback: None, or called as callback(step, model) after every optimiser step (default:
+            None)
+    """
     train = check_tensor(train, "train", ndim=5)
     _check_int("steps", steps)
     _check_int("batch", batch)
@@ -185,7 +197,15 @@ def finetune(
     clip: float = 20.0,
     w_schedule=None,  # None (learned w) or a callable step -> w
 ) -> list:
-    "Fine-tune in one of the four modes; returns the loss history (Chapter 05, *The modes*)."
+    """Fine-tune in one of the four modes; returns the loss history (Chapter 05, *The modes*).
+
+    Args:
+        train: (N, T, C, H, W) normalised trajectories
+        mode: "detach", "accumulative", "bptt" or "one-step" (default: "detach")
+        K: context length of "accumulative" (K - 1 cached steps) (default: 4)
+        rollout_len: rollouts and their length J (default: 4)
+        w_schedule: None (learned w) or a callable step -> w (default: None)
+    """
     train = _check_finetune_args(mode, K, rollouts, rollout_len, batch, train)
     g = generator if generator is not None else torch.Generator().manual_seed(0)
     n_opt = rollouts if mode == "bptt" else rollouts * rollout_len

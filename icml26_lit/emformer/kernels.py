@@ -45,7 +45,13 @@ def merge_kernels(
     w3: torch.Tensor,  # (C, 1, 3, 3)
     w5: torch.Tensor,  # (C, 1, 5, 5)
 ) -> torch.Tensor:
-    "The merged depthwise kernel K = W5 + pad(W3) + pad(W1), (C, 1, 5, 5) (Chapter 05, *Kernels*)."
+    """The merged depthwise kernel K = W5 + pad(W3) + pad(W1), (C, 1, 5, 5) (Chapter 05, *Kernels*).
+
+    Args:
+        w1: (C, 1, 1, 1)
+        w3: (C, 1, 3, 3)
+        w5: (C, 1, 5, 5)
+    """
     _check_weights(w1, w3, w5)
     return w5 + F.pad(w3, (1, 1, 1, 1)) + F.pad(w1, (2, 2, 2, 2))
 
@@ -320,7 +326,13 @@ def multiscale_conv_tokens(
     w5: torch.Tensor,  # (C,1,k,k)
     backend: str = "auto",
 ) -> torch.Tensor:
-    "Depthwise 1x1 + 3x3 + 5x5 convolution of a token map, (B, H*W, C) (Chapter 05, *Kernels*)."
+    """Depthwise 1x1 + 3x3 + 5x5 convolution of a token map, (B, H*W, C) (Chapter 05, *Kernels*).
+
+    Args:
+        x: tokens (B, H*W, C), raster order
+        grid: the map (H, W)
+        w5: (C,1,k,k)
+    """
     x = _check_grid_tokens(x, grid)
     _check_weights(w1, w3, w5, channels=x.shape[2])
     H, W = int(grid[0]), int(grid[1])
@@ -338,7 +350,12 @@ def multiscale_conv(
     w5: torch.Tensor,  # (C, 1, k, k)
     backend: str = "auto",
 ) -> torch.Tensor:
-    "Depthwise multi-scale convolution, zero padding, gradients to all three weights (Chapter 05)."
+    """Depthwise multi-scale convolution, zero padding, gradients to all three weights (Chapter 05).
+
+    Args:
+        x: map (B, C, H, W)
+        w5: (C, 1, k, k)
+    """
     x = check_tensor(x, "x", ndim=4)
     _check_weights(w1, w3, w5, channels=x.shape[1])
     if resolve_backend(backend, x, w1, w3, w5) == "torch":

@@ -43,7 +43,13 @@ def weighted_rmse(
     target: torch.Tensor,  # (B, C, H, W)
     lat_deg: torch.Tensor | None = None,  # (H,) latitudes, None: uniform
 ) -> torch.Tensor:
-    "Latitude-weighted RMSE per channel (C,), averaged over the batch (Chapter 05)."
+    """Latitude-weighted RMSE per channel (C,), averaged over the batch (Chapter 05).
+
+    Args:
+        pred: (B, C, H, W)
+        target: (B, C, H, W)
+        lat_deg: (H,) latitudes, None: uniform (default: None)
+    """
     pred, target = _check_pair(pred, target)
     w = _row_weights(lat_deg, pred.shape[2], pred)
     mse = ((pred - target) ** 2 * w[:, None]).mean(dim=(-2, -1))  # (B, C)
@@ -59,7 +65,14 @@ def acc(
     climatology: torch.Tensor,  # (C, H, W) or broadcastable
     lat_deg: torch.Tensor | None = None,  # (H,) latitudes, None: uniform
 ) -> torch.Tensor:
-    "Anomaly correlation coefficient per channel (C,) (Chapter 05, *The anomaly correlation*)."
+    """Anomaly correlation coefficient per channel (C,) (Chapter 05, *The anomaly correlation*).
+
+    Args:
+        pred: (B, C, H, W)
+        target: (B, C, H, W)
+        climatology: (C, H, W) or broadcastable
+        lat_deg: (H,) latitudes, None: uniform (default: None)
+    """
     pred, target = _check_pair(pred, target)
     clim = check_tensor(climatology, "climatology")
     w = _row_weights(lat_deg, pred.shape[2], pred)[:, None]
@@ -78,7 +91,15 @@ def composite_loss(
     log_var: torch.Tensor,  # per-channel log-variances s (C,)
     lat_deg: torch.Tensor | None = None,  # (H,) latitudes, None: uniform
 ):
-    "(loss, parts) of (1 - lambda) L_gen + lambda L_RMSE, lambda = (sin w + 1)/2 (Chapter 05)."
+    """(loss, parts) of (1 - lambda) L_gen + lambda L_RMSE, lambda = (sin w + 1)/2 (Chapter 05).
+
+    Args:
+        pred: (B, C, H, W)
+        target: (B, C, H, W)
+        w: the phase, a scalar tensor (learnable or scheduled)
+        log_var: per-channel log-variances s (C,)
+        lat_deg: (H,) latitudes, None: uniform (default: None)
+    """
     pred, target = _check_pair(pred, target)
     w = check_tensor(
         torch.as_tensor(w, dtype=pred.dtype) if not isinstance(w, torch.Tensor) else w, "w"

@@ -236,7 +236,20 @@ class Valley(nn.Module):
 
 # %% ../../nbs/05_emformer/02_emformer.ipynb #9679a5c8
 class EMFormer(nn.Module):
-    "EMFormer: patch embedding, hourglass, linear head; carries the loss parameters (Chapter 05)."
+    """EMFormer: patch embedding, hourglass, linear head; carries the loss parameters (Chapter 05).
+
+    Args:
+        in_channels: channels C of the state
+        grid: (H, W) of the state
+        patch: patch size p (default: 4)
+        dim: token width (default: 64)
+        heads: attention heads (default: 4)
+        depth: (pre, inner, post), inner an int = valley (default: (1, (1, 4, 1), 1))
+        window: valley window (h, w), or a list cycled over layers (default: (4, 4))
+        mlp_ratio: MLP width / dim (default: 4)
+        generator: initial weights (default: None)
+        backend: passed to every multiscale conv (default: "auto")
+    """
 
     def __init__(
         self,

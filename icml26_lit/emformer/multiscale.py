@@ -15,7 +15,13 @@ __all__ = ['MultiScaleConv']
 
 # %% ../../nbs/05_emformer/01_multiscale_conv.ipynb #1de2dcad
 class MultiScaleConv(nn.Module):
-    "Depthwise 1x1 + 3x3 + 5x5 conv of a token map as one merged conv (Chapter 05, *The identity*)."
+    """Depthwise 1x1 + 3x3 + 5x5 conv of a token map as one merged conv (Chapter 05, *The identity*).
+
+    Args:
+        channels: C, the qkv width 3 * dim
+        generator: source of the initial weights (default: None)
+        backend: passed to every `multiscale_conv_tokens` call (default: "auto")
+    """
 
     def __init__(
         self,

@@ -64,7 +64,17 @@ def fit_mlp(
     device: str = "auto",  # "auto", "cpu" or "cuda"
     curve: list | None = None,  # if given, (step, test MSE) pairs are appended, 11 per run
 ) -> float:
-    "Train an MLP (on Fourier features or raw x) and return its test MSE."
+    """Train an MLP (on Fourier features or raw x) and return its test MSE.
+
+    Args:
+        data: (x_train, y_train, x_test, y_test) from `make_data`
+        cfg: the preset: width, n_features, sigma, n_steps
+        use_features: Fourier features (ours) or raw x
+        seed: seeds the frequencies and the initialisation
+        n_steps: training steps (default cfg.n_steps) (default: None)
+        device: "auto", "cpu" or "cuda" (default: "auto")
+        curve: if given, (step, test MSE) pairs are appended, 11 per run (default: None)
+    """
     dev = get_device(device)
     g = torch.Generator().manual_seed(seed)
     x_train, y_train, x_test, y_test = (t.to(dev) for t in data)

@@ -17,7 +17,14 @@ def fourier_features_reference(
     x: torch.Tensor,  # inputs (N, d)
     B: torch.Tensor,  # frequencies (d, m)
 ) -> torch.Tensor:  # features (N, 2m)
-    "The Fourier feature map $[\\cos 2\\pi xB, \\sin 2\\pi xB]$ (Chapter 0, *The feature map*)."
+    r"""The Fourier feature map $[\cos 2\pi xB, \sin 2\pi xB]$ (Chapter 0, *The feature map*).
+
+    Args:
+        x: inputs (N, d)
+        B: frequencies (d, m)
+    Returns:
+        features (N, 2m)
+    """
     proj = 2 * math.pi * x @ B  # (N, m)
     return torch.cat([torch.cos(proj), torch.sin(proj)], dim=-1)
 

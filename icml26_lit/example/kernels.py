@@ -84,7 +84,12 @@ def fourier_features_triton(
     block_n: int = 64,
     block_m: int = 64,
 ) -> torch.Tensor:
-    "The fused Triton Fourier feature map (Chapter 0, *Fourier kernel*)."
+    """The fused Triton Fourier feature map (Chapter 0, *Fourier kernel*).
+
+    Args:
+        x: inputs (N, d), d <= 8
+        B: frequencies (d, m)
+    """
     if not HAS_TRITON:
         raise RuntimeError("fourier_features_triton needs the triton package")
     x = check_tensor(x, "x", ndim=2, dtypes=(torch.float32, torch.float64))
@@ -110,7 +115,15 @@ def fourier_features(
     B: torch.Tensor,  # frequencies (d, m)
     backend: str = "auto",  # "auto", "triton" or "torch"
 ) -> torch.Tensor:  # features (N, 2m)
-    "Fourier features of `x` with `backend=` dispatch (Chapter 0, *The public op*)."
+    """Fourier features of `x` with `backend=` dispatch (Chapter 0, *The public op*).
+
+    Args:
+        x: inputs (N, d)
+        B: frequencies (d, m)
+        backend: "auto", "triton" or "torch" (default: "auto")
+    Returns:
+        features (N, 2m)
+    """
     x = check_tensor(x, "x", ndim=2, dtypes=(torch.float32, torch.float64))
     B = check_tensor(B, "B", ndim=2, dtypes=(x.dtype,))
     if B.shape[0] != x.shape[1]:

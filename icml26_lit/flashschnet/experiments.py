@@ -821,7 +821,14 @@ def force_call_ladder(
     calls: int = 5,  # force calls per sample
     dst=None,  # default: results_dir()/flashschnet/full.json
 ) -> dict:
-    "Flash vs plain force call at 269 beads x 64 replicas: repeats, peak memory, the full rows."
+    """Flash vs plain force call at 269 beads x 64 replicas: repeats, peak memory, the full rows.
+
+    Args:
+        dry_run: tiny sizes on any device, written only to `dst` (default: False)
+        repeats: timing samples per side (default: 20)
+        calls: force calls per sample (default: 5)
+        dst: default: results_dir()/flashschnet/full.json (default: None)
+    """
     from icml26_lit.core.bench import _peak_mib
     from icml26_lit.flashschnet.kernels import _bench_force_call
 

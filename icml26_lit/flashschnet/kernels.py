@@ -103,7 +103,15 @@ def radial_basis_reference(
     gamma: float,  # negative width parameter
     cutoff: float,  # r_c
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    "Plain distances (E,) and enveloped Gaussians (E, K) (Chapter 06, *Flash radial basis*)."
+    """Plain distances (E,) and enveloped Gaussians (E, K) (Chapter 06, *Flash radial basis*).
+
+    Args:
+        pos: (N, 3) positions
+        edge_index: (2, E) source, target
+        mu: (K,) Gaussian centres
+        gamma: negative width parameter
+        cutoff: r_c
+    """
     # bytes: E*3 gathered and written, then E*K written and read ~4 times (diff, square, exp, *C)
     vec = pos[edge_index[1]] - pos[edge_index[0]]
     dist = vec.norm(dim=-1)
@@ -351,7 +359,17 @@ def flash_radial_basis(
     csr: tuple | None = None,  # build_csr_pair(edge_index, N), built if None
     backend: str = "auto",  # "auto" | "triton" | "torch" (the CPU twin)
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    "Distances (E,) and enveloped Gaussians (E, K) in one pass (Chapter 06, *Flash radial basis*)."
+    """Distances (E,) and enveloped Gaussians (E, K) in one pass (Chapter 06, *Flash radial basis*).
+
+    Args:
+        pos: (N, 3) positions
+        edge_index: (2, E) source, target
+        mu: (K,) Gaussian centres
+        gamma: negative width parameter
+        cutoff: r_c
+        csr: build_csr_pair(edge_index, N), built if None (default: None)
+        backend: "auto" | "triton" | "torch" (the CPU twin) (default: "auto")
+    """
     pos = check_tensor(pos, "pos", shape=(None, 3), dtypes=FLOAT_DTYPES)
     cutoff = _check_cutoff(cutoff)
     if not isinstance(gamma, (int, float)) or not gamma < 0:
@@ -413,7 +431,15 @@ def cfconv_reference(
     dist: torch.Tensor,  # (E,) edge lengths
     cutoff: float,  # r_c
 ) -> torch.Tensor:
-    "Plain PyTorch CFConv: index_add of x[src] * W * C(d) (Chapter 06, *Flash message passing*)."
+    """Plain PyTorch CFConv: index_add of x[src] * W * C(d) (Chapter 06, *Flash message passing*).
+
+    Args:
+        x: (N, F) source features
+        filter: (E, F) filter W_e
+        edge_index: (2, E) source, target
+        dist: (E,) edge lengths
+        cutoff: r_c
+    """
     # bytes: x[src] (E*F) written + read, W*C (E*F) written + read, message (E*F) written + read,
     # then E*F atomic read-modify-writes into the output on a GPU
     msg = x[edge_index[0]] * filter.to(x.dtype) * cosine_cutoff(dist, cutoff)[:, None]
@@ -642,7 +668,20 @@ def cfconv(
     backend: str = "auto",  # "auto" | "triton" | "torch" (the CPU twin)
     cutoff_grad: bool = True,  # keep the cutoff-derivative force term (False: to study its loss)
 ) -> torch.Tensor:
-    "CFConv: sum over edges into i of x[src] * W * C(d) (Chapter 06, *Flash message passing*)."
+    """CFConv: sum over edges into i of x[src] * W * C(d) (Chapter 06, *Flash message passing*).
+
+    Args:
+        x: (N, F) source features
+        filter: (E, F) filter W_e (float32/64, or float16 from linear16)
+        edge_index: (2, E) source, target
+        dist: (E,) edge lengths
+        cutoff: r_c of the cosine envelope
+        mode: "csr": no float atomics; "coo": one atomic add per edge and feature (default: "csr")
+        csr: build_csr_pair(edge_index, N), built if None (default: None)
+        backend: "auto" | "triton" | "torch" (the CPU twin) (default: "auto")
+        cutoff_grad: keep the cutoff-derivative force term (False: to study its loss) (default:
+            True)
+    """
     x = check_tensor(x, "x", ndim=2, dtypes=FLOAT_DTYPES)
     n, f = x.shape
     filter = check_tensor(
@@ -866,7 +905,16 @@ def linear16(
     out_dtype: torch.dtype = torch.float16,  # dtype of the output
     backend: str = "auto",  # "auto" | "triton" | "torch" (the CPU twin)
 ) -> torch.Tensor:
-    "16-bit-weight Linear (+ tanh) with float32 accumulation (Chapter 06, *16-bit filter weights*)."
+    """16-bit-weight Linear (+ tanh) with float32 accumulation (Chapter 06, *16-bit filter weights*).
+
+    Args:
+        x: (M, K) input (float32, or float16 from a previous linear16)
+        weight: (N, K) weights, stored in float16
+        bias: (N,) float16 (default: None)
+        tanh: fuse a tanh (default: False)
+        out_dtype: dtype of the output (default: torch.float16)
+        backend: "auto" | "triton" | "torch" (the CPU twin) (default: "auto")
+    """
     x = check_tensor(x, "x", ndim=2, dtypes=(torch.float16, torch.float32))
     weight = check_tensor(weight, "weight", ndim=2, dtypes=(torch.float16,), finite=False)
     if weight.shape[1] != x.shape[1]:

@@ -16,7 +16,13 @@ STAGES = ("radial basis", "filter MLP", "message", "aggregation")
 
 @dataclass
 class ForceCallCost:
-    "Modelled cost of one force call (Chapter 06, *One force call*)."
+    """Modelled cost of one force call (Chapter 06, *One force call*).
+
+    Args:
+        bytes_by_stage: stage -> bytes moved, forward + backward
+        float_atomics: float atomic read-modify-writes
+        saved_bytes: bytes autograd keeps between forward and backward
+    """
 
     bytes_by_stage: dict  # stage -> bytes moved, forward + backward
     float_atomics: int  # float atomic read-modify-writes
@@ -39,7 +45,20 @@ def force_call_cost(
     weights_16bit: bool = False,  # 16-bit filters
     hidden_channels: int | None = None,  # h (defaults to F)
 ) -> ForceCallCost:
-    "Modelled HBM bytes, float atomics, saved bytes of a force call (Chapter 06, *One force call*)."
+    """Modelled HBM bytes, float atomics, saved bytes of a force call (Chapter 06, *One force call*).
+
+    Args:
+        n_beads: N, all replicas together
+        n_edges: E
+        num_filters: F (default: 128)
+        num_gaussians: K (default: 50)
+        num_interactions: L (default: 3)
+        rbf: flash radial basis (default: False)
+        message: fused message passing (atomics) (default: False)
+        csr: CSR aggregation (no float atomics) (default: False)
+        weights_16bit: 16-bit filters (default: False)
+        hidden_channels: h (defaults to F) (default: None)
+    """
     for name, v in (
         ("n_beads", n_beads),
         ("n_edges", n_edges),

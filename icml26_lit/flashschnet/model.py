@@ -78,7 +78,20 @@ def _check_schnet_args(
 
 # %% ../../nbs/06_flashschnet/06_schnet.ipynb #f6c593a7
 class SchNet(nn.Module):
-    "CGSchNet energy model with switchable IO-aware kernels (Chapter 06, *The model*)."
+    """CGSchNet energy model with switchable IO-aware kernels (Chapter 06, *The model*).
+
+    Args:
+        hidden_channels: h: width of bead features (default: 128)
+        num_filters: F: width of the filters (default: 128)
+        num_interactions: L: interaction blocks (default: 3)
+        num_gaussians: K: radial basis functions (default: 50)
+        cutoff: r_c in angstrom (default: 10.0)
+        max_z: number of bead types (default: 100)
+        flash: techniques on: subset of ("rbf", "message", "csr") (default: FLASH_TECHNIQUES)
+        weights_16bit: 16-bit filter and output MLP weights (float32 only) (default: False)
+        backend: kernels: "auto" | "triton" | "torch" (CPU twin) (default: "auto")
+        prior: prior(pos, batch) -> (G,) added to the energy (default: None)
+    """
 
     def __init__(
         self,
@@ -191,7 +204,14 @@ def forward(
     batch: torch.Tensor | None = None,  # (N,) sorted replica index
     edge_index: torch.Tensor | None = None,  # (2, E); the radius graph if None
 ) -> torch.Tensor:
-    "Energy of each replica (G,) in kcal/mol."
+    """Energy of each replica (G,) in kcal/mol.
+
+    Args:
+        z: (N,) bead types
+        pos: (N, 3) positions, angstrom
+        batch: (N,) sorted replica index (default: None)
+        edge_index: (2, E); the radius graph if None (default: None)
+    """
     z, pos, batch, ei = self._inputs(z, pos, batch, edge_index)
     n, mode = pos.shape[0], self.message_mode
     # once, shared by all blocks

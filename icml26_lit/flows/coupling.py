@@ -26,7 +26,15 @@ def rqs_knots(
     bound: float = 5.0,  # the spline acts on [-bound, bound]
     slope: float = 1e-3,  # minimum slope of the spline
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    "Knots xk, yk, dk (..., K+1) of an RQ spline (Chapter 09, *The rational-quadratic spline*)."
+    """Knots xk, yk, dk (..., K+1) of an RQ spline (Chapter 09, *The rational-quadratic spline*).
+
+    Args:
+        widths: unconstrained bin widths (..., K)
+        heights: unconstrained bin heights (..., K)
+        derivatives: unconstrained interior knot derivatives (..., K-1)
+        bound: the spline acts on [-bound, bound] (default: 5.0)
+        slope: minimum slope of the spline (default: 1e-3)
+    """
     if widths.shape != heights.shape or derivatives.shape[-1] != widths.shape[-1] - 1:
         raise ValueError(
             "widths and heights must be (..., K) and derivatives (..., K-1), got "
@@ -66,7 +74,16 @@ def rqs_transform(
     inverse: bool = False,  # False: y = f(x); True: x = f^{-1}(y)
     check: bool = True,  # validate the knots (False: they come from `rqs_knots`)
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    "RQ spline and its log|derivative| (reference; Chapter 09, *The rational-quadratic spline*)."
+    """RQ spline and its log|derivative| (reference; Chapter 09, *The rational-quadratic spline*).
+
+    Args:
+        x: points (...)
+        xk: knot positions (..., K+1), increasing
+        yk: knot values (..., K+1), increasing
+        dk: knot derivatives (..., K+1), positive
+        inverse: False: y = f(x); True: x = f^{-1}(y) (default: False)
+        check: validate the knots (False: they come from `rqs_knots`) (default: True)
+    """
     if check:
         check_knots(xk, yk, dk)
     n_bins = xk.shape[-1] - 1
@@ -118,7 +135,18 @@ def _mlp(d_in: int, d_out: int, hidden: int, n_hidden: int) -> nn.Sequential:
 
 # %% ../../nbs/09_ldr/02_coupling_flows.ipynb #33c48263
 class CouplingLayer(nn.Module):
-    "Affine or RQ-spline coupling layer; forward is x -> z (Chapter 09, *Coupling layers*)."
+    """Affine or RQ-spline coupling layer; forward is x -> z (Chapter 09, *Coupling layers*).
+
+    Args:
+        mask: bool (D,), True where the layer transforms
+        transform: "spline" (neural spline flow) or "affine" (RealNVP) (default: "spline")
+        hidden: conditioner width (default: 64)
+        n_hidden: conditioner depth (default: 2)
+        bins: spline bins (default: 8)
+        bound: half-width of the spline's interval (default: 5.0)
+        spline_fn: same signature as `rqs_transform` (default: None)
+        scale_clamp: affine log-scale bound (default: 3.0)
+    """
 
     def __init__(
         self,
@@ -216,7 +244,18 @@ def _base_sample(flow, n, generator):
 
 # %% ../../nbs/09_ldr/02_coupling_flows.ipynb #bf5dc207
 class CouplingFlow(nn.Module):
-    "A RealNVP or neural-spline coupling flow on R^D (Chapter 09, *The flow*)."
+    """A RealNVP or neural-spline coupling flow on R^D (Chapter 09, *The flow*).
+
+    Args:
+        dim: dimension D >= 2
+        n_layers: coupling layers (default: 6)
+        hidden: conditioner width (default: 64)
+        n_hidden: conditioner depth (default: 2)
+        transform: "spline" or "affine" (RealNVP) (default: "spline")
+        bins: spline bins (default: 8)
+        bound: spline interval half-width (default: 5.0)
+        spline_fn: spline implementation (e.g. a Triton kernel) (default: None)
+    """
 
     def __init__(
         self,

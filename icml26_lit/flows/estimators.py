@@ -29,7 +29,11 @@ def _check_log_w(log_w):
 def effective_sample_size(
     log_w: torch.Tensor,  # log importance weights (N,)
 ) -> torch.Tensor:
-    "Relative ESS in (0, 1] of (N,) log-weights (Chapter 09, *Relative effective sample size*)."
+    """Relative ESS in (0, 1] of (N,) log-weights (Chapter 09, *Relative effective sample size*).
+
+    Args:
+        log_w: log importance weights (N,)
+    """
     log_w = _check_log_w(log_w)
     # ESS_rel = exp(2 LSE(log w) - LSE(2 log w)) / N
     return torch.exp(2 * torch.logsumexp(log_w, 0) - torch.logsumexp(2 * log_w, 0)) / len(log_w)
@@ -38,7 +42,11 @@ def effective_sample_size(
 def estimate_log_Z(
     log_w: torch.Tensor,  # log importance weights (N,) of flow samples
 ) -> torch.Tensor:
-    "Importance-sampling estimate log mean exp(log w) of log Z (Chapter 09, *Estimating log Z*)."
+    """Importance-sampling estimate log mean exp(log w) of log Z (Chapter 09, *Estimating log Z*).
+
+    Args:
+        log_w: log importance weights (N,) of flow samples
+    """
     log_w = _check_log_w(log_w)
     return torch.logsumexp(log_w, 0) - math.log(len(log_w))
 
@@ -50,7 +58,13 @@ def importance_log_weights(
     n: int,  # samples
     generator: torch.Generator | None = None,
 ):
-    "Flow samples x (n, D) and log-weights -u(x) - log q(x) (Chapter 09, *Weights of a flow*)."
+    """Flow samples x (n, D) and log-weights -u(x) - log q(x) (Chapter 09, *Weights of a flow*).
+
+    Args:
+        flow: flow with sample_and_log_prob
+        energy: u(x) -> (N,)
+        n: samples
+    """
     x, log_q = flow.sample_and_log_prob(n, generator)
     u = energy(x)
     u = torch.where(torch.isnan(u), torch.full_like(u, math.inf), u)  # NaN energy -> zero weight

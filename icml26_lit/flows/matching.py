@@ -32,7 +32,13 @@ def interpolate(
     t,  # (B,) times in [0, 1] (or a float)
     sigma_min: float = SIGMA_MIN,
 ) -> torch.Tensor:
-    "The path x_t = (1 - (1 - sigma_min) t) x0 + t x1 (Chapter 10, *The interpolant*)."
+    """The path x_t = (1 - (1 - sigma_min) t) x0 + t x1 (Chapter 10, *The interpolant*).
+
+    Args:
+        x0: (B, ...) base noise
+        x1: (B, ...) data
+        t: (B,) times in [0, 1] (or a float)
+    """
     t = _time_like(t, x1)
     return (1 - (1 - sigma_min) * t) * x0 + t * x1
 
@@ -43,7 +49,13 @@ def target_velocity(
     t,  # (B,) times
     sigma_min: float = SIGMA_MIN,
 ) -> torch.Tensor:
-    "u_t = (x1 - (1 - s) x_t) / (1 - (1 - s) t) with s = sigma_min (Chapter 10, *The interpolant*)."
+    """u_t = (x1 - (1 - s) x_t) / (1 - (1 - s) t) with s = sigma_min (Chapter 10, *The interpolant*).
+
+    Args:
+        x1: (B, ...) data
+        xt: (B, ...) points on the path
+        t: (B,) times
+    """
     if not (isinstance(sigma_min, (int, float)) and 0 <= sigma_min < 1):
         raise ValueError(f"sigma_min must be a number in [0, 1), got {sigma_min!r}")
     t = _time_like(t, x1)
@@ -63,7 +75,16 @@ def cfm_loss(
     t: torch.Tensor | None = None,  # (B,) optional fixed times
     x0: torch.Tensor | None = None,  # optional fixed noise
 ) -> torch.Tensor:
-    "Conditional flow-matching loss averaged over un-padded elements (Chapter 10, *The loss*)."
+    """Conditional flow-matching loss averaged over un-padded elements (Chapter 10, *The loss*).
+
+    Args:
+        velocity: v(x_t, t) -> same shape as x_t
+        x1: (B, ...) data
+        mask: (B, ...) True/1 for real elements, broadcastable (default: None)
+        generator: source of t and x0 (default: None)
+        t: (B,) optional fixed times (default: None)
+        x0: optional fixed noise (default: None)
+    """
     x1 = check_tensor(x1, "x1", dtypes=(torch.float32, torch.float64), finite=False)
     if x1.dim() < 1 or x1.shape[0] == 0:
         raise ValueError("x1 must have a non-empty leading batch dimension")
@@ -117,7 +138,12 @@ def integrate_adaptive(
     atol: float = 1e-5,
     max_steps: int = 10000,
 ) -> tuple:
-    "Adaptive Dormand-Prince 5(4); returns (y(t1), number of steps) (Chapter 10, *Sampling*)."
+    """Adaptive Dormand-Prince 5(4); returns (y(t1), number of steps) (Chapter 10, *Sampling*).
+
+    Args:
+        f: f(t, y) -> dy/dt
+        y0: initial state
+    """
     t, y = float(t0), y0
     direction = 1.0 if t1 >= t0 else -1.0
     h = direction * min(0.1, abs(t1 - t0))
@@ -150,7 +176,14 @@ def sample_ode(
     rtol: float = 1e-5,
     atol: float = 1e-5,
 ) -> torch.Tensor:
-    "Push noise through the flow from t=0 to t=1 (Chapter 10, *Sampling*)."
+    """Push noise through the flow from t=0 to t=1 (Chapter 10, *Sampling*).
+
+    Args:
+        velocity: v(x, t) with t a (B,) tensor
+        x0: (B, ...) base noise
+        n_steps: fixed steps (ignored by "adaptive") (default: 16)
+        method: "rk4", "euler" or "adaptive" (default: "rk4")
+    """
     B = x0.shape[0]
 
     def f(t, x):
@@ -190,7 +223,14 @@ def log_prob_ode(
     mask: torch.Tensor | None = None,  # (B, ...) real elements
     method: str = "rk4",
 ) -> torch.Tensor:
-    "log q(x1) under the flow, the Jacobian trace integrated backwards (Chapter 10, *Log-density*)."
+    """log q(x1) under the flow, the Jacobian trace integrated backwards (Chapter 10, *Log-density*).
+
+    Args:
+        velocity: v(x, t) with t a (B,) tensor
+        x1: (B, ...) points to evaluate
+        n_steps: fixed RK4 steps (default: 16)
+        mask: (B, ...) real elements (default: None)
+    """
     x1 = check_tensor(x1, "x1", dtypes=(torch.float32, torch.float64))
     B, shape = x1.shape[0], x1.shape
 

@@ -26,7 +26,12 @@ def ftrl_objective(
     eps: float = 1e-8,
     bias_correction: bool = True,
 ) -> torch.Tensor:
-    "<a_t, Delta> + sum_i (sqrt(v_hat_i) + eps) Delta_i^2 / (2 lr) (Chapter 12)."
+    """<a_t, Delta> + sum_i (sqrt(v_hat_i) + eps) Delta_i^2 / (2 lr) (Chapter 12).
+
+    Args:
+        delta: candidate update, same shape as one gradient
+        grads: (t, ...) gradient history g_1..g_t
+    """
     b1, b2 = check_betas(betas)
     t = grads.shape[0]
     k = torch.arange(t - 1, -1, -1, dtype=grads.dtype, device=grads.device)  # t - s
@@ -47,7 +52,11 @@ def adam_ftrl_step(
     eps: float = 1e-8,
     bias_correction: bool = True,
 ) -> torch.Tensor:
-    "The FTRL argmin Delta_{t+1} = -lr a_t / (sqrt(v_hat_t) + eps) (Chapter 12)."
+    """The FTRL argmin Delta_{t+1} = -lr a_t / (sqrt(v_hat_t) + eps) (Chapter 12).
+
+    Args:
+        grads: (t, ...) gradient history g_1..g_t
+    """
     b1, b2 = check_betas(betas)
     t = grads.shape[0]
     if t < 1:
@@ -105,7 +114,11 @@ def adam_ratio_trace(
     beta1: float,
     beta2: float,
 ) -> torch.Tensor:
-    "|m_t| / sqrt(v_t) for t = 1..T, no bias correction, eps = 0 (0 where v_t = 0) (Chapter 12)."
+    """|m_t| / sqrt(v_t) for t = 1..T, no bias correction, eps = 0 (0 where v_t = 0) (Chapter 12).
+
+    Args:
+        grads: (T, ...) gradient sequence
+    """
     b1, b2 = check_betas((beta1, beta2))
     m = torch.zeros_like(grads[0])
     v = torch.zeros_like(grads[0])
@@ -193,7 +206,17 @@ def _check_o2nc_hparams(lr: float, clip: float | None, ema: float | None) -> Non
 
 # %% ../../nbs/12_ftrl/04_adam.ipynb #caa63ad6
 class O2NCAdam(torch.optim.Optimizer):
-    "Adam inside online-to-nonconvex conversion, clipped or clip-free (Chapter 12, *O2NC-Adam*)."
+    """Adam inside online-to-nonconvex conversion, clipped or clip-free (Chapter 12, *O2NC-Adam*).
+
+    Args:
+        lr: alpha, the scale of each update (default: 1e-3)
+        betas: (beta1, beta2), each in [0, 1) (default: (0.9, 0.999))
+        clip: D: clip m/sqrt(v) to [-D, D]; None = clip-free (default: None)
+        generator: source of the scalars s_t (default: None)
+        ema: None: uniform average of w_t; else EMA factor (default: None)
+        backend: "auto", "triton" or "torch" for the fused step (default: "auto")
+        track_ratio: record max |m|/sqrt(v) (NaN once it is NaN) (default: False)
+    """
 
     def __init__(
         self,

@@ -132,7 +132,11 @@ def stream_batch(
     seed: int = 0,
     seeds=None,  # the stream seeds s to draw, of range(n_seeds) (default all)
 ):
-    "Streams (B, T_len, d) scored on their first T_j rounds with path P_j (Chapter 12)."
+    """Streams (B, T_len, d) scored on their first T_j rounds with path P_j (Chapter 12).
+
+    Args:
+        seeds: the stream seeds s to draw, of range(n_seeds) (default all) (default: None)
+    """
     X, Y, U, meta = [], [], [], []
     for i, (T, P) in enumerate(zip(T_list, paths)):
         for s in range(n_seeds) if seeds is None else seeds:
@@ -157,7 +161,11 @@ def prefix_totals(
     per_round: np.ndarray,  # (B, ..., T_len) per-round regret
     meta,
 ) -> np.ndarray:
-    "Sum of per-round regret over each stream's own first T_j rounds: (B, ...)."
+    """Sum of per-round regret over each stream's own first T_j rounds: (B, ...).
+
+    Args:
+        per_round: (B, ..., T_len) per-round regret
+    """
     return np.stack([per_round[b, ..., :T].sum(-1) for b, (T, _, _) in enumerate(meta)])
 
 

@@ -39,7 +39,15 @@ def o2nc_adam_reference(
     clip: float | None,
     avg_weight: float,
 ):
-    "One O2NC-Adam step in place on (w, x, m, v, avg) (Chapter 12, *A fused O2NC-Adam step*)."
+    """One O2NC-Adam step in place on (w, x, m, v, avg) (Chapter 12, *A fused O2NC-Adam step*).
+
+    Args:
+        w: parameters: the point w_t where g was taken
+        g: gradient g_t at w_t
+        x: iterate x_{t-1} + Delta_t = x_t (fp32 state)
+        v: moments (fp32 state)
+        avg: running average of w_1..w_{t-1} (fp32 state)
+    """
     # reads w, g, x, m, v, avg and writes w, x, m, v, avg: 11 values per parameter
     gf = g.to(x.dtype)  # arithmetic in the state's dtype (fp32, or fp64 for fp64 models)
     m.mul_(beta1).add_(gf, alpha=1 - beta1)  # m_t = beta1 m + (1 - beta1) g
@@ -147,7 +155,14 @@ def o2nc_adam_step(
     avg_weight: float = 1.0,
     backend: str = "auto",
 ):
-    "Fused O2NC-Adam step in place on (w, x, m, v, avg) (Chapter 12, *A fused O2NC-Adam step*)."
+    """Fused O2NC-Adam step in place on (w, x, m, v, avg) (Chapter 12, *A fused O2NC-Adam step*).
+
+    Args:
+        w: parameters (any float dtype), updated in place
+        g: gradient at w, same shape
+        v: state, in place
+        avg: running average, in place
+    """
     g = _check_step_inputs(w, g, (x, m, v, avg), s, (beta1, beta2), clip)
     work = w if w.is_contiguous() else w.contiguous()  # in place through a dense copy
     if resolve_backend(backend, w, g, x) == "torch":

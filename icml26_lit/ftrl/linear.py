@@ -39,7 +39,13 @@ def sherman_morrison(
     x: np.ndarray,  # (d,) rank-one direction
     discount: float = 1.0,  # gamma: returns (gamma A + x x^T)^{-1}
 ) -> np.ndarray:
-    "(gamma A + x x^T)^{-1} from A^{-1} in O(d^2) (Chapter 12, *Discounted VAW*)."
+    """(gamma A + x x^T)^{-1} from A^{-1} in O(d^2) (Chapter 12, *Discounted VAW*).
+
+    Args:
+        A_inv: (d, d) inverse of A
+        x: (d,) rank-one direction
+        discount: gamma: returns (gamma A + x x^T)^{-1} (default: 1.0)
+    """
     Ax = A_inv @ x
     return (A_inv - np.outer(Ax, Ax) / (discount + x @ Ax)) / discount
 
@@ -54,7 +60,13 @@ def check_finite(a, what: str) -> None:
 
 # %% ../../nbs/12_ftrl/02_linear.ipynb #144c3e08
 class DiscountedVAW:
-    "Discounted Vovk-Azoury-Warmuth forecaster in FTRL form (Chapter 12, *Discounted VAW*)."
+    """Discounted Vovk-Azoury-Warmuth forecaster in FTRL form (Chapter 12, *Discounted VAW*).
+
+    Args:
+        d: feature dimension
+        discount: gamma in (0, 1]; 1 is classic VAW (default: 1.0)
+        eps: regulariser A_0 = eps I (default: 1.0)
+    """
 
     prediction = "value"  # what predict() returns: a real value (for the squared loss)
 
@@ -115,7 +127,14 @@ def dvaw_predictions(
     discounts,  # (K,) discounts in (0, 1]
     eps: float = 1.0,  # A_0 = eps I
 ) -> np.ndarray:
-    "Predictions (B, K, T) of K discounted VAW experts on B streams (Chapter 12, *Discounted VAW*)."
+    """Predictions (B, K, T) of K discounted VAW experts on B streams (Chapter 12, *Discounted VAW*).
+
+    Args:
+        X: (B, T, d) features of B independent streams
+        Y: (B, T) targets
+        discounts: (K,) discounts in (0, 1]
+        eps: A_0 = eps I (default: 1.0)
+    """
     X, Y, gam = check_streams(X, Y, discounts)
     B, T, d = X.shape
     K = gam.size
@@ -146,7 +165,15 @@ def ewa_mixture(
     eta: float | None = None,  # learning rate; default 1/(4 bound^2) or 1
     bound: float = 1.0,  # |prediction| clip for the squared loss
 ):
-    "EWA over K experts: predictions (..., T) and weights (..., K, T) (Chapter 12)."
+    """EWA over K experts: predictions (..., T) and weights (..., K, T) (Chapter 12).
+
+    Args:
+        expert_preds: (..., K, T) expert predictions (values or P(y=+1))
+        Y: (..., T) targets (real, or labels in {-1, +1})
+        loss: "squared" or "logistic" (default: "squared")
+        eta: learning rate; default 1/(4 bound^2) or 1 (default: None)
+        bound: |prediction| clip for the squared loss (default: 1.0)
+    """
     P = np.asarray(expert_preds, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
     for name, a in (("expert_preds", P), ("Y", Y)):
@@ -175,7 +202,14 @@ def ewa_mixture(
 
 # %% ../../nbs/12_ftrl/02_linear.ipynb #39fc3c80
 class DiscountEnsemble:
-    "Discounted experts on a grid combined by an exp-concave EWA meta-learner (Chapter 12)."
+    """Discounted experts on a grid combined by an exp-concave EWA meta-learner (Chapter 12).
+
+    Args:
+        experts: learners with predict(x) / update(x, y)
+        loss: "squared" (values) or "logistic" (probabilities) (default: "squared")
+        eta: meta learning rate; default 1/(4 bound^2) or 1 (default: None)
+        bound: clip of expert predictions for the squared loss (default: 1.0)
+    """
 
     def __init__(
         self,
@@ -255,7 +289,16 @@ def drifting_comparator(
     radius: float = 1.0,  # ||u_t|| = radius
     rng: np.random.Generator | None = None,  # random source
 ) -> np.ndarray:
-    "A comparator sequence (T, d) on a sphere with path length close to `path` (Chapter 12)."
+    """A comparator sequence (T, d) on a sphere with path length close to `path` (Chapter 12).
+
+    Args:
+        T: rounds
+        d: dimension
+        path: target path length P_T
+        kind: "rotate", "walk" or "switch" (default: "rotate")
+        radius: ||u_t|| = radius (default: 1.0)
+        rng: random source (default: None)
+    """
     rng = np.random.default_rng() if rng is None else rng
     if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 2:
         raise ValueError(f"T must be an integer >= 2, got {T!r}")
@@ -323,5 +366,11 @@ def linear_pseudo_regret(
     X: np.ndarray,  # (T, d) or (..., T, d) features
     U: np.ndarray,  # comparator, same shape as X
 ) -> np.ndarray:
-    "Per-round pseudo-regret 1/2 (y_hat_t - <x_t, u_t>)^2 (Chapter 12, *Drifting streams*)."
+    """Per-round pseudo-regret 1/2 (y_hat_t - <x_t, u_t>)^2 (Chapter 12, *Drifting streams*).
+
+    Args:
+        preds: (..., T) predictions
+        X: (T, d) or (..., T, d) features
+        U: comparator, same shape as X
+    """
     return 0.5 * (np.asarray(preds) - (X * U).sum(-1)) ** 2

@@ -37,7 +37,14 @@ def project_ball_Anorm(
     radius: float,  # D, the ball's radius
     iters: int = 30,  # Newton steps on the multiplier (at most)
 ) -> np.ndarray:
-    "argmin_{||w|| <= D} (w - c)^T A (w - c), batched (Chapter 12, *Discounted ONS*)."
+    """argmin_{||w|| <= D} (w - c)^T A (w - c), batched (Chapter 12, *Discounted ONS*).
+
+    Args:
+        c: (..., d) points to project
+        A: (..., d, d) symmetric positive definite matrices
+        radius: D, the ball's radius
+        iters: Newton steps on the multiplier (at most) (default: 30)
+    """
     c = np.asarray(c, dtype=np.float64)
     out = c.copy()
     norms = np.linalg.norm(c, axis=-1)
@@ -73,7 +80,15 @@ def _check_label(y) -> float:
 
 
 class DiscountedONS:
-    "Discounted online Newton step (FTRL on quadratic surrogates) on a ball (Chapter 12)."
+    """Discounted online Newton step (FTRL on quadratic surrogates) on a ball (Chapter 12).
+
+    Args:
+        d: feature dimension
+        discount: gamma in (0, 1] (default: 1.0)
+        radius: D: the learner stays in ||w|| <= D (default: 1.0)
+        curvature: beta; default ons_curvature(1, D) (default: None)
+        eps: A_0 = eps I (default: 1.0)
+    """
 
     prediction = "probability"  # what predict() returns: P(y = +1), for the logistic loss
 
@@ -129,7 +144,16 @@ def dons_probabilities(
     curvature: float | None = None,  # beta
     eps: float = 1.0,  # A_0 = eps I
 ) -> np.ndarray:
-    "Predicted P(y=+1) (B, K, T) of K discounted ONS experts on B streams (Chapter 12)."
+    """Predicted P(y=+1) (B, K, T) of K discounted ONS experts on B streams (Chapter 12).
+
+    Args:
+        X: (B, T, d) features
+        Y: (B, T) labels in {-1, +1}
+        discounts: (K,) discounts in (0, 1]
+        radius: D (default: 1.0)
+        curvature: beta (default: None)
+        eps: A_0 = eps I (default: 1.0)
+    """
     X, Y, gam = check_streams(X, Y, discounts)
     if not np.all(np.isin(Y, (-1.0, 1.0))):
         raise ValueError("logistic labels must be -1 or +1")
@@ -170,7 +194,13 @@ def logistic_pseudo_regret(
     X: np.ndarray,  # (..., T, d) features
     U: np.ndarray,  # (..., T, d) comparator
 ) -> np.ndarray:
-    "Per-round pseudo-regret KL(p_t || q_t), p_t = sigmoid(<x_t, u_t>) (Chapter 12)."
+    """Per-round pseudo-regret KL(p_t || q_t), p_t = sigmoid(<x_t, u_t>) (Chapter 12).
+
+    Args:
+        probs: (..., T) predicted P(y_t = +1)
+        X: (..., T, d) features
+        U: (..., T, d) comparator
+    """
     p = np.clip(_sigmoid((X * U).sum(-1)), 1e-12, 1 - 1e-12)
     q = np.clip(np.asarray(probs, dtype=np.float64), 1e-12, 1 - 1e-12)
     return p * np.log(p / q) + (1 - p) * np.log((1 - p) / (1 - q))

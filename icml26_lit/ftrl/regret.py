@@ -49,7 +49,13 @@ def dynamic_regret(
     losses_comparator,  # (T,) losses f_t(u_t) of the moving comparator
     cumulative: bool = False,  # return the running sum over t instead of the total
 ):
-    "Dynamic regret sum_t f_t(x_t) - f_t(u_t), eq. (1) (Chapter 12, *Dynamic regret*)."
+    """Dynamic regret sum_t f_t(x_t) - f_t(u_t), eq. (1) (Chapter 12, *Dynamic regret*).
+
+    Args:
+        losses_learner: (T,) losses f_t(x_t) of the learner
+        losses_comparator: (T,) losses f_t(u_t) of the moving comparator
+        cumulative: return the running sum over t instead of the total (default: False)
+    """
     a = _as_losses(losses_learner, "losses_learner")
     b = _as_losses(losses_comparator, "losses_comparator")
     if a.shape != b.shape:
@@ -61,7 +67,11 @@ def dynamic_regret(
 def path_length(
     u,  # (T, d) comparator sequence
 ) -> float:
-    "Path length P_T = sum_t ||u_t - u_{t-1}|| (Chapter 12, *Dynamic regret*)."
+    """Path length P_T = sum_t ||u_t - u_{t-1}|| (Chapter 12, *Dynamic regret*).
+
+    Args:
+        u: (T, d) comparator sequence
+    """
     u = np.asarray(u, dtype=np.float64)
     if u.ndim == 1:
         u = u[:, None]
@@ -87,7 +97,13 @@ def discounted_regret(
     losses_comparator,  # (T,) losses f_s(u) of ONE fixed comparator u
     discount: float,  # lambda in (0, 1]
 ) -> np.ndarray:
-    "The sequence R_t^lambda(u), t = 1..T (Chapter 12, *Discounted regret*)."
+    """The sequence R_t^lambda(u), t = 1..T (Chapter 12, *Discounted regret*).
+
+    Args:
+        losses_learner: (T,) losses f_s(x_s)
+        losses_comparator: (T,) losses f_s(u) of ONE fixed comparator u
+        discount: lambda in (0, 1]
+    """
     lam = check_discount(discount)
     a = _as_losses(losses_learner, "losses_learner")
     b = _as_losses(losses_comparator, "losses_comparator")
@@ -105,7 +121,13 @@ def reduction_terms(
     loss_matrix,  # (T, T) table f_s(u_j): round s, comparator j
     discount: float,  # lambda in (0, 1]
 ) -> dict:
-    "The last, forgetting and drift terms of the discounted-to-dynamic identity (Chapter 12)."
+    """The last, forgetting and drift terms of the discounted-to-dynamic identity (Chapter 12).
+
+    Args:
+        losses_learner: (T,) losses f_t(x_t)
+        loss_matrix: (T, T) table f_s(u_j): round s, comparator j
+        discount: lambda in (0, 1]
+    """
     lam = check_discount(discount)
     a = _as_losses(losses_learner, "losses_learner")
     L = np.asarray(loss_matrix, dtype=np.float64)
@@ -134,7 +156,12 @@ def discount_grid(
     horizon: int,  # T, the number of rounds planned
     include_one: bool = True,  # also include lambda = 1 (no discounting)
 ) -> np.ndarray:
-    "Geometric grid of discounts 1 - 2^-k, k = 1..ceil(log2 T) (Chapter 12, *The discount grid*)."
+    """Geometric grid of discounts 1 - 2^-k, k = 1..ceil(log2 T) (Chapter 12, *The discount grid*).
+
+    Args:
+        horizon: T, the number of rounds planned
+        include_one: also include lambda = 1 (no discounting) (default: True)
+    """
     if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 2:
         raise ValueError(f"horizon must be an integer >= 2, got {horizon!r}")
     K = max(1, math.ceil(math.log2(horizon)))
@@ -148,7 +175,14 @@ def optimal_discount(
     dim: int,  # d, the feature dimension
     lipschitz: float = 1.0,  # G, the losses' Lipschitz constant
 ) -> float:
-    "The discount balancing forgetting and drift, 1 - sqrt(G P_T / (d T)) (Chapter 12)."
+    """The discount balancing forgetting and drift, 1 - sqrt(G P_T / (d T)) (Chapter 12).
+
+    Args:
+        horizon: T, the number of rounds
+        path: P_T >= 0, the comparator's path length
+        dim: d, the feature dimension
+        lipschitz: G, the losses' Lipschitz constant (default: 1.0)
+    """
     for name, n in (("horizon", horizon), ("dim", dim)):
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"{name} must be a positive integer, got {n!r}")

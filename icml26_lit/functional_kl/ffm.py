@@ -69,7 +69,11 @@ def logit_normal(n: int, generator=None) -> torch.Tensor:
 
 
 class FunctionalFlowMatching:
-    "One class-conditional FFM velocity per path law in `paths` (a list of (n_c, M, D) tensors)."
+    """One class-conditional FFM velocity per path law in `paths` (a list of (n_c, M, D) tensors).
+
+    Args:
+        device: where the networks live (default: CPU) (default: None)
+    """
 
     def __init__(
         self,

@@ -64,7 +64,13 @@ def evaluate_batch(
     constants: torch.Tensor | None,  # constant values (B, S) (read at const slots)
     X: torch.Tensor,  # data (N, d)
 ) -> torch.Tensor:
-    "Predictions (B, N) of a batch of SPBT fills on data X (Chapter 18, *Batched evaluation*)."
+    """Predictions (B, N) of a batch of SPBT fills on data X (Chapter 18, *Batched evaluation*).
+
+    Args:
+        tokens: token ids (B, S), valid fills
+        constants: constant values (B, S) (read at const slots)
+        X: data (N, d)
+    """
     t = _as_tokens(tokens).reshape(-1, tokens.shape[-1])
     check_fill(t.cpu())  # an invalid fill has no value: refuse it
     X = check_tensor(X, "X", ndim=2, dtypes=(torch.float32, torch.float64))
@@ -147,7 +153,16 @@ def fit_constants(
     steps: int = 30,  # BFGS iterations
     n_ls: int = 12,  # step sizes tried per line search
 ) -> torch.Tensor:
-    "Fit the constant slots of every tree by batched BFGS; returns constants (B, S) (Chapter 18)."
+    """Fit the constant slots of every tree by batched BFGS; returns constants (B, S) (Chapter 18).
+
+    Args:
+        tokens: token ids (B, S)
+        X: data (N, d)
+        y: targets (N,)
+        constants: starting values (B, S); default 1 (default: None)
+        steps: BFGS iterations (default: 30)
+        n_ls: step sizes tried per line search (default: 12)
+    """
     t = check_fill(_as_tokens(tokens).reshape(-1, tokens.shape[-1]).cpu()).to(X.device)
     B, S = t.shape
     dt, dev = X.dtype, X.device
@@ -216,7 +231,14 @@ def score_reference(
     y: torch.Tensor,  # targets (N,)
     fit_steps: int = 30,  # BFGS iterations for the constants
 ):
-    "Rewards (B,) and fitted constants (B, S) of a batch, in PyTorch: B evaluations (Chapter 18)."
+    """Rewards (B,) and fitted constants (B, S) of a batch, in PyTorch: B evaluations (Chapter 18).
+
+    Args:
+        tokens: token ids (B, S), valid fills
+        X: data (N, d)
+        y: targets (N,)
+        fit_steps: BFGS iterations for the constants (default: 30)
+    """
     X, y, t, c = prepare_batch(tokens, X, y, fit_steps)
     with torch.no_grad():
         r = reward(_evaluate(t, c, X), y)
@@ -265,7 +287,15 @@ def is_recovered(
     X_test: torch.Tensor,  # fresh points (M, d) for the numerical pre-filter
     digits: int = 3,  # constants are rounded to this many decimals
 ) -> bool:
-    "Exact symbolic recovery of `truth` by a fill, after rounding constants (Chapter 18)."
+    """Exact symbolic recovery of `truth` by a fill, after rounding constants (Chapter 18).
+
+    Args:
+        tokens: best fill (S,)
+        constants: its constants (S,)
+        truth: the true expression in x1, x2, ...
+        X_test: fresh points (M, d) for the numerical pre-filter
+        digits: constants are rounded to this many decimals (default: 3)
+    """
     if not isinstance(truth, sp.Expr):
         raise TypeError(f"truth must be a sympy expression, got {type(truth).__name__}")
     X_test = check_tensor(X_test, "X_test", ndim=2, dtypes=(torch.float32, torch.float64))

@@ -110,7 +110,18 @@ def write(self: ConstraintState, t: int, tok: torch.Tensor):
 
 # %% ../../nbs/18_gcn_sr/03_generator.ipynb #bc93932f
 class GCNGenerator(nn.Module):
-    "Autoregressive GCN over an SPBT with constraint masks (Chapter 18, *The generator*)."
+    """Autoregressive GCN over an SPBT with constraint masks (Chapter 18, *The generator*).
+
+    Args:
+        spbt: the scaffold and library
+        width: hidden width of the GCN (default: 64)
+        n_layers: number K of GCN layers (default: 2)
+        min_len: minimum expression length (soft) (default: 3)
+        max_len: maximum length (default: every slot) (default: None)
+        soft_constraints: the DSR-style priors; False = validity only (default: True)
+        data_embedding: add a DeepSets embedding of (X, y) (default: False)
+        generator: local RNG for the initial weights (default: None)
+    """
 
     def __init__(
         self,
@@ -370,7 +381,16 @@ def constraint_violations(
 
 # %% ../../nbs/18_gcn_sr/03_generator.ipynb #5eca0e24
 class SequenceGenerator(nn.Module):
-    "DSR-style LSTM writing a tree in prefix order under the scaffold's masks (Chapter 18)."
+    """DSR-style LSTM writing a tree in prefix order under the scaffold's masks (Chapter 18).
+
+    Args:
+        spbt: the scaffold and library (the tree is written into its slots)
+        width: hidden width of the LSTM (default: 32)
+        min_len: minimum expression length (soft) (default: 3)
+        max_len: maximum length (default: every slot) (default: None)
+        soft_constraints: the same DSR-style priors as GCNGenerator (default: True)
+        generator: local RNG for the initial weights (default: None)
+    """
 
     def __init__(
         self,
@@ -517,7 +537,11 @@ def sample(  # noqa: F811 (SequenceGenerator.sample)
 
 @patch
 def log_prob(self: SequenceGenerator, tokens: torch.Tensor):  # noqa: F811
-    "Log-probabilities (B,) and entropies (B,) of given trees by teacher forcing (Chapter 18)."
+    """Log-probabilities (B,) and entropies (B,) of given trees by teacher forcing (Chapter 18).
+
+    Args:
+        tokens: noqa: F811
+    """
     _, logp, ent = self.decode(tokens=tokens)
     return logp, ent
 

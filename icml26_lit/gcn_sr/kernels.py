@@ -241,7 +241,15 @@ def spbt_fitness(
     y: torch.Tensor,  # targets (N,)
     backend: str = "auto",  # "auto", "triton" or "torch"
 ):
-    "Predictions (B, N) and NRMSE (B,) of a batch of SPBT fills (Chapter 18, *Kernels*)."
+    """Predictions (B, N) and NRMSE (B,) of a batch of SPBT fills (Chapter 18, *Kernels*).
+
+    Args:
+        tokens: token ids (B, S), valid fills
+        constants: constants (B, S), read at const slots
+        X: data (N, d)
+        y: targets (N,)
+        backend: "auto", "triton" or "torch" (default: "auto")
+    """
     t = _as_tokens(tokens)
     if t.dim() != 2:
         raise ValueError(f"tokens must have shape (B, S), got {tuple(t.shape)}")
@@ -273,7 +281,15 @@ def score(
     fit_steps: int = 30,  # BFGS iterations for the constants
     backend: str = "auto",  # "auto", "triton" or "torch", as in `spbt_fitness`
 ):
-    "Rewards (B,) and fitted constants (B, S): the searches' scorer, B evaluations (Chapter 18)."
+    """Rewards (B,) and fitted constants (B, S): the searches' scorer, B evaluations (Chapter 18).
+
+    Args:
+        tokens: token ids (B, S), valid fills
+        X: data (N, d); on CUDA the kernel evaluates
+        y: targets (N,)
+        fit_steps: BFGS iterations for the constants (default: 30)
+        backend: "auto", "triton" or "torch", as in `spbt_fitness` (default: "auto")
+    """
     X, y, t, c = prepare_batch(tokens, X, y, fit_steps)
     with torch.no_grad():
         _, err = spbt_fitness(t, c, X, y, backend=backend)

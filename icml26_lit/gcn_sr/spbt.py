@@ -40,7 +40,14 @@ TRIG = ("sin", "cos")
 # %% ../../nbs/18_gcn_sr/01_spbt.ipynb #0b423979
 @dataclass(frozen=True)
 class Library:
-    "The tokens an SPBT may hold in one run (Chapter 18, *The vocabulary*)."
+    """The tokens an SPBT may hold in one run (Chapter 18, *The vocabulary*).
+
+    Args:
+        binary: binary operators, a subset of BINARY (default: BINARY)
+        unary: unary operators, a subset of UNARY (default: UNARY)
+        n_vars: number of input variables x1..x_d (default: 1)
+        const: whether the fitted constant token is allowed (default: False)
+    """
 
     binary: tuple = BINARY  # binary operators, a subset of BINARY
     unary: tuple = UNARY  # unary operators, a subset of UNARY
@@ -94,7 +101,12 @@ def _library_ids(library: Library, kind: str) -> tuple:
 
 # %% ../../nbs/18_gcn_sr/01_spbt.ipynb #653256e6
 class SPBT:
-    "A depth-`depth` Symbolic Perfect Binary Tree over `library` (Chapter 18, *The scaffold*)."
+    """A depth-`depth` Symbolic Perfect Binary Tree over `library` (Chapter 18, *The scaffold*).
+
+    Args:
+        depth: number of levels D >= 1; the scaffold has 2**D - 1 slots
+        library: the allowed tokens (default: Nguyen, 1 variable) (default: None)
+    """
 
     def __init__(
         self,
@@ -174,7 +186,12 @@ def is_valid(
     tokens: torch.Tensor,  # token ids (B, S) or (S,)
     library: Library | None = None,  # if given, tokens must be in it
 ) -> torch.Tensor:
-    "Whether each fill is a valid SPBT (Chapter 18, *Validity*); bool (B,) or scalar."
+    """Whether each fill is a valid SPBT (Chapter 18, *Validity*); bool (B,) or scalar.
+
+    Args:
+        tokens: token ids (B, S) or (S,)
+        library: if given, tokens must be in it (default: None)
+    """
     t = _as_tokens(tokens)
     spbt = SPBT(depth_of(t.shape[-1]))
     tb = t.reshape(-1, t.shape[-1])
@@ -307,7 +324,14 @@ def decode(
     evaluate: bool = True,  # False keeps the tree's exact shape
     round_digits: int | None = None,  # round constants to this many digits
 ) -> sp.Expr:
-    "The `sympy` expression of a fill (Chapter 18, *To and from sympy*)."
+    """The `sympy` expression of a fill (Chapter 18, *To and from sympy*).
+
+    Args:
+        tokens: one valid fill (S,)
+        constants: fitted constants (S,); None: symbols c0, c1, ... (default: None)
+        evaluate: False keeps the tree's exact shape (default: True)
+        round_digits: round constants to this many digits (default: None)
+    """
     t = check_fill(tokens)
     if t.dim() != 1:
         raise ValueError(f"tokens must have shape (S,) for one tree, got {tuple(t.shape)}")

@@ -121,7 +121,16 @@ def gp_refine(
     p_mutation: float = 0.4,
     rng: np.random.Generator | None = None,
 ):
-    "Refine a population by GP; all scored offspring as (tokens, rewards, constants) (Chapter 18)."
+    """Refine a population by GP; all scored offspring as (tokens, rewards, constants) (Chapter 18).
+
+    Args:
+        tokens: seed population (P, S), e.g. the generator's batch
+        rewards: their rewards (P,)
+        scorer: callable tokens (n, S) -> (rewards (n,), constants)
+        generations: GP generations (default: 1)
+        n_offspring: offspring per generation (default P) (default: None)
+        tournament: tournament size (default: 5)
+    """
     rng = rng or np.random.default_rng(0)
     pop = tokens.cpu().numpy().copy()
     fit = rewards.cpu().double().numpy().copy()
@@ -152,7 +161,12 @@ def spbt_similarity(
     a: torch.Tensor,  # fills (B, S)
     b: torch.Tensor,  # fills (E, S)
 ) -> torch.Tensor:
-    "Slot-wise Jaccard similarity (B, E) of two sets of SPBT fills (Chapter 18, *Similarity*)."
+    """Slot-wise Jaccard similarity (B, E) of two sets of SPBT fills (Chapter 18, *Similarity*).
+
+    Args:
+        a: fills (B, S)
+        b: fills (E, S)
+    """
     if a.shape[-1] != b.shape[-1]:
         raise ValueError(
             f"a and b must have the same number of slots, got {a.shape[-1]} and {b.shape[-1]}"
@@ -171,7 +185,16 @@ def swpg_rewards(
     beta: float = 0.5,  # weight of the similarity bonus
     temperature: float = 0.1,  # T_w of the softmax over elite rewards
 ) -> torch.Tensor:
-    "Similarity-weighted rewards r~ (B,) of SWPG (Chapter 18, *The SWPG reward*)."
+    """Similarity-weighted rewards r~ (B,) of SWPG (Chapter 18, *The SWPG reward*).
+
+    Args:
+        tokens: the generator's samples (B, S)
+        rewards: their rewards R (B,)
+        elite_tokens: refined elites (E, S); E may be 0
+        elite_rewards: their rewards (E,)
+        beta: weight of the similarity bonus (default: 0.5)
+        temperature: T_w of the softmax over elite rewards (default: 0.1)
+    """
     r = torch.nan_to_num(rewards.float(), nan=0.0, posinf=0.0, neginf=0.0)
     if beta == 0 or elite_tokens.shape[0] == 0:
         return r
@@ -199,7 +222,14 @@ def swpg_loss(
     entropy: torch.Tensor | None = None,  # their entropies (I,)
     entropy_weight: float = 0.005,
 ) -> torch.Tensor:
-    "Risk-seeking policy-gradient loss on shaped rewards, with entropy bonus (Chapter 18)."
+    """Risk-seeking policy-gradient loss on shaped rewards, with entropy bonus (Chapter 18).
+
+    Args:
+        log_prob: log p(tau_i) of the selected samples (I,)
+        rewards: their shaped rewards r~_i (I,)
+        threshold: the quantile r~_eps
+        entropy: their entropies (I,) (default: None)
+    """
     if log_prob.shape != rewards.shape:
         raise ValueError(
             f"log_prob and rewards must have the same shape, got "
@@ -272,7 +302,15 @@ def _make_generator(
 
 # %% ../../nbs/18_gcn_sr/04_swpg.ipynb #84d2ec2d
 class GCNSR:
-    "Graph-based symbolic regression on an SPBT scaffold (Chapter 18, *The GCN-SR loop*)."
+    """Graph-based symbolic regression on an SPBT scaffold (Chapter 18, *The GCN-SR loop*).
+
+    Args:
+        mode: "swpg", "pg" or "imitation" (default: "swpg")
+        decoder: "gcn" (level order on the scaffold) or "sequence" (prefix LSTM) (default: "gcn")
+        budget: expression evaluations, GP offspring included (default: 5000)
+        batch_size: generator samples per iteration (default: 250)
+        device: where the generator and the scoring run; GP on the CPU (default: "cpu")
+    """
 
     def __init__(
         self,

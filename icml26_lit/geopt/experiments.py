@@ -232,7 +232,12 @@ def label_pool(n: int, n_points: int = 41) -> tuple[list[str], list[torch.Tensor
 
 # %% ../../nbs/02_geopt/06_experiments.ipynb #938c804e27f84196a10c8828c723f798
 def rel_l2(pred: torch.Tensor, y: torch.Tensor) -> torch.Tensor:  # (B,)
-    "Relative L2 error of each sample over its points and channels."
+    """Relative L2 error of each sample over its points and channels.
+
+    Args:
+        pred: (B,)
+        y: (B,)
+    """
     return (pred - y).flatten(1).norm(dim=1) / y.flatten(1).norm(dim=1).clamp_min(1e-12)
 
 
@@ -265,7 +270,12 @@ def train(model, x, y, steps, batch, generator, val=None, eval_every=10, lr=1e-3
 
 # %% ../../nbs/02_geopt/06_experiments.ipynb #6dc26056020f45e4819d50461fa98b7b
 class Normalized(torch.nn.Module):
-    "A model whose output is decoded as out * std + mean, the official `UnitTransformer`."
+    """A model whose output is decoded as out * std + mean, the official `UnitTransformer`.
+
+    Args:
+        model: y: (S, M, C) training targets
+        y: y: (S, M, C) training targets
+    """
 
     def __init__(self, model: torch.nn.Module, y: torch.Tensor):  # y: (S, M, C) training targets
         super().__init__()

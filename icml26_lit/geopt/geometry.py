@@ -21,7 +21,14 @@ def naca4(
     code: str,  # four digits, e.g. "2412"
     n_points: int = 61,  # points per side (the leading edge is shared)
 ) -> torch.Tensor:  # (2 n_points - 1, 2) float64, Selig order
-    "A NACA 4-digit section of unit chord (Geometry, *NACA 4-digit sections*)."
+    """A NACA 4-digit section of unit chord (Geometry, *NACA 4-digit sections*).
+
+    Args:
+        code: four digits, e.g. "2412"
+        n_points: points per side (the leading edge is shared) (default: 61)
+    Returns:
+        (2 n_points - 1, 2) float64, Selig order
+    """
     if not isinstance(code, str) or len(code) != 4 or not code.isdigit():
         raise ValueError(f"code must be four digits such as '2412', got {code!r}")
     if not isinstance(n_points, int) or n_points < 3:
@@ -46,7 +53,13 @@ def naca4(
 def validate_contour(
     coords: torch.Tensor,  # (P, 2) contour in Selig order
 ) -> torch.Tensor:  # the same points as float64
-    "Check a contour: >= 3 points, finite, ends within 2% chord, no self-crossing (Geometry)."
+    """Check a contour: >= 3 points, finite, ends within 2% chord, no self-crossing (Geometry).
+
+    Args:
+        coords: (P, 2) contour in Selig order
+    Returns:
+        the same points as float64
+    """
     coords = check_contour(coords, "coords")
     if not optional_import("shapely.geometry", "geopt").Polygon(coords.tolist()).is_valid:
         raise ValueError("coords: the closed contour intersects itself")
@@ -88,7 +101,14 @@ def normalize_airfoil(
     coords: torch.Tensor,  # (P, 2) Selig order
     n_points: int = 61,  # points per side after resampling
 ) -> torch.Tensor:  # (2 n_points - 1, 2) float64
-    "Unit chord, leading edge at the origin, cosine-resampled sides (Geometry, *Reading*)."
+    """Unit chord, leading edge at the origin, cosine-resampled sides (Geometry, *Reading*).
+
+    Args:
+        coords: (P, 2) Selig order
+        n_points: points per side after resampling (default: 61)
+    Returns:
+        (2 n_points - 1, 2) float64
+    """
     keep = torch.ones(len(coords), dtype=torch.bool)
     keep[1:] = (coords[1:] - coords[:-1]).norm(dim=1) > 1e-12  # drop repeated points
     coords = coords[keep]
@@ -117,7 +137,15 @@ def load_airfoils(
     limit: int | None = None,  # stop after this many valid airfoils
     n_points: int = 61,  # points per side after resampling
 ) -> tuple[list[str], list[torch.Tensor]]:  # names and (2 n_points - 1, 2) contours
-    "Valid airfoils of the UIUC database, even files for pre-training, odd for labels (Geometry)."
+    """Valid airfoils of the UIUC database, even files for pre-training, odd for labels (Geometry).
+
+    Args:
+        split: "all", "pretrain" (even files) or "labelled" (odd files) (default: "all")
+        limit: stop after this many valid airfoils (default: None)
+        n_points: points per side after resampling (default: 61)
+    Returns:
+        names and (2 n_points - 1, 2) contours
+    """
     if split not in ("all", "pretrain", "labelled"):
         raise ValueError(f"split must be 'all', 'pretrain' or 'labelled', got {split!r}")
     if limit is not None and (not isinstance(limit, int) or limit < 1):
@@ -144,7 +172,14 @@ def superellipse(
     r: float,  # half axes and exponent (r > 0)
     n_points: int = 121,  # contour points (first = last)
 ) -> torch.Tensor:  # (n_points, 2) float64, counter-clockwise from (1, 0)
-    "A superellipse |x/a|^r + |y/b|^r = 1 of unit length centred at x = 0.5 (Geometry)."
+    """A superellipse |x/a|^r + |y/b|^r = 1 of unit length centred at x = 0.5 (Geometry).
+
+    Args:
+        r: half axes and exponent (r > 0)
+        n_points: contour points (first = last) (default: 121)
+    Returns:
+        (n_points, 2) float64, counter-clockwise from (1, 0)
+    """
     if not (a > 0 and b > 0 and r > 0):
         raise ValueError(f"a, b and r must be positive, got {(a, b, r)}")
     t = torch.linspace(0, 2 * math.pi, n_points, dtype=torch.float64)
@@ -161,7 +196,15 @@ def rounded_polygon(
     generator: torch.Generator,  # draws the corner angles
     n_points: int = 121,
 ) -> torch.Tensor:  # (n_points, 2) float64
-    "A random star-convex polygon with rounded corners, unit length, centred at x = 0.5 (Geometry)."
+    """A random star-convex polygon with rounded corners, unit length, centred at x = 0.5 (Geometry).
+
+    Args:
+        n_sides: corners of the polygon (>= 3)
+        radius: corner rounding, a fraction of the circumradius in [0, 1)
+        generator: draws the corner angles
+    Returns:
+        (n_points, 2) float64
+    """
     if not isinstance(n_sides, int) or n_sides < 3:
         raise ValueError(f"n_sides must be an int >= 3, got {n_sides!r}")
     if not 0 <= radius < 1:
@@ -188,7 +231,14 @@ def closest_points(
     coords: torch.Tensor,  # (P, 2) contour
     points: torch.Tensor,  # (M, 2) query points
 ) -> tuple[torch.Tensor, torch.Tensor]:  # (M,) distances, (M, 2) closest surface points
-    "The closest point of the closed contour to each query point (Geometry, *Signed distance*)."
+    """The closest point of the closed contour to each query point (Geometry, *Signed distance*).
+
+    Args:
+        coords: (P, 2) contour
+        points: (M, 2) query points
+    Returns:
+        (M,) distances, (M, 2) closest surface points
+    """
     a = coords
     b = torch.roll(coords, -1, 0)  # the last segment closes the contour
     ab = b - a
@@ -203,7 +253,14 @@ def signed_distance(
     coords: torch.Tensor,  # (P, 2) contour in Selig order
     points: torch.Tensor,  # (M, 2) query points
 ) -> tuple[torch.Tensor, torch.Tensor]:  # (M,) sdf (positive outside), (M, 2) unit direction
-    "Signed distance and unit direction to the closest surface point (Geometry, *Signed distance*)."
+    """Signed distance and unit direction to the closest surface point (Geometry, *Signed distance*).
+
+    Args:
+        coords: (P, 2) contour in Selig order
+        points: (M, 2) query points
+    Returns:
+        (M,) sdf (positive outside), (M, 2) unit direction
+    """
     coords = check_contour(coords, "coords")
     if not isinstance(points, torch.Tensor) or points.ndim != 2 or points.shape[1] != 2:
         raise ValueError("points must be a (M, 2) tensor")

@@ -28,7 +28,16 @@ def slice_weights_reference(
     b: torch.Tensor,  # (G,) its bias
     tau: torch.Tensor,  # (H,) temperatures
 ) -> torch.Tensor:  # (B, H, N, G)
-    "Slice weights softmax((x' W + b) / tau) over the slices (Kernels, *The reference*)."
+    """Slice weights softmax((x' W + b) / tau) over the slices (Kernels, *The reference*).
+
+    Args:
+        x: (B, H, N, C) projected features x'
+        w: (C, G) slice projection
+        b: (G,) its bias
+        tau: (H,) temperatures
+    Returns:
+        (B, H, N, G)
+    """
     return torch.softmax((x @ w + b) / tau[None, :, None, None], dim=-1)
 
 
@@ -297,7 +306,18 @@ def slice_tokens(
     tau: torch.Tensor,  # (H,) temperatures
     backend: str = "auto",  # "auto", "triton" or "torch"
 ) -> torch.Tensor:  # (B, H, G, C) slice tokens
-    "Physics-Attention's slice: weighted means of f over the points (Kernels)."
+    """Physics-Attention's slice: weighted means of f over the points (Kernels).
+
+    Args:
+        x: (B, H, N, C) projected features x' that choose the slices
+        f: (B, H, N, C) features that are averaged
+        w: (C, G) slice projection
+        b: (G,) its bias
+        tau: (H,) temperatures
+        backend: "auto", "triton" or "torch" (default: "auto")
+    Returns:
+        (B, H, G, C) slice tokens
+    """
     x, w, b, tau = _check(x, w, b, tau)
     f = check_tensor(f, "f", shape=tuple(x.shape), dtypes=(x.dtype,), device=x.device)
     if resolve_backend(backend, x) == "torch":
@@ -313,7 +333,17 @@ def deslice(
     tau: torch.Tensor,  # (H,)
     backend: str = "auto",
 ) -> torch.Tensor:  # (B, H, N, C)
-    "Physics-Attention's de-slice: each point mixes the tokens by its slice weights (Kernels)."
+    """Physics-Attention's de-slice: each point mixes the tokens by its slice weights (Kernels).
+
+    Args:
+        z: (B, H, G, C) slice tokens after attention
+        x: (B, H, N, C) projected features x'
+        w: (C, G)
+        b: (G,)
+        tau: (H,)
+    Returns:
+        (B, H, N, C)
+    """
     x, w, b, tau = _check(x, w, b, tau)
     B, H, N, C = x.shape
     z = check_tensor(z, "z", shape=(B, H, w.shape[1], C), dtypes=(x.dtype,), device=x.device)

@@ -18,7 +18,11 @@ BOX = ((-1.5, 2.5), (-1.5, 1.5))  # the sampling box (x range, y range), chord 1
 
 
 def outward_normals(coords: torch.Tensor) -> torch.Tensor:  # (P, 2) per segment i -> i+1
-    "Unit outward normals of the closed counter-clockwise contour's segments (Lifting)."
+    """Unit outward normals of the closed counter-clockwise contour's segments (Lifting).
+
+    Args:
+        coords: (P, 2) per segment i -> i+1
+    """
     t = torch.roll(coords, -1, 0) - coords
     n = torch.stack([t[:, 1], -t[:, 0]], 1)
     return n / n.norm(dim=1, keepdim=True).clamp_min(1e-300)
@@ -30,7 +34,15 @@ def sample_surface(
     generator: torch.Generator,
     closed: bool = True,  # False: not on the segment that closes a trailing-edge gap
 ) -> tuple[torch.Tensor, torch.Tensor]:  # (n, 2) points, (n, 2) outward normals
-    "Points uniform in arc length on the closed contour, with their normals (Lifting)."
+    """Points uniform in arc length on the closed contour, with their normals (Lifting).
+
+    Args:
+        coords: (P, 2) contour
+        n: number of points
+        closed: False: not on the segment that closes a trailing-edge gap (default: True)
+    Returns:
+        (n, 2) points, (n, 2) outward normals
+    """
     b = torch.roll(coords, -1, 0)
     seg = (b - coords).norm(dim=1)
     if not closed:
@@ -48,7 +60,15 @@ def sample_volume(
     generator: torch.Generator,
     min_sdf: float = 0.01,  # keep points at least this far outside
 ) -> torch.Tensor:  # (n, 2)
-    "Points uniform in the box, outside the shape by at least `min_sdf` (Lifting)."
+    """Points uniform in the box, outside the shape by at least `min_sdf` (Lifting).
+
+    Args:
+        coords: (P, 2) contour
+        n: number of points
+        min_sdf: keep points at least this far outside (default: 0.01)
+    Returns:
+        (n, 2)
+    """
     lo = torch.tensor([BOX[0][0], BOX[1][0]], dtype=torch.float64)
     hi = torch.tensor([BOX[0][1], BOX[1][1]], dtype=torch.float64)
     kept, count = [], 0
@@ -66,7 +86,15 @@ def ray_hits(
     origins: torch.Tensor,  # (M, 2)
     directions: torch.Tensor,  # (M, 2) unit vectors
 ) -> torch.Tensor:  # (M,) distance to the first hit, inf when none
-    "Distance along each ray to the contour, vectorised over rays and segments (Lifting)."
+    """Distance along each ray to the contour, vectorised over rays and segments (Lifting).
+
+    Args:
+        coords: (P, 2) closed contour
+        origins: (M, 2)
+        directions: (M, 2) unit vectors
+    Returns:
+        (M,) distance to the first hit, inf when none
+    """
     a, e = coords, torch.roll(coords, -1, 0) - coords
 
     def cross(p, q):
@@ -89,7 +117,17 @@ def walk(
     steps: torch.Tensor,  # (M,) step lengths, 0 for surface points
     n_states: int = 3,  # recorded states (n_states - 1 moves)
 ) -> tuple[torch.Tensor, torch.Tensor]:  # (n_states, M, 2) positions, (M, 2 n_states) supervise
-    "One walk with the sticking boundary: stop at 0.99 of a hit closer than the step (Lifting)."
+    """One walk with the sticking boundary: stop at 0.99 of a hit closer than the step (Lifting).
+
+    Args:
+        coords: (P, 2) contour
+        start: (M, 2) volume points first, surface points last
+        directions: (M, 2) unit directions
+        steps: (M,) step lengths, 0 for surface points
+        n_states: recorded states (n_states - 1 moves) (default: 3)
+    Returns:
+        (n_states, M, 2) positions, (M, 2 n_states) supervise
+    """
     positions, deltas = [start], []
     p = start
     for t in range(n_states):
@@ -109,7 +147,14 @@ def walk(
 # %% ../../nbs/02_geopt/02_lifting.ipynb #59bbdb311c014d738909a11f9e486628
 @dataclass
 class Lifted:
-    "A lifted geometry: inputs, walks and targets; surface points last (Lifting)."
+    """A lifted geometry: inputs, walks and targets; surface points last (Lifting).
+
+    Args:
+        x: (M, 5) [pos, sdf, direction to the closest surface point (normal on it)]
+        positions: (n_walks, 3, M, 2) the recorded states
+        condition: (n_walks, M, 3) [direction, step length]
+        supervise: (n_walks, M, 6) [Delta_0, Delta_1, Delta_2]
+    """
 
     x: torch.Tensor  # (M, 5) [pos, sdf, direction to the closest surface point (normal on it)]
     positions: torch.Tensor  # (n_walks, 3, M, 2) the recorded states
@@ -142,7 +187,17 @@ def lift(
     sigma: float = 0.05,  # direction perturbation of the non-base walks
     seed: int = 0,
 ) -> Lifted:
-    "Lift a geometry into synthetic dynamics: GeoPT's pre-training data in 2-D (Lifting)."
+    """Lift a geometry into synthetic dynamics: GeoPT's pre-training data in 2-D (Lifting).
+
+    Args:
+        coords: (P, 2) contour
+        n_volume: volume points, sdf >= 0.01 in the box (default: 2048)
+        n_surface: surface points, uniform in arc length (default: 256)
+        n_walks: walks per geometry (default: 100)
+        n_base: freshly drawn walks; the rest perturb them (default: 10)
+        step_max: step lengths ~ U(0, step_max) (default: 1.0)
+        sigma: direction perturbation of the non-base walks (default: 0.05)
+    """
     _check_lift_args(n_volume, n_surface, n_walks, n_base, step_max, sigma)
     coords = validate_contour(coords)
     g = torch.Generator().manual_seed(seed)

@@ -44,6 +44,11 @@ class PhysicsAttention(nn.Module):
         self.to_out = nn.Linear(dim, dim)
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:  # (B, N, dim) -> (B, N, dim)
+        """
+
+        Args:
+            h: (B, N, dim) -> (B, N, dim)
+        """
         B, N, _ = h.shape
         split = lambda t: t.view(B, N, self.heads, self.dim_head).transpose(1, 2).contiguous()
         x, f = split(self.in_project_x(h)), split(self.in_project_fx(h))
@@ -76,7 +81,14 @@ class Block(nn.Module):
 
 
 class Transolver(nn.Module):
-    "Transolver on point clouds, as the official GeoPT code (Transolver, *The model*)."
+    """Transolver on point clouds, as the official GeoPT code (Transolver, *The model*).
+
+    Args:
+        in_dim: per-point input width (features + condition)
+        out_dim: per-point output width
+        backend: slice/de-slice: "auto", "triton" or "torch" (default: "auto")
+        generator: initialisation (default: None)
+    """
 
     def __init__(
         self,
@@ -109,6 +121,11 @@ class Transolver(nn.Module):
             nn.init.orthogonal_(blk.attn.in_project_slice.weight, generator=g)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, N, in_dim) -> (B, N, out_dim)
+        """
+
+        Args:
+            x: (B, N, in_dim) -> (B, N, out_dim)
+        """
         h = self.preprocess(x) + self.placeholder
         for blk in self.blocks:
             h = blk(h)
@@ -119,7 +136,14 @@ def load_pretrained(
     model: nn.Module,  # the model to fine-tune
     state: dict,  # a pre-trained state dict of the same architecture
 ) -> list[str]:  # the skipped keys
-    "Load all pre-trained weights but the head `mlp2` and its `ln_3` (Transolver, *Loading*)."
+    """Load all pre-trained weights but the head `mlp2` and its `ln_3` (Transolver, *Loading*).
+
+    Args:
+        model: the model to fine-tune
+        state: a pre-trained state dict of the same architecture
+    Returns:
+        the skipped keys
+    """
     skipped = sorted(k for k in state if ".mlp2." in k or ".ln_3." in k)
     kept = {k: v for k, v in state.items() if k not in skipped}
     missing, unexpected = model.load_state_dict(kept, strict=False)

@@ -197,7 +197,17 @@ def rq_spline_vjp(
     g_ladj: torch.Tensor,  # dL/d(log|derivative|) (...)
     inverse: bool = False,  # the direction of `rq_spline`
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    "Analytic gradients of `rq_spline` w.r.t. x, xk, yk, dk (Chapter 09, *The backward*)."
+    """Analytic gradients of `rq_spline` w.r.t. x, xk, yk, dk (Chapter 09, *The backward*).
+
+    Args:
+        x: points (...)
+        xk: knot positions (..., K+1)
+        yk: knot values (..., K+1)
+        dk: knot derivatives (..., K+1)
+        g_out: dL/d(output) (...)
+        g_ladj: dL/d(log|derivative|) (...)
+        inverse: the direction of `rq_spline` (default: False)
+    """
     n_bins = xk.shape[-1] - 1
     k = ((yk if inverse else xk) < x[..., None]).sum(-1) - 1  # the forward's bin search
     inside = (k >= 0) & (k < n_bins)
@@ -393,7 +403,17 @@ def rq_spline(
     backend: str = "auto",  # "auto", "triton" or "torch"
     check: bool = True,  # validate the knots (False: they come from `rqs_knots`)
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    "Fused RQ spline and log|derivative| (Chapter 09, *A fused rational-quadratic spline kernel*)."
+    """Fused RQ spline and log|derivative| (Chapter 09, *A fused rational-quadratic spline kernel*).
+
+    Args:
+        x: points (...)
+        xk: knot positions (..., K+1)
+        yk: knot values (..., K+1)
+        dk: knot derivatives (..., K+1)
+        inverse: False: y = f(x); True: x = f^{-1}(y) (default: False)
+        backend: "auto", "triton" or "torch" (default: "auto")
+        check: validate the knots (False: they come from `rqs_knots`) (default: True)
+    """
     x = check_tensor(x, "x", dtypes=(torch.float32, torch.float64))
     shape = tuple(x.shape) + (None,)
     xk = check_tensor(xk, "xk", shape=shape, dtypes=(x.dtype,))

@@ -34,7 +34,16 @@ def log_dispersion_loss(
     delta: float = 1.0,  # Huber threshold
     nonfinite: str = "raise",  # non-finite energies: "raise" or "drop"
 ) -> torch.Tensor:
-    "Log-dispersion E[rho(log q + u - c)] on a batch (Chapter 09, *The log-dispersion family*)."
+    """Log-dispersion E[rho(log q + u - c)] on a batch (Chapter 09, *The log-dispersion family*).
+
+    Args:
+        log_q: flow log-density log q(x_i) (N,)
+        energy: reduced energies u(x_i) (N,), the labels
+        kind: "var", "mad" or "huber" (default: "var")
+        center: "batch" or a learnable scalar c (default: "batch")
+        delta: Huber threshold (default: 1.0)
+        nonfinite: non-finite energies: "raise" or "drop" (default: "raise")
+    """
     if kind not in DISPERSIONS:
         raise ValueError(f"kind must be one of {DISPERSIONS}, got {kind!r}")
     if nonfinite not in ("raise", "drop"):
@@ -74,7 +83,12 @@ def nll_loss(
     log_q: torch.Tensor,  # log q(x_i) (N,)
     weights: torch.Tensor | None = None,  # optional importance weights (N,), >= 0
 ) -> torch.Tensor:
-    "Maximum-likelihood loss -sum_i w_i log q(x_i) / sum_i w_i (Chapter 09, *The objectives*)."
+    """Maximum-likelihood loss -sum_i w_i log q(x_i) / sum_i w_i (Chapter 09, *The objectives*).
+
+    Args:
+        log_q: log q(x_i) (N,)
+        weights: optional importance weights (N,), >= 0 (default: None)
+    """
     log_q = check_tensor(log_q, "log_q", ndim=1)
     if weights is None:
         return -log_q.mean()
@@ -88,7 +102,12 @@ def temperature_weights(
     energy: torch.Tensor,  # reduced energies u at the target temperature (N,)
     data_temperature: float,  # T'/T of the simulation that produced the data
 ) -> torch.Tensor:
-    "Self-normalised weights exp(-u (1 - T/T')) from T'-data to T (Chapter 09, *The objectives*)."
+    """Self-normalised weights exp(-u (1 - T/T')) from T'-data to T (Chapter 09, *The objectives*).
+
+    Args:
+        energy: reduced energies u at the target temperature (N,)
+        data_temperature: T'/T of the simulation that produced the data
+    """
     energy = check_tensor(energy, "energy", ndim=1)
     if not data_temperature > 0:
         raise ValueError(f"data_temperature must be positive, got {data_temperature!r}")
@@ -102,14 +121,24 @@ def reverse_kl_loss(
     n: int,  # number of flow samples
     generator: torch.Generator | None = None,
 ):
-    "Reparameterised E_q[log q + u] (= KL(q||p) - log Z), with the detached samples and energies."
+    """Reparameterised E_q[log q + u] (= KL(q||p) - log Z), with the detached samples and energies.
+
+    Args:
+        flow: flow
+        energy_fn: u(x) -> (N,)
+        n: number of flow samples
+    """
     x, log_q = flow.sample_and_log_prob(n, generator)
     u = energy_fn(x)
     return (log_q + u).mean(), x.detach(), u.detach()
 
 
 class ReplayBuffer:
-    "A FIFO store of past flow samples and their energies (Chapter 09, *The objectives*)."
+    """A FIFO store of past flow samples and their energies (Chapter 09, *The objectives*).
+
+    Args:
+        capacity: maximum number of stored samples
+    """
 
     def __init__(self, capacity: int):  # maximum number of stored samples
         if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 2:
@@ -249,7 +278,24 @@ def fit(
     buffer_size: int = 4096,  # replay buffer capacity (variational methods)
     generator: torch.Generator | None = None,
 ) -> dict:
-    "Train `flow` with one of `METHODS`; returns the loss history (Chapter 09, *Training*)."
+    """Train `flow` with one of `METHODS`; returns the loss history (Chapter 09, *Training*).
+
+    Args:
+        flow: the flow to train in place
+        method: one of `METHODS` (default: "nll+ldr")
+        x: data (n, D) (default: None)
+        u: labels (n,) (default: None)
+        energy_fn: u(x) -> (N,), needed by the variational methods (default: None)
+        lam: LDR weight (default: 1.0)
+        kind: dispersion (default: "var")
+        center: centre (default: "batch")
+        weights: importance weights for the NLL term (default: None)
+        steps: optimisation steps (default: 300)
+        batch: batch size (default: 256)
+        lr: learning rate (default: 3e-3)
+        weight_decay: decoupled weight decay (AdamW); 0 is plain Adam (default: 0.0)
+        buffer_size: replay buffer capacity (variational methods) (default: 4096)
+    """
     x, u, weights = check_fit_args(
         flow,
         method,
@@ -304,7 +350,12 @@ def evaluate(
     x_test: torch.Tensor | None = None,  # exact samples for the test NLL
     x_data: torch.Tensor | None = None,  # training points for the energy slope
 ) -> dict:
-    "ESS, log Z error, test NLL, mode-weight error, energy slope of a flow (Chapter 09, *Metrics*)."
+    """ESS, log Z error, test NLL, mode-weight error, energy slope of a flow (Chapter 09, *Metrics*).
+
+    Args:
+        x_test: exact samples for the test NLL (default: None)
+        x_data: training points for the energy slope (default: None)
+    """
     xs, log_w = importance_log_weights(flow, target.energy, n_eval, generator)
     out = dict(
         ess=float(effective_sample_size(log_w)),

@@ -116,7 +116,11 @@ class _QuarticTarget:
 
 # %% ../../nbs/09_ldr/01_targets.ipynb #3ae0f640
 class DoubleWell2D(_QuarticTarget):
-    "u(x) = a (x1^2 - 1)^2 + x2^2 / 2 with exact log Z (Chapter 09, *The double well*)."
+    """u(x) = a (x1^2 - 1)^2 + x2^2 / 2 with exact log Z (Chapter 09, *The double well*).
+
+    Args:
+        a: barrier height in k_B T (default: 4.0)
+    """
 
     def __init__(self, a: float = 4.0):  # barrier height in k_B T
         if not isinstance(a, (int, float)) or not math.isfinite(a) or a <= 0:
@@ -138,7 +142,12 @@ class DoubleWell2D(_QuarticTarget):
 
 # %% ../../nbs/09_ldr/01_targets.ipynb #c4283115
 class TiltedWell(_QuarticTarget):
-    "u(x) = a (x1^2 - 1)^2 - b x1 + x2^2 / 2 (Chapter 09, *The tilted well*)."
+    """u(x) = a (x1^2 - 1)^2 - b x1 + x2^2 / 2 (Chapter 09, *The tilted well*).
+
+    Args:
+        a: barrier height; tilt (default: 4.0)
+        b: barrier height; tilt (default: 1.0)
+    """
 
     def __init__(self, a: float = 4.0, b: float = 1.0):  # barrier height; tilt
         for name, val in (("a", a), ("b", b)):
@@ -160,7 +169,12 @@ class TiltedWell(_QuarticTarget):
 
 # %% ../../nbs/09_ldr/01_targets.ipynb #05a1f121
 class ManyWell:
-    "`n_copies` independent double wells, dimension 2 n_copies (Chapter 09, *The many-well*)."
+    """`n_copies` independent double wells, dimension 2 n_copies (Chapter 09, *The many-well*).
+
+    Args:
+        n_copies: copies of the 2-D double well (default: 16)
+        a: barrier (default: 4.0)
+    """
 
     def __init__(
         self,

@@ -16,7 +16,12 @@ def group_advantages(
     scale: bool = True,  # divide by the group's std + 1e-4
     min_spread: float = 1e-6,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    "(advantages (n_groups, G), keep (n_groups,) bool): GRPO with dynamic sampling (Ch. 16)."
+    """(advantages (n_groups, G), keep (n_groups,) bool): GRPO with dynamic sampling (Ch. 16).
+
+    Args:
+        rewards: (n_groups, G) one row per prompt
+        scale: divide by the group's std + 1e-4 (default: True)
+    """
     if not isinstance(rewards, torch.Tensor) or rewards.dim() != 2:
         raise ValueError(
             f"rewards must be a tensor (n_groups, G), got "
@@ -46,7 +51,14 @@ def grpo_loss(
     eps_high: float = 0.30,
     loss_type: str = "bnpo",
 ) -> torch.Tensor:
-    "The clipped GRPO surrogate, token-level by default, beta_KL = 0 (Chapter 16, *GRPO*)."
+    """The clipped GRPO surrogate, token-level by default, beta_KL = 0 (Chapter 16, *GRPO*).
+
+    Args:
+        logp: (N, T) log-probs of the sampled tokens, with grad
+        old_logp: (N, T) the same at sampling time (no grad)
+        advantages: (N,) one per completion
+        mask: (N, T) 1 on completion tokens, 0 on padding
+    """
     if not isinstance(logp, torch.Tensor) or logp.dim() != 2:
         raise ValueError(f"logp must be a tensor (N, T), got {getattr(logp, 'shape', logp)}")
     for name, t in (("old_logp", old_logp), ("mask", mask)):
@@ -78,7 +90,13 @@ def soft_overlong_penalty(
     max_len: int,  # L_max
     cache_len: int,  # L_cache, the ramp's width
 ) -> torch.Tensor:
-    "DAPO's soft overlong penalty in [-1, 0] per completion (Chapter 16, *GRPO*)."
+    """DAPO's soft overlong penalty in [-1, 0] per completion (Chapter 16, *GRPO*).
+
+    Args:
+        lengths: (N,) completion lengths in tokens
+        max_len: L_max
+        cache_len: L_cache, the ramp's width
+    """
     ints = isinstance(max_len, int) and isinstance(cache_len, int)
     if not ints or not 0 < cache_len <= max_len:
         raise ValueError(

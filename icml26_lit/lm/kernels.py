@@ -29,7 +29,13 @@ def token_logprobs_reference(
     targets: torch.Tensor,  # (B, T) int64 token ids or ignore_index
     ignore_index: int = -100,
 ) -> torch.Tensor:
-    "log softmax(h W^T)[y] in PyTorch, materialising the logits (Chapter 16, *Kernels*)."
+    """log softmax(h W^T)[y] in PyTorch, materialising the logits (Chapter 16, *Kernels*).
+
+    Args:
+        hidden: (B, T, d)
+        weight: LM head (V, d)
+        targets: (B, T) int64 token ids or ignore_index
+    """
     logits = hidden @ weight.T  # z = h W^T          (B, T, V)
     lp = torch.log_softmax(logits, dim=-1)  # z - logsumexp(z)   (B, T, V)
     keep = targets != ignore_index
@@ -357,7 +363,14 @@ def token_logprobs(
     ignore_index: int = -100,
     backend: str = "auto",  # "auto", "triton" or "torch"
 ) -> torch.Tensor:
-    "Per-token log p(y | h) = log softmax(h W^T)[y], 0 at ignore_index (Chapter 16, *Kernels*)."
+    """Per-token log p(y | h) = log softmax(h W^T)[y], 0 at ignore_index (Chapter 16, *Kernels*).
+
+    Args:
+        hidden: (B, T, d) final hidden states
+        weight: LM head (V, d), no bias
+        targets: (B, T) token ids in [0, V) or ignore_index
+        backend: "auto", "triton" or "torch" (default: "auto")
+    """
     hidden = check_tensor(hidden, "hidden", ndim=3, dtypes=(torch.float32, torch.float64))
     B, T, D = hidden.shape
     weight = check_tensor(weight, "weight", ndim=2, dtypes=(hidden.dtype,), device=hidden.device)

@@ -22,7 +22,11 @@ SPECIALS = ("<pad>", "<bos>", "<eos>")
 
 
 class WordTokenizer:
-    "White-space word tokenizer over a fixed vocabulary (Chapter 16, *A tiny language model*)."
+    """White-space word tokenizer over a fixed vocabulary (Chapter 16, *A tiny language model*).
+
+    Args:
+        words: iterable of words (no white space)
+    """
 
     def __init__(self, words):  # iterable of words (no white space)
         words = list(words)
@@ -223,7 +227,12 @@ def generate(
     generator: torch.Generator | None = None,
     use_cache: bool = True,
 ):
-    "Sample up to `max_new_tokens`: (tokens (B, N), lengths (B,)) (Chapter 16, *Generation*)."
+    """Sample up to `max_new_tokens`: (tokens (B, N), lengths (B,)) (Chapter 16, *Generation*).
+
+    Args:
+        embeds: prompt (B, P) ids or (B, P, d) embeds (default: None)
+        attention_mask: (B, P) bool, False at (left) padding (default: None)
+    """
     _check_generate_args(max_new_tokens, temperature)
     x = model.embed(ids) if ids is not None else embeds
     if x is None or x.dim() != 3:

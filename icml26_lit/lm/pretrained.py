@@ -56,7 +56,12 @@ def load_pretrained(
     backend: str = "auto",
     local_files_only: bool = True,  # never download unless asked
 ) -> PretrainedLM:
-    "A transformers Llama-like causal LM or Qwen3-VL as a `PretrainedLM` (Chapter 16)."
+    """A transformers Llama-like causal LM or Qwen3-VL as a `PretrainedLM` (Chapter 16).
+
+    Args:
+        name: Hugging Face id or local directory
+        local_files_only: never download unless asked (default: True)
+    """
     if not isinstance(name, str) or not name:
         raise TypeError(f"name must be a model id or a path, got {name!r}")
     transformers = optional_import("transformers", "ecg-r1")  # optional and heavy: only here

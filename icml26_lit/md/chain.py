@@ -16,7 +16,18 @@ __all__ = ['ChainPrior', 'radius_of_gyration', 'bond_lengths', 'bead_chain']
 
 # %% ../../nbs/06_flashschnet/04_md_chain.ipynb #b05a74b1
 class ChainPrior(torch.nn.Module):
-    "Bond, repulsion and Go-like attraction energies of bead chains (Chapter 06, *The priors*)."
+    """Bond, repulsion and Go-like attraction energies of bead chains (Chapter 06, *The priors*).
+
+    Args:
+        bond_length: b0, angstrom (default: 3.8)
+        bond_k: k_b, kcal/mol/A^2 (default: 50.0)
+        repulsion: epsilon_r, kcal/mol (default: 1.0)
+        repulsion_sigma: sigma_r, angstrom (default: 4.0)
+        attraction: epsilon_a, kcal/mol (0: no attraction) (default: 0.0)
+        attraction_r: r_a, angstrom (default: 6.0)
+        attraction_width: w, angstrom (default: 1.5)
+        pair_cutoff: non-bonded pairs beyond this are ignored (default: 12.0)
+    """
 
     def __init__(
         self,
@@ -103,7 +114,16 @@ def bead_chain(
     bond_length: float = 3.8,  # angstrom
     dtype: torch.dtype = torch.float32,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    "Compact bead chains: `(z (N,), pos (N, 3), batch (N,))` (Chapter 06, *Making compact chains*)."
+    """Compact bead chains: `(z (N,), pos (N, 3), batch (N,))` (Chapter 06, *Making compact chains*).
+
+    Args:
+        n_beads: beads per chain
+        n_replicas: copies stacked into one batch (default: 1)
+        seed: everything is drawn from this seed (default: 0)
+        fold_steps: Langevin steps of folding (0: the raw random walk) (default: 300)
+        noise: angstrom, Gaussian noise added to each replica (default: 0.1)
+        bond_length: angstrom (default: 3.8)
+    """
     for name, v, low in (
         ("n_beads", n_beads, 2),
         ("n_replicas", n_replicas, 1),

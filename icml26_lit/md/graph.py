@@ -146,7 +146,16 @@ def radius_graph(
     chunk: int = 1 << 24,  # distances computed per chunk (memory bound)
     method: str = "auto",  # "dense", "cell" (linked cells), "auto": cells when N > 4,096
 ) -> torch.Tensor:
-    "Pairs closer than `r` in each replica as `edge_index` (2, E) (Chapter 06, *The radius graph*)."
+    """Pairs closer than `r` in each replica as `edge_index` (2, E) (Chapter 06, *The radius graph*).
+
+    Args:
+        pos: (N, 3) positions
+        r: cutoff radius: pairs closer than r are joined
+        batch: (N,) sorted replica index of each bead (default: None)
+        loop: include self-loops (i -> i) (default: False)
+        chunk: distances computed per chunk (memory bound) (default: 1 << 24)
+        method: "dense", "cell" (linked cells), "auto": cells when N > 4,096 (default: "auto")
+    """
     pos = check_tensor(pos, "pos", shape=(None, 3), dtypes=_FLOATS)
     _check_r_method(r, method)
     n = pos.shape[0]
@@ -167,7 +176,16 @@ def bipartite_radius_graph(
     chunk: int = 1 << 24,  # distances computed per chunk (memory bound)
     method: str = "auto",  # "dense", "cell" (linked cells), "auto": cells when N_x or N_y > 4,096
 ) -> torch.Tensor:
-    "Pairs `x_j -> y_i` closer than `r` as `edge_index` (2, E), sorted by i then j (Chapter 06)."
+    """Pairs `x_j -> y_i` closer than `r` as `edge_index` (2, E), sorted by i then j (Chapter 06).
+
+    Args:
+        x: (N_x, 3) source points
+        y: (N_y, 3) target points
+        r: cutoff radius: pairs closer than r are joined
+        chunk: distances computed per chunk (memory bound) (default: 1 << 24)
+        method: "dense", "cell" (linked cells), "auto": cells when N_x or N_y > 4,096 (default:
+            "auto")
+    """
     x = check_tensor(x, "x", shape=(None, 3), dtypes=_FLOATS)
     y = check_tensor(y, "y", shape=(None, 3), dtypes=_FLOATS)
     if x.dtype != y.dtype or x.device != y.device:
@@ -233,7 +251,14 @@ def periodic_radius_graph(
     r: float,  # cutoff radius: pairs (with images) closer than r are joined
     batch: torch.Tensor | None = None,  # (N,) sorted replica index of each atom
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    "Periodic pairs `(edge_index (2, E), shift (E, 3))`, vec = x_j + S C - x_i (Chapter 06)."
+    """Periodic pairs `(edge_index (2, E), shift (E, 3))`, vec = x_j + S C - x_i (Chapter 06).
+
+    Args:
+        pos: (N, 3) positions (Cartesian, need not lie inside the cell)
+        cell: (3, 3) or (G, 3, 3): rows are the lattice vectors of each replica
+        r: cutoff radius: pairs (with images) closer than r are joined
+        batch: (N,) sorted replica index of each atom (default: None)
+    """
     pos = check_tensor(pos, "pos", shape=(None, 3), dtypes=_FLOATS)
     _check_r_method(r, "auto")
     n = pos.shape[0]
@@ -257,7 +282,12 @@ def build_csr(
     dst: torch.Tensor,  # (E,) node index of each edge (targets, or sources)
     num_nodes: int,  # N
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    "Deterministic CSR `(ptr (N+1,), perm (E,))` grouping edges by `dst` (Chapter 06, *CSR*)."
+    """Deterministic CSR `(ptr (N+1,), perm (E,))` grouping edges by `dst` (Chapter 06, *CSR*).
+
+    Args:
+        dst: (E,) node index of each edge (targets, or sources)
+        num_nodes: N
+    """
     if (
         not isinstance(dst, torch.Tensor)
         or dst.dtype not in (torch.int32, torch.int64)
@@ -280,7 +310,12 @@ def build_csr_pair(
     edge_index: torch.Tensor,  # (2, E) source, target
     num_nodes: int,  # N
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    "Target and source CSR `(dst_ptr, dst_perm, src_ptr, src_perm)` of a graph (Chapter 06, *CSR*)."
+    """Target and source CSR `(dst_ptr, dst_perm, src_ptr, src_perm)` of a graph (Chapter 06, *CSR*).
+
+    Args:
+        edge_index: (2, E) source, target
+        num_nodes: N
+    """
     if (
         not isinstance(edge_index, torch.Tensor)
         or edge_index.dim() != 2

@@ -31,7 +31,14 @@ def kT_at(temperature: float) -> float:
 # %% ../../nbs/06_flashschnet/03_md_langevin.ipynb #1b3d821b
 @dataclass
 class LangevinState:
-    "Positions, velocities, forces and energy of a Langevin run (Chapter 06, *BAOAB*)."
+    """Positions, velocities, forces and energy of a Langevin run (Chapter 06, *BAOAB*).
+
+    Args:
+        pos: (N, 3) angstrom
+        vel: (N, 3) angstrom / ps
+        forces: (N, 3) kcal / mol / angstrom
+        energy: (G,) kcal / mol
+    """
 
     pos: torch.Tensor  # (N, 3) angstrom
     vel: torch.Tensor  # (N, 3) angstrom / ps
@@ -40,7 +47,16 @@ class LangevinState:
 
 
 class BAOAB:
-    "BAOAB Langevin integrator for `force_fn(pos) -> (energy, forces)` (Chapter 06, *BAOAB*)."
+    """BAOAB Langevin integrator for `force_fn(pos) -> (energy, forces)` (Chapter 06, *BAOAB*).
+
+    Args:
+        force_fn: pos (N, 3) -> (energy (G,), forces (N, 3))
+        masses: amu, scalar or (N,) (default: 12.0)
+        dt: time step, ps (default: 0.004)
+        friction: gamma, 1/ps (default: 1.0)
+        kT: thermal energy, kcal/mol (default: 0.596)
+        generator: source of the noise (default: None)
+    """
 
     def __init__(
         self,

@@ -28,7 +28,13 @@ def pink_noise(
     generator: torch.Generator | None = None,  # random source
     dtype: torch.dtype = torch.float64,
 ) -> torch.Tensor:
-    "Unit-variance 1/f^alpha noise along the last axis (Chapter 16, *Physiology substrate*)."
+    """Unit-variance 1/f^alpha noise along the last axis (Chapter 16, *Physiology substrate*).
+
+    Args:
+        shape: int or tuple; time is the last axis
+        alpha: spectral exponent: S(f) ~ 1/f^alpha (default: 1.0)
+        generator: random source (default: None)
+    """
     shape = _shape(shape)
     if not (isinstance(alpha, (int, float)) and np.isfinite(alpha) and 0 <= alpha <= 3):
         raise ValueError(f"alpha must be a number in [0, 3], got {alpha!r}")
@@ -51,7 +57,14 @@ def ar1_noise(
     generator: torch.Generator | None = None,  # random source
     dtype: torch.dtype = torch.float64,
 ) -> torch.Tensor:
-    "Stationary AR(1) noise x_t = phi x_(t-1) + sqrt(1 - phi^2) sigma e_t (Chapter 16)."
+    """Stationary AR(1) noise x_t = phi x_(t-1) + sqrt(1 - phi^2) sigma e_t (Chapter 16).
+
+    Args:
+        shape: int or tuple; time is the last axis
+        phi: lag-1 autocorrelation, |phi| < 1
+        sigma: stationary standard deviation (default: 1.0)
+        generator: random source (default: None)
+    """
     shape = _shape(shape)
     if not (isinstance(phi, (int, float)) and -1 < phi < 1):
         raise ValueError(f"phi must be a number in (-1, 1), got {phi!r}")

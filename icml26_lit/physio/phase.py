@@ -13,7 +13,13 @@ def integrate_phase(
     rate_hz,  # instantaneous rate (..., n) in Hz, finite and >= 0
     fs: float,
 ) -> torch.Tensor:  # sampling rate in Hz
-    "Phase 2 pi sum_(k<n) f_k / fs (..., n) of a sampled rate, phi_0 = 0 (Chapter 16)."
+    """Phase 2 pi sum_(k<n) f_k / fs (..., n) of a sampled rate, phi_0 = 0 (Chapter 16).
+
+    Args:
+        rate_hz: instantaneous rate (..., n) in Hz, finite and >= 0
+    Returns:
+        sampling rate in Hz
+    """
     r = torch.as_tensor(rate_hz, dtype=torch.float64)
     if r.dim() == 0 or r.shape[-1] == 0:
         raise ValueError(

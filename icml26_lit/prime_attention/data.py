@@ -72,7 +72,13 @@ def simulate_pair_laws(
     noise_std: float = 0.1,  # observation noise before the per-channel scale
     seed: int = 0,  # draws every process, the noise and the scales
 ):
-    "Named pair laws: x (n_steps, 12) float32 and graph (12, 12) bool (Chapter 14, *Data*)."
+    """Named pair laws: x (n_steps, 12) float32 and graph (12, 12) bool (Chapter 14, *Data*).
+
+    Args:
+        n_steps: number of time steps returned (>= 64)
+        noise_std: observation noise before the per-channel scale (default: 0.1)
+        seed: draws every process, the noise and the scales (default: 0)
+    """
     _check_sim_args(n_steps, noise_std, seed)
     rng = np.random.default_rng(seed)
     T = n_steps + _BURN_IN
@@ -97,7 +103,12 @@ def lagged_xcorr_scores(
     x: torch.Tensor,  # series (T, N)
     max_lag: int = 12,  # lags 1..max_lag
 ) -> torch.Tensor:
-    "(N, N) max over lags of |corr(x_i[t - lag], x_j[t])|, [i, j]: i drives j (Chapter 14, *Data*)."
+    """(N, N) max over lags of |corr(x_i[t - lag], x_j[t])|, [i, j]: i drives j (Chapter 14, *Data*).
+
+    Args:
+        x: series (T, N)
+        max_lag: lags 1..max_lag (default: 12)
+    """
     x = torch.as_tensor(x, dtype=torch.float64)
     if x.dim() != 2 or x.shape[1] < 1:
         raise ValueError(f"x must have shape (T, N), got {tuple(x.shape)}")
@@ -142,7 +153,13 @@ def granger_scores(
     max_lag: int = 12,  # p, the lags of both regressions
     squares: bool = True,  # also test the squared centred series; keep the larger F
 ) -> torch.Tensor:
-    "(N, N) Granger F statistics, [i, j]: i drives j (Chapter 14, *Data*)."
+    """(N, N) Granger F statistics, [i, j]: i drives j (Chapter 14, *Data*).
+
+    Args:
+        x: series (T, N)
+        max_lag: p, the lags of both regressions (default: 12)
+        squares: also test the squared centred series; keep the larger F (default: True)
+    """
     x = torch.as_tensor(x, dtype=torch.float64)
     if x.dim() != 2 or x.shape[1] < 2:
         raise ValueError(f"x must have shape (T, N) with N >= 2, got {tuple(x.shape)}")
@@ -228,7 +245,15 @@ def make_windows(
     split: str,  # "train", "val" or "test"
     align_to: int | None = None,  # align targets with those of this lookback
 ):
-    "Stride-1 windows of one split: X (n, lookback, N), Y (n, horizon, N) (Chapter 14, *Data*)."
+    """Stride-1 windows of one split: X (n, lookback, N), Y (n, horizon, N) (Chapter 14, *Data*).
+
+    Args:
+        x: series (T, N)
+        lookback: input steps
+        horizon: target steps
+        split: "train", "val" or "test"
+        align_to: align targets with those of this lookback (default: None)
+    """
     if not isinstance(x, torch.Tensor) or x.dim() != 2:
         raise ValueError(f"x must be a (T, N) tensor, got {getattr(x, 'shape', type(x).__name__)}")
     if not bool(torch.isfinite(x).all()):

@@ -121,7 +121,11 @@ def train_arm(
     backend: str = "auto",
     device: str | torch.device = "cpu",  # the model and windows move here; draws stay on the CPU
 ) -> dict:
-    "Train one arm (attention, lookback) with Adam; val and test MSE at the end (Chapter 14)."
+    """Train one arm (attention, lookback) with Adam; val and test MSE at the end (Chapter 14).
+
+    Args:
+        device: the model and windows move here; draws stay on the CPU (default: "cpu")
+    """
     attention, L, mode = _ARMS[arm]
     (X, Y), (Xv, Yv), (Xt, Yt) = (
         (t.to(device) for t in data["windows"][L][s]) for s in ("train", "val", "test")

@@ -15,7 +15,12 @@ def pair_mask(
     scores: torch.Tensor,  # (N, N) pair scores, [i, j]: i drives j
     fraction: float,  # fraction of the N (N - 1) off-diagonal pairs kept, in (0, 1]
 ) -> torch.Tensor:
-    "Top `fraction` of off-diagonal pairs by score, (N, N) bool (Chapter 14, *Prime attention*)."
+    """Top `fraction` of off-diagonal pairs by score, (N, N) bool (Chapter 14, *Prime attention*).
+
+    Args:
+        scores: (N, N) pair scores, [i, j]: i drives j
+        fraction: fraction of the N (N - 1) off-diagonal pairs kept, in (0, 1]
+    """
     if (
         not isinstance(scores, torch.Tensor)
         or scores.dim() != 2
@@ -78,7 +83,19 @@ def _check_filter_args(n_heads, n_channels, head_dim, mode, sparsity, mask, rank
 
 # %% ../../nbs/14_prime_attention/01_prime_attention.ipynb #b80f7792
 class PrimeFilters(nn.Module):
-    "The filters F of one layer: P1 full, P2 sparse, P3 dynamic (Chapter 14, *Prime attention*)."
+    """The filters F of one layer: P1 full, P2 sparse, P3 dynamic (Chapter 14, *Prime attention*).
+
+    Args:
+        n_heads: H
+        n_channels: N, one token per channel
+        head_dim: d, the head width
+        mode: "full" (P1), "sparse" (P2) or "dynamic" (P3) (default: "full")
+        sparsity: P2 without a mask: the random fraction of pairs (default: 1.0)
+        mask: P2: (N, N) bool, [i, j] = i drives j (default: None)
+        d_model: P3: token width (required for "dynamic") (default: None)
+        rank: P3: rank of h (default: 4)
+        generator: P2 random pairs, P3 init (default: None)
+    """
 
     def __init__(
         self,

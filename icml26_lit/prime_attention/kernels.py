@@ -34,7 +34,14 @@ def prime_attention_reference(
     v: torch.Tensor,  # values (B, H, N, d)
     filters: torch.Tensor,  # F (H, N, N, d) or (B, H, N, N, d)
 ) -> torch.Tensor:
-    "Prime attention in PyTorch, materialising K~ and V~ (Chapter 14, *Kernels*)."
+    """Prime attention in PyTorch, materialising K~ and V~ (Chapter 14, *Kernels*).
+
+    Args:
+        q: queries (B, H, N, d)
+        k: keys (B, H, N, d)
+        v: values (B, H, N, d)
+        filters: F (H, N, N, d) or (B, H, N, N, d)
+    """
     kt = k[:, :, None, :, :] * filters  # k~_ij = k_j * F_ij      (B, H, N, N, d)
     vt = v[:, :, None, :, :] * filters  # v~_ij = v_j * F_ij
     s = torch.einsum("bhid,bhijd->bhij", q, kt) / math.sqrt(q.shape[-1])  # q_i . k~_ij / sqrt(d)
@@ -143,7 +150,15 @@ def prime_attention_vjp(
     filters: torch.Tensor,  # F (H, N, N, d) or (B, H, N, N, d)
     grad_out: torch.Tensor,  # dL/do (B, H, N, d)
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    "Gradients of prime attention w.r.t. q, k, v, filters, in PyTorch (Chapter 14, *The backward*)."
+    """Gradients of prime attention w.r.t. q, k, v, filters, in PyTorch (Chapter 14, *The backward*).
+
+    Args:
+        q: queries (B, H, N, d)
+        k: keys (B, H, N, d)
+        v: values (B, H, N, d)
+        filters: F (H, N, N, d) or (B, H, N, N, d)
+        grad_out: dL/do (B, H, N, d)
+    """
     scale = 1 / math.sqrt(q.shape[-1])
     f = filters if filters.dim() == 5 else filters[None]  # (B or 1, H, N, N, d)
     kt, vt = k[:, :, None] * f, v[:, :, None] * f  # k~_ij = k_j * F_ij, v~_ij = v_j * F_ij
@@ -425,7 +440,15 @@ def prime_attention(
     filters: torch.Tensor,  # F (H, N, N, d), shared by the batch, or (B, H, N, N, d)
     backend: str = "auto",  # "auto", "triton" or "torch"
 ) -> torch.Tensor:
-    "Prime attention o_i = sum_j softmax_j(q_i.(k_j*F_ij)/sqrt d) v_j*F_ij (Chapter 14, *Kernels*)."
+    """Prime attention o_i = sum_j softmax_j(q_i.(k_j*F_ij)/sqrt d) v_j*F_ij (Chapter 14, *Kernels*).
+
+    Args:
+        q: queries (B, H, N, d)
+        k: keys (B, H, N, d)
+        v: values (B, H, N, d)
+        filters: F (H, N, N, d), shared by the batch, or (B, H, N, N, d)
+        backend: "auto", "triton" or "torch" (default: "auto")
+    """
     q, k, v, filters = check_attention_inputs(q, k, v, filters)
     if resolve_backend(backend, q, k, v, filters) == "torch":
         return prime_attention_reference(q, k, v, filters)

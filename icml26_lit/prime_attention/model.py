@@ -57,7 +57,21 @@ def _check_layer_args(n_channels, d_model, n_heads, attention, backend):
 
 # %% ../../nbs/14_prime_attention/02_backbone.ipynb #e05af3f2
 class PrimeAttentionLayer(nn.Module):
-    "Attention over channel tokens: standard, prime or pair-bias (Chapter 14, *Backbone*)."
+    """Attention over channel tokens: standard, prime or pair-bias (Chapter 14, *Backbone*).
+
+    Args:
+        n_channels: N, one token per channel
+        d_model: token width, divisible by n_heads
+        n_heads: H
+        attention: "prime", "standard" or "pair_bias" (the additive control) (default: "prime")
+        mode: prime filters: "full" (P1), "sparse" (P2), "dynamic" (P3) (default: "full")
+        sparsity: P2 without a mask: the random fraction of pairs (default: 1.0)
+        mask: P2: (N, N) bool, [i, j] = i drives j (default: None)
+        rank: P3: rank of h (default: 4)
+        backend: passed to prime_attention (default: "auto")
+        generator: P2 random pairs, P3 init, then q, k, v, out (default: None)
+        init_linears: draw q, k, v, out from `generator` (False: the caller does) (default: True)
+    """
 
     def __init__(
         self,
@@ -157,7 +171,18 @@ def _init_linears(module: nn.Module, generator: torch.Generator | None):
 
 # %% ../../nbs/14_prime_attention/02_backbone.ipynb #c5547f3d
 class PrimeITransformer(nn.Module):
-    "iTransformer forecaster with prime or standard attention (Chapter 14, *Backbone*)."
+    """iTransformer forecaster with prime or standard attention (Chapter 14, *Backbone*).
+
+    Args:
+        attention: "prime", "standard" or "pair_bias" (the additive control) (default: "prime")
+        mode: filters: "full" (P1), "sparse" (P2), "dynamic" (P3) (default: "full")
+        sparsity: P2 without a mask: random fraction of pairs (default: 1.0)
+        mask: P2: (N, N) bool, [i, j] = i drives j (default: None)
+        rank: P3: rank of h (default: 4)
+        backend: passed to prime_attention in every layer (default: "auto")
+        generator: all initial weights come from it (default: None)
+        channel_embedding: a learned (N, d_model) channel identity per token (default: False)
+    """
 
     def __init__(
         self,

@@ -33,7 +33,15 @@ def _check_dims(dims) -> list[int]:
 
 
 class BiorthogonalAutoencoder(nn.Module):
-    "Position autoencoder of biorthogonal layer pairs (Chapter 03, *The position autoencoder*)."
+    """Position autoencoder of biorthogonal layer pairs (Chapter 03, *The position autoencoder*).
+
+    Args:
+        dims: widths N_0 > N_1 > ... > n
+        alpha: activation angle in (0, pi/4) (default: math.pi / 10)
+        generator: draws the weights (default: None)
+        dtype: parameter dtype (default: torch.float64)
+        backend: passed to every layer op (default: "auto")
+    """
 
     def __init__(
         self,

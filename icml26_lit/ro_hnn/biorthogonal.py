@@ -45,7 +45,12 @@ def sigma_e(
     x: torch.Tensor,  # pre-activation, any shape
     alpha: float = math.pi / 10,  # angle in (0, pi/4)
 ) -> torch.Tensor:
-    "Encoder activation sigma_e (Chapter 03, *The activation pair*)."
+    """Encoder activation sigma_e (Chapter 03, *The activation pair*).
+
+    Args:
+        x: pre-activation, any shape
+        alpha: angle in (0, pi/4) (default: math.pi / 10)
+    """
     t1, t2, t3, t4, t5, t6 = activation_constants(alpha)
     return t1 * x + t2 - t3 * torch.sqrt((t4 * x + t5) ** 2 + t6)
 
@@ -54,7 +59,12 @@ def sigma_d(
     x: torch.Tensor,  # latent value, any shape
     alpha: float = math.pi / 10,  # angle in (0, pi/4)
 ) -> torch.Tensor:
-    "Decoder activation sigma_d, the inverse of sigma_e (Chapter 03, *The activation pair*)."
+    """Decoder activation sigma_d, the inverse of sigma_e (Chapter 03, *The activation pair*).
+
+    Args:
+        x: latent value, any shape
+        alpha: angle in (0, pi/4) (default: math.pi / 10)
+    """
     t1, t2, t3, t4, t5, t6 = activation_constants(alpha)
     return t1 * x - t2 + t3 * torch.sqrt((t4 * x - t5) ** 2 + t6)
 
@@ -78,7 +88,13 @@ def sylvester_spd(
     b: torch.Tensor,  # (..., r, r) symmetric positive definite
     c: torch.Tensor,  # (..., r, r) right-hand side
 ) -> torch.Tensor:
-    "Solve a X + X b = c for SPD a, b by eigendecompositions (Chapter 03, *The manifold*)."
+    """Solve a X + X b = c for SPD a, b by eigendecompositions (Chapter 03, *The manifold*).
+
+    Args:
+        a: (..., r, r) symmetric positive definite
+        b: (..., r, r) symmetric positive definite
+        c: (..., r, r) right-hand side
+    """
     mu, u = torch.linalg.eigh(a)
     nu, v = torch.linalg.eigh(b)
     f = u.mT @ c @ v
@@ -144,6 +160,13 @@ class Biorthogonal(geoopt.Manifold):
     expmap = retr
 
     def transp(self, x, y, v):  # transport by projection onto the tangent space at y
+        """
+
+        Args:
+            x: transport by projection onto the tangent space at y
+            y: transport by projection onto the tangent space at y
+            v: transport by projection onto the tangent space at y
+        """
         return biorthogonal_proju(y, v)
 
     def retr_transp(self, x, u, v):
@@ -183,7 +206,15 @@ def random(self: Biorthogonal, n: int, r: int, generator=None, dtype=torch.float
 
 # %% ../../nbs/03_ro_hnn/01_biorthogonal.ipynb #5258e871
 class BiorthogonalLayer(nn.Module):
-    "A layer pair N -> r: weight (2, N, r), bias (N,) (Chapter 03, *A layer pair*)."
+    """A layer pair N -> r: weight (2, N, r), bias (N,) (Chapter 03, *A layer pair*).
+
+    Args:
+        n_in: N, the wider side
+        n_out: r <= N, the narrower side
+        generator: draws the initial Psi (default: None)
+        dtype: parameter dtype (default: torch.float64)
+        bias_init: the shared bias starts at this constant (default: 0.0)
+    """
 
     def __init__(
         self,

@@ -136,7 +136,11 @@ def run_seed(
     keep_models: bool = False,
     arms=ARMS,  # the arms to train, each on the same data and batches
 ) -> dict:
-    "The arms of one seed, paired; `keep_models` adds the models and data (Chapter 03)."
+    """The arms of one seed, paired; `keep_models` adds the models and data (Chapter 03).
+
+    Args:
+        arms: the arms to train, each on the same data and batches (default: ARMS)
+    """
     if not isinstance(keep_models, bool):
         raise TypeError(f"keep_models must be True or False, got {keep_models!r}")
     if not arms or any(a not in ARMS for a in arms):

@@ -57,7 +57,16 @@ def biorthogonal_layer(
     tangent: torch.Tensor | None = None,  # (B, N) input tangent x_dot, or None
     backend: str = "auto",  # "auto" (Triton on CUDA), "triton" or "torch"
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    "Encoder layer z = sigma_e(Psi^T (x - b)) and its JVP (Chapter 03, *The encoder layer*)."
+    """Encoder layer z = sigma_e(Psi^T (x - b)) and its JVP (Chapter 03, *The encoder layer*).
+
+    Args:
+        x: (B, N) layer input
+        psi: (N, r) encoder weight
+        bias: (N,) shared bias
+        alpha: activation angle in (0, pi/4) (default: math.pi / 10)
+        tangent: (B, N) input tangent x_dot, or None (default: None)
+        backend: "auto" (Triton on CUDA), "triton" or "torch" (default: "auto")
+    """
     _check_layer_args(x, psi, bias, alpha, tangent, "tangent", backend)
     if x.shape[1] != psi.shape[0]:
         raise ValueError(f"x must have {psi.shape[0]} columns (psi's rows), got {x.shape[1]}")
@@ -85,7 +94,17 @@ def biorthogonal_decoder_layer(
     cotangent: torch.Tensor | None = None,  # (B, r) latent momentum, or None
     backend: str = "auto",  # "auto" (Triton on CUDA), "triton" or "torch"
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    "Decoder layer Phi sigma_d(z) + b and the lift's VJP (Chapter 03, *The decoder layer*)."
+    """Decoder layer Phi sigma_d(z) + b and the lift's VJP (Chapter 03, *The decoder layer*).
+
+    Args:
+        z: (B, r) latent input
+        phi: (N, r) decoder weight
+        psi: (N, r) encoder weight
+        bias: (N,) shared bias
+        alpha: activation angle in (0, pi/4) (default: math.pi / 10)
+        cotangent: (B, r) latent momentum, or None (default: None)
+        backend: "auto" (Triton on CUDA), "triton" or "torch" (default: "auto")
+    """
     _check_layer_args(z, psi, bias, alpha, cotangent, "cotangent", backend)
     check_tensor(phi, "phi", shape=tuple(psi.shape), dtypes=(z.dtype,), finite=False)
     if z.shape[1] != psi.shape[1]:
@@ -107,7 +126,14 @@ def decoder_transpose_jacobian(
     p: torch.Tensor,  # (B, N) full momentum
     alpha: float = math.pi / 10,  # activation angle
 ) -> torch.Tensor:
-    "The encoder side of the lift, sigma_d'(z) * (Phi^T p) (Chapter 03, *The decoder layer*)."
+    """The encoder side of the lift, sigma_d'(z) * (Phi^T p) (Chapter 03, *The decoder layer*).
+
+    Args:
+        z: (B, r) the encoded point
+        phi: (N, r) decoder weight
+        p: (B, N) full momentum
+        alpha: activation angle (default: math.pi / 10)
+    """
     return sigma_d_prime(z, alpha) * (p @ phi)
 
 # %% ../../nbs/03_ro_hnn/06_kernels.ipynb #e4fdc29a

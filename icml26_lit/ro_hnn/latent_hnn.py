@@ -53,7 +53,15 @@ class _MLP(nn.Module):
 
 # %% ../../nbs/03_ro_hnn/03_latent_hnn.ipynb #e69f8f3f
 class LatentHNN(nn.Module):
-    "H~ = p^T (L L^T + eps I) p / 2 + V(q) in n latent dims (Chapter 03, *The Hamiltonian*)."
+    """H~ = p^T (L L^T + eps I) p / 2 + V(q) in n latent dims (Chapter 03, *The Hamiltonian*).
+
+    Args:
+        n: latent dimension
+        width: hidden width of both MLPs (default: 64)
+        generator: draws the weights (default: None)
+        dtype: parameter dtype (default: torch.float64)
+        eps: the inverse mass is L L^T + eps I (default: 1e-2)
+    """
 
     def __init__(
         self,

@@ -49,7 +49,19 @@ def _decode_all(model, zs: torch.Tensor) -> torch.Tensor:
 
 # %% ../../nbs/03_ro_hnn/05a_model.ipynb #f767ca3f
 class ROHNN(nn.Module):
-    "Symplectic autoencoder + latent HNN + generalised leapfrog (Chapter 03, *The model*)."
+    """Symplectic autoencoder + latent HNN + generalised leapfrog (Chapter 03, *The model*).
+
+    Args:
+        dims: position widths N > ... > n
+        alpha: activation angle in (0, pi/4) (default: math.pi / 10)
+        width: hidden width of the latent HNN's MLPs (default: 64)
+        h: model step (default: 0.05)
+        iterations: fixed-point updates per implicit stage in training (default: 3)
+        generator: draws all weights (default: None)
+        dtype: parameter dtype (default: torch.float64)
+        backend: passed to every biorthogonal layer (default: "auto")
+        h_max: the stable cap on h (default: 0.2)
+    """
 
     def __init__(
         self,
@@ -85,7 +97,14 @@ class ROHNN(nn.Module):
         h: float | None = None,  # step; None: the model's
         train: bool = True,  # True: `iterations` updates; False: to tol 1e-10 (cap 50)
     ) -> torch.Tensor:
-        "Latent states (n_steps + 1, B, 2n) by the generalised leapfrog."
+        """Latent states (n_steps + 1, B, 2n) by the generalised leapfrog.
+
+        Args:
+            z0: (B, 2n) latent states [q~, p~]
+            n_steps: steps >= 1
+            h: step; None: the model's (default: None)
+            train: True: `iterations` updates; False: to tol 1e-10 (cap 50) (default: True)
+        """
         n_steps = _check_int(n_steps, "n_steps")
         h = self.h if h is None else _check_h(h, self.h_max)
         z0 = check_tensor(z0, "z0", shape=(None, 2 * self.n))
@@ -133,7 +152,18 @@ class _ODEField(nn.Module):
 
 # %% ../../nbs/03_ro_hnn/05a_model.ipynb #96a6ec6c
 class LatentNODE(nn.Module):
-    "Baseline: MLP autoencoder on [q, p] + latent MLP field by RK4 (Chapter 03, *The baseline*)."
+    """Baseline: MLP autoencoder on [q, p] + latent MLP field by RK4 (Chapter 03, *The baseline*).
+
+    Args:
+        n_full: 2N, the phase-vector width
+        hidden: autoencoder hidden width (default: 32)
+        latent: latent width (default: 4)
+        width: the field's hidden width (default: 64)
+        h: model step (default: 0.05)
+        generator: draws all weights (default: None)
+        dtype: parameter dtype (default: torch.float64)
+        h_max: the cap on h (default: 0.2)
+    """
 
     def __init__(
         self,
@@ -178,7 +208,19 @@ class LatentNODE(nn.Module):
 
 # %% ../../nbs/03_ro_hnn/05a_model.ipynb #ab1a7e02
 class MLPHNN(nn.Module):
-    "Ablation: MLP autoencoder + RO-HNN's latent HNN and leapfrog (Chapter 03, *The ablation*)."
+    """Ablation: MLP autoencoder + RO-HNN's latent HNN and leapfrog (Chapter 03, *The ablation*).
+
+    Args:
+        n_full: 2N, the phase-vector width
+        n: latent position width; the latent state is 2n wide (default: 2)
+        hidden: autoencoder hidden width (the latent NODE's) (default: 32)
+        width: hidden width of the latent HNN's MLPs (RO-HNN's) (default: 64)
+        h: model step (default: 0.05)
+        iterations: fixed-point updates per implicit stage in training (default: 3)
+        generator: draws all weights (default: None)
+        dtype: parameter dtype (default: torch.float64)
+        h_max: the stable cap on h (default: 0.2)
+    """
 
     def __init__(
         self,
@@ -228,7 +270,12 @@ def window_loss(
     model: nn.Module,  # ROHNN, LatentNODE or MLPHNN
     windows: torch.Tensor,  # (H + 1, B, 2N) true states
 ) -> tuple[torch.Tensor, dict]:
-    "Sum of the four equal-weight MSE terms and the terms (Chapter 03, *The loss*)."
+    """Sum of the four equal-weight MSE terms and the terms (Chapter 03, *The loss*).
+
+    Args:
+        model: ROHNN, LatentNODE or MLPHNN
+        windows: (H + 1, B, 2N) true states
+    """
     windows = _check_windows(model, windows)
     if windows.shape[0] < 2:
         raise ValueError(f"windows need at least 2 states, got {windows.shape[0]}")
@@ -251,7 +298,12 @@ def make_windows(
     trajectories: torch.Tensor,  # (T + 1, B, 2N) saved states
     horizon: int = 8,  # H, steps per window
 ) -> torch.Tensor:
-    "Every window of H + 1 consecutive states, (H + 1, B (T + 1 - H), 2N)."
+    """Every window of H + 1 consecutive states, (H + 1, B (T + 1 - H), 2N).
+
+    Args:
+        trajectories: (T + 1, B, 2N) saved states
+        horizon: H, steps per window (default: 8)
+    """
     trajectories = check_tensor(trajectories, "trajectories", ndim=3)
     horizon = _check_int(horizon, "horizon")
     n_start = trajectories.shape[0] - horizon
@@ -270,7 +322,17 @@ def train_model(
     generator: torch.Generator | None = None,  # draws the batches
     autoencoder_lr: float | None = None,  # ROHNN only: its autoencoder's rate; None: lr
 ) -> list[float]:
-    "Train in place; the loss of every step (Chapter 03, *Training*)."
+    """Train in place; the loss of every step (Chapter 03, *Training*).
+
+    Args:
+        model: ROHNN, LatentNODE or MLPHNN
+        windows: (H + 1, M, 2N) from make_windows
+        steps: optimiser steps
+        batch: windows per step (default: 64)
+        lr: learning rate (default: 1e-3)
+        generator: draws the batches (default: None)
+        autoencoder_lr: ROHNN only: its autoencoder's rate; None: lr (default: None)
+    """
     steps, batch = _check_int(steps, "steps"), _check_int(batch, "batch")
     for name, v in (("lr", lr), ("autoencoder_lr", autoencoder_lr)):
         if v is not None and not (isinstance(v, (int, float)) and 0 < v < 1):
@@ -304,7 +366,14 @@ def relative_rmse(
     n_steps: int,  # K: steps 1..K count
     cap: float = 10.0,  # NaN or larger values count as this
 ) -> float:
-    "sqrt(sum_t<=K |x^_t - x_t|^2 / sum_t<=K |x_t|^2) (Chapter 03, *Metrics*)."
+    """sqrt(sum_t<=K |x^_t - x_t|^2 / sum_t<=K |x_t|^2) (Chapter 03, *Metrics*).
+
+    Args:
+        prediction: (T + 1, B, D) predicted states
+        truth: (T + 1, B, D) true states
+        n_steps: K: steps 1..K count
+        cap: NaN or larger values count as this (default: 10.0)
+    """
     truth = check_tensor(truth, "truth", ndim=3)
     prediction = check_tensor(prediction, "prediction", shape=tuple(truth.shape), finite=False)
     if not 1 <= _check_int(n_steps, "n_steps") < truth.shape[0]:
@@ -319,7 +388,13 @@ def energy_drift(
     states: torch.Tensor,  # (T + 1, B, 2N) decoded states
     cap: float = 10.0,  # NaN or larger values count as this
 ) -> float:
-    "Mean over trajectories of max_t |H(x^_t) - H(x^_0)| / H(x^_0) (Chapter 03, *Metrics*)."
+    """Mean over trajectories of max_t |H(x^_t) - H(x^_0)| / H(x^_0) (Chapter 03, *Metrics*).
+
+    Args:
+        hamiltonian: (q, p) -> H, (...,)
+        states: (T + 1, B, 2N) decoded states
+        cap: NaN or larger values count as this (default: 10.0)
+    """
     states = check_tensor(states, "states", ndim=3, finite=False)
     if states.shape[-1] % 2:
         raise ValueError(f"states must have an even width 2N ([q, p]), got {states.shape[-1]}")

@@ -193,7 +193,15 @@ def resplit_japanese_vowels(
     seed: int,  # seeds the split
     length: int = 29,  # series are cut or zero-padded at the front to this length
 ):
-    "A stratified, z-scored split `(X, y, Xt, yt)`, X (N, length, 12) (Chapter 13, *Data*)."
+    """A stratified, z-scored split `(X, y, Xt, yt)`, X (N, length, 12) (Chapter 13, *Data*).
+
+    Args:
+        series: the pooled series, each (12, L_i)
+        labels: their labels
+        n_train: series in the training part
+        seed: seeds the split
+        length: series are cut or zero-padded at the front to this length (default: 29)
+    """
     if not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     if not 0 < n_train < len(series):
@@ -285,7 +293,12 @@ def lif_ops(
     x: torch.Tensor,  # input sequences (B, L, C)
     y: torch.Tensor | None = None,  # labels: if given, the accuracy is reported too
 ) -> dict:
-    "ACs, MACs, spikes, energy per sample, as in `count_ops` (Chapter 13, *Models and training*)."
+    """ACs, MACs, spikes, energy per sample, as in `count_ops` (Chapter 13, *Models and training*).
+
+    Args:
+        x: input sequences (B, L, C)
+        y: labels: if given, the accuracy is reported too (default: None)
+    """
     B, L, C = x.shape
     H, K = model.hidden, model.head.out_features
     logits, (s1, s2) = model(x, return_spikes=True)
@@ -311,7 +324,15 @@ def lru_kernel(
     c: torch.Tensor,  # (2, H) real and imaginary parts of the output weights
     length: int,  # L
 ) -> torch.Tensor:
-    "$K_t = \\mathrm{Re}(c\\,\\gamma\\,\\lambda^t)$, (H, L) (Chapter 13, *The LRU*)."
+    r"""$K_t = \mathrm{Re}(c\,\gamma\,\lambda^t)$, (H, L) (Chapter 13, *The LRU*).
+
+    Args:
+        nu_log: (H,) log of -log|lambda|
+        phase_log: (H,) log of the phase of lambda (radians per step)
+        gamma_log: (H,) log of the input normalisation gamma
+        c: (2, H) real and imaginary parts of the output weights
+        length: L
+    """
     t = torch.arange(length, dtype=nu_log.dtype, device=nu_log.device)
     decay = torch.exp(-torch.exp(nu_log)[:, None] * t)  # |lambda|^t
     angle = torch.exp(phase_log)[:, None] * t
@@ -320,7 +341,17 @@ def lru_kernel(
 
 # %% ../../nbs/13_sh2rfssm/04_experiments.ipynb #1f175c5c
 class LRULayer(nn.Module):
-    "H diagonal complex first-order units, (B, L, C) -> (B, L, H) (Chapter 13, *The LRU*)."
+    """H diagonal complex first-order units, (B, L, C) -> (B, L, H) (Chapter 13, *The LRU*).
+
+    Args:
+        in_features: C, inputs per step
+        hidden: H, complex units
+        spiking: False: GELU(y - theta) instead of spikes (default: True)
+        theta: initial threshold (spiking) or offset (non-spiking) (default: 0.1)
+        r_range: ring of initial |lambda| (default: (0.9, 0.999))
+        max_phase: initial phases uniform in [0, max_phase] (radians per step) (default: 0.8)
+        slope: surrogate-gradient slope (default: 5.0)
+    """
 
     def __init__(
         self,
@@ -373,7 +404,18 @@ class LRULayer(nn.Module):
 
 # %% ../../nbs/13_sh2rfssm/04_experiments.ipynb #d7ee0fb6
 class LRUNet(nn.Module):
-    "Stacked LRU layers, spike-count (or mean) readout (Chapter 13, *A first-order SSM: the LRU*)."
+    """Stacked LRU layers, spike-count (or mean) readout (Chapter 13, *A first-order SSM: the LRU*).
+
+    Args:
+        in_features: channels of the input sequence
+        n_classes: classes
+        hidden: complex units per layer (the width of SH2RFSSM's layers) (default: 64)
+        n_layers: stacked layers (default: 2)
+        spiking: spikes between layers, or GELU outputs (default: True)
+        theta: initial threshold (or GELU offset) (default: 0.1)
+        seed: seeds every initial value, the head included (default: 0)
+        **layer_kwargs: passed to every `LRULayer` (r_range, max_phase, slope)
+    """
 
     def __init__(
         self,
@@ -432,7 +474,11 @@ def train_classifier(
     device="cpu",
     losses: list | None = None,  # if given, each step's training loss is appended to it
 ):
-    "Adam + cross-entropy for `epochs` passes; the last loss (Chapter 13, *Models and training*)."
+    """Adam + cross-entropy for `epochs` passes; the last loss (Chapter 13, *Models and training*).
+
+    Args:
+        losses: if given, each step's training loss is appended to it (default: None)
+    """
     g = torch.Generator().manual_seed(seed)
     model.to(device)
     net = wrap_ddp(model)  # DistributedDataParallel only when ranks train this model together
@@ -681,7 +727,13 @@ def make_pulse_rate(n: int, length: int, seed: int = 0):
 
 
 class RateReadout(nn.Module):
-    "Causal moving-average spike rate, read out linearly (Chapter 13, *The dense regression task*)."
+    """Causal moving-average spike rate, read out linearly (Chapter 13, *The dense regression task*).
+
+    Args:
+        hidden: neurons whose spikes are averaged
+        out_features: targets per step (default: 1)
+        window: steps of the moving average (default: 256)
+    """
 
     def __init__(
         self,

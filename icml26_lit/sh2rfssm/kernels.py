@@ -32,7 +32,15 @@ def hrf_scan_spike_reference(
     theta: torch.Tensor,  # per-neuron thresholds (H,)
     slope: float = 5.0,  # surrogate slope
 ):
-    "`(z, u, v)`, each (B, L, H), by the torch scan (Chapter 13, *A fused Triton kernel*)."
+    """`(z, u, v)`, each (B, L, H), by the torch scan (Chapter 13, *A fused Triton kernel*).
+
+    Args:
+        current: input currents (B, L, H)
+        M: per-neuron transition matrices (H, 2, 2)
+        F: per-neuron input vectors (H, 2)
+        theta: per-neuron thresholds (H,)
+        slope: surrogate slope (default: 5.0)
+    """
     b = F[:, None, :] * current.transpose(1, 2).unsqueeze(-1)  # (B, H, L, 2)
     h = parallel_scan_2x2(M, b, 256)
     u, v = h[..., 0].transpose(1, 2), h[..., 1].transpose(1, 2)
@@ -246,7 +254,18 @@ def hrf_scan_spike(
     chunk: int = 64,  # time steps per chunk (a power of two)
     block_h: int = 32,  # neurons per program (a power of two)
 ):
-    "`(z, u, v)`, each (B, L, H), by the fused scan (Chapter 13, *A fused Triton kernel*)."
+    """`(z, u, v)`, each (B, L, H), by the fused scan (Chapter 13, *A fused Triton kernel*).
+
+    Args:
+        current: input currents (B, L, H)
+        M: per-neuron transition matrices (H, 2, 2)
+        F: per-neuron input vectors (H, 2)
+        theta: per-neuron thresholds (H,)
+        slope: surrogate slope (default: 5.0)
+        backend: 'auto', 'triton' or 'torch' (default: "auto")
+        chunk: time steps per chunk (a power of two) (default: 64)
+        block_h: neurons per program (a power of two) (default: 32)
+    """
     current = check_tensor(current, "current", ndim=3, dtypes=(torch.float32, torch.float64))
     B, L, H = current.shape
     if L == 0:

@@ -161,7 +161,13 @@ def hrf_linear(
     chunk_size: int | None = 256,
     need_v: bool = True,
 ):
-    "`(u, v)` (B, L, H) of neurons `(M, F)` driven by `current` (Chapter 13, *The HRF layer*)."
+    """`(u, v)` (B, L, H) of neurons `(M, F)` driven by `current` (Chapter 13, *The HRF layer*).
+
+    Args:
+        current: input currents (B, L, H)
+        M: the neurons' matrices (H, 2, 2)
+        F: their input vectors (H, 2)
+    """
     B, L, H = current.shape
     if mode == "scan":
         b = F[:, None, :] * current.transpose(1, 2).unsqueeze(-1)  # (B, H, L, 2)
@@ -231,7 +237,21 @@ def initial_neurons(
 
 # %% ../../nbs/13_sh2rfssm/02_scan_and_network.ipynb #ee81cf93
 class HRFLayer(nn.Module):
-    "A diagonal bank of HRF neurons: (B, L, C) -> spikes (B, L, H) (Chapter 13, *The HRF layer*)."
+    """A diagonal bank of HRF neurons: (B, L, C) -> spikes (B, L, H) (Chapter 13, *The HRF layer*).
+
+    Args:
+        in_features: C, inputs per step
+        hidden: H, neurons
+        method: 'imex' (conservative) or 'im' (dissipative) (default: "imex")
+        heterogeneous: per-neuron parameters, else one shared value each (default: True)
+        omega_range: band of initial frequencies (rad per unit time) (default: (0.05, 3.0))
+        dt_range: band of initial steps (default: (0.1, 1.0))
+        damping_max: initial damping drawn from [0, damping_max] (default: 0.1)
+        theta: initial threshold (>= 0) (default: 0.1)
+        spiking: False: the non-spiking variant, GELU(u - theta) (default: True)
+        slope: surrogate-gradient slope (default: 5.0)
+        mode: 'auto', 'scan', 'fft', 'iir' or 'triton' (default: "auto")
+    """
 
     def __init__(
         self,
@@ -314,7 +334,12 @@ def hrf_layer_forward(
     x: torch.Tensor,  # inputs (B, L, C)
     return_state: bool = False,  # also return the states `(u, v)`, each (B, L, H)
 ):
-    "`HRFLayer.forward`: spikes, and `(u, v)` with `return_state` (Chapter 13, *The HRF layer*)."
+    """`HRFLayer.forward`: spikes, and `(u, v)` with `return_state` (Chapter 13, *The HRF layer*).
+
+    Args:
+        x: inputs (B, L, C)
+        return_state: also return the states `(u, v)`, each (B, L, H) (default: False)
+    """
     x = check_tensor(
         x, "x", ndim=3, shape=(None, None, self.in_features), dtypes=(torch.float32, torch.float64)
     )
@@ -343,7 +368,12 @@ def decaying_trace(
     tau: torch.Tensor,  # time constants (H,), one per channel
     method: str = "fft",
 ) -> torch.Tensor:
-    "$r_t = \\sum_k e^{-k/\\tau} z_{t-k}$ (Chapter 13, *The kernel-based spiking regressor*)."
+    r"""$r_t = \sum_k e^{-k/\tau} z_{t-k}$ (Chapter 13, *The kernel-based spiking regressor*).
+
+    Args:
+        z: spikes (B, L, H)
+        tau: time constants (H,), one per channel
+    """
     z = check_tensor(z, "z", ndim=3, dtypes=(torch.float32, torch.float64))
     tau = check_tensor(
         torch.as_tensor(tau, dtype=z.dtype) if not torch.is_tensor(tau) else tau,
@@ -371,7 +401,14 @@ def decaying_trace(
 
 
 class KernelRegressor(nn.Module):
-    "Dense targets from decaying spike traces (Chapter 13, *The kernel-based spiking regressor*)."
+    """Dense targets from decaying spike traces (Chapter 13, *The kernel-based spiking regressor*).
+
+    Args:
+        hidden: H, spiking channels in
+        out_features: targets per step (default: 1)
+        tau_range: initial time constants (steps), log-uniform (default: (2.0, 200.0))
+        method: 'fft' or 'scan' (default: "fft")
+    """
 
     def __init__(
         self,
@@ -395,7 +432,17 @@ class KernelRegressor(nn.Module):
 
 # %% ../../nbs/13_sh2rfssm/02_scan_and_network.ipynb #e6f71669
 class SH2RFSSM(nn.Module):
-    "Stacked HRF layers, spike-count classifier or kernel regressor (Chapter 13, *The network*)."
+    """Stacked HRF layers, spike-count classifier or kernel regressor (Chapter 13, *The network*).
+
+    Args:
+        in_features: channels of the input sequence
+        out_features: classes (classification) or targets per step (regression)
+        hidden: neurons per layer (default: 64)
+        n_layers: stacked HRF layers (default: 2)
+        task: 'classification' or 'regression' (default: "classification")
+        seed: seeds the parameter initialisation (default: 0)
+        **layer_kwargs: passed to every `HRFLayer` (method, heterogeneous, ...)
+    """
 
     def __init__(
         self,
@@ -452,7 +499,11 @@ def count_ops(
     model: SH2RFSSM,
     x: torch.Tensor,  # input sequences (B, L, C)
 ) -> dict:
-    "ACs, MACs, spikes, spike rate and energy (pJ) per sample (Chapter 13, *Counting operations*)."
+    """ACs, MACs, spikes, spike rate and energy (pJ) per sample (Chapter 13, *Counting operations*).
+
+    Args:
+        x: input sequences (B, L, C)
+    """
     if not isinstance(model, SH2RFSSM):
         raise TypeError(f"model must be an SH2RFSSM, got {type(model).__name__}")
     x = check_tensor(x, "x", ndim=3, dtypes=(torch.float32, torch.float64))

@@ -271,7 +271,13 @@ def parallel_scan_2x2(
     b: torch.Tensor,  # (..., L, 2)
     chunk_size: int | None = None,  # steps per chunk; None: one scan over all L steps
 ) -> torch.Tensor:
-    "$h_t = A_t h_{t-1} + b_t$, $h_{-1}=0$, in log depth (Chapter 13, *A parallel scan*)."
+    """$h_t = A_t h_{t-1} + b_t$, $h_{-1}=0$, in log depth (Chapter 13, *A parallel scan*).
+
+    Args:
+        A: (..., L, 2, 2), or (..., 2, 2) for one matrix at every step
+        b: (..., L, 2)
+        chunk_size: steps per chunk; None: one scan over all L steps (default: None)
+    """
     A, b = _check_scan_inputs(A, b)
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
         raise ValueError(f"chunk_size must be a positive integer or None, got {chunk_size!r}")

@@ -31,7 +31,17 @@ __all__ = ['BetaPlane', 'rossby_wave']
 
 # %% ../../nbs/05_emformer/05_beta_plane.ipynb #28b19c5e
 class BetaPlane:
-    "Barotropic vorticity, periodic beta-plane, dealiased, RK4 (Chapter 05, *The beta-plane flow*)."
+    """Barotropic vorticity, periodic beta-plane, dealiased, RK4 (Chapter 05, *The beta-plane flow*).
+
+    Args:
+        ny: grid rows (y), even (default: 32)
+        nx: grid columns (x), even (default: 64)
+        ly: domain height; the width is 2 pi (default: math.pi)
+        beta: planetary vorticity gradient (default: 1.0)
+        nu: viscosity (>= 0) (default: 0.0)
+        drag: linear drag mu (>= 0) (default: 0.0)
+        forcing: None or a finite (ny, nx) vorticity source (default: None)
+    """
 
     def __init__(
         self,

@@ -29,7 +29,14 @@ def euler_step(
     y: torch.Tensor,  # current state, any shape
     dt: float,  # step size
 ) -> torch.Tensor:
-    "One explicit Euler step y + dt f(t, y) (Chapter 04, *One step of Euler and of Runge-Kutta 4*)."
+    """One explicit Euler step y + dt f(t, y) (Chapter 04, *One step of Euler and of Runge-Kutta 4*).
+
+    Args:
+        f: right-hand side f(t, y) -> dy/dt, same shape as y
+        t: current time
+        y: current state, any shape
+        dt: step size
+    """
     return y + dt * _slope(f, t, y)
 
 
@@ -39,7 +46,14 @@ def rk4_step(
     y: torch.Tensor,  # current state, any shape
     dt: float,  # step size
 ) -> torch.Tensor:
-    "One classical Runge-Kutta 4 step (Chapter 04, *One step of Euler and of Runge-Kutta 4*)."
+    """One classical Runge-Kutta 4 step (Chapter 04, *One step of Euler and of Runge-Kutta 4*).
+
+    Args:
+        f: right-hand side f(t, y) -> dy/dt, same shape as y
+        t: current time
+        y: current state, any shape
+        dt: step size
+    """
     k1 = _slope(f, t, y)
     k2 = _slope(f, t + 0.5 * dt, y + (0.5 * dt) * k1)
     k3 = _slope(f, t + 0.5 * dt, y + (0.5 * dt) * k2)
@@ -71,7 +85,17 @@ def integrate(
     method: str = "rk4",  # "rk4" or "euler"
     return_trajectory: bool = False,  # also return every intermediate state
 ) -> torch.Tensor:
-    "y(t1) or the trajectory (n_steps+1, *y0.shape) (Chapter 04, *Integrating over an interval*)."
+    """y(t1) or the trajectory (n_steps+1, *y0.shape) (Chapter 04, *Integrating over an interval*).
+
+    Args:
+        f: right-hand side f(t, y) -> dy/dt
+        y0: initial state, any shape
+        t0: start time
+        t1: end time (may be < t0 to integrate backwards)
+        n_steps: number of equal steps
+        method: "rk4" or "euler" (default: "rk4")
+        return_trajectory: also return every intermediate state (default: False)
+    """
     if method not in _STEPPERS:
         raise ValueError(f"method must be one of {sorted(_STEPPERS)}, got {method!r}")
     dt = _check_interval(y0, t0, t1, n_steps)
@@ -96,7 +120,18 @@ def euler_maruyama(
     generator: torch.Generator | None = None,  # source of the Brownian increments
     return_trajectory: bool = False,  # also return every intermediate state
 ) -> torch.Tensor:
-    "Paths of dY = a dt + b dW (Chapter 04, *Stochastic differential equations: Euler-Maruyama*)."
+    """Paths of dY = a dt + b dW (Chapter 04, *Stochastic differential equations: Euler-Maruyama*).
+
+    Args:
+        drift: a(t, y) -> drift, same shape as y
+        diffusion: b(t, y) -> diagonal noise amplitude, broadcastable to y
+        y0: initial state, any shape (e.g. (n_paths, dim))
+        t0: start time
+        t1: end time, > t0
+        n_steps: number of equal steps
+        generator: source of the Brownian increments (default: None)
+        return_trajectory: also return every intermediate state (default: False)
+    """
     dt = _check_interval(y0, t0, t1, n_steps)
     if dt <= 0:
         raise ValueError(f"t1 must be greater than t0 for an SDE, got t0={t0}, t1={t1}")

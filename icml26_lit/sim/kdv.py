@@ -28,7 +28,14 @@ def _check_positive(name, v):
 
 
 class KdV1D:
-    "Spectral KdV solver u_t + u_xxx + alpha u u_x = 0, RK4 (Chapter 04, *Appendix: KdV solitons*)."
+    """Spectral KdV solver u_t + u_xxx + alpha u u_x = 0, RK4 (Chapter 04, *Appendix: KdV solitons*).
+
+    Args:
+        n: grid points (even, >= 8) (default: 256)
+        length: domain length L (default: 10 * math.pi)
+        alpha: nonlinear coefficient (default: 1.0)
+        dt: RK4 step; None: 1.5 / k_max^3 (default: None)
+    """
 
     def __init__(
         self,
@@ -124,7 +131,12 @@ def advance(
     u: torch.Tensor,  # field (..., n)
     duration: float,  # time to advance
 ) -> torch.Tensor:
-    "Advance by `duration` with the fewest equal RK4 steps no longer than dt."
+    """Advance by `duration` with the fewest equal RK4 steps no longer than dt.
+
+    Args:
+        u: field (..., n)
+        duration: time to advance
+    """
     duration = _check_positive("duration", duration)
     u = self._check_field(u)
     n_sub = max(1, math.ceil(duration / self.dt - 1e-9))
@@ -150,7 +162,13 @@ def frames(
     n_steps: int,  # number of outer steps (frames after the first)
     dt_out: float,  # time between frames
 ) -> Iterator[torch.Tensor]:
-    "Yield u0 and then the field after each of `n_steps` outer steps (a streaming run)."
+    """Yield u0 and then the field after each of `n_steps` outer steps (a streaming run).
+
+    Args:
+        u0: initial field (n,)
+        n_steps: number of outer steps (frames after the first)
+        dt_out: time between frames
+    """
     if isinstance(n_steps, bool) or not isinstance(n_steps, int) or n_steps < 0:
         raise ValueError(f"n_steps must be an int >= 0, got {n_steps!r}")
     _check_positive("dt_out", dt_out)
@@ -173,7 +191,12 @@ def soliton(
     velocity: float,  # speed c > 0 (amplitude 3c/alpha)
     position: float,  # centre x0 (taken modulo L)
 ) -> torch.Tensor:
-    "Periodic soliton (n,): (3c/alpha) sech^2(sqrt(c)/2 (x - x0)) summed over x0, x0 +- L."
+    """Periodic soliton (n,): (3c/alpha) sech^2(sqrt(c)/2 (x - x0)) summed over x0, x0 +- L.
+
+    Args:
+        velocity: speed c > 0 (amplitude 3c/alpha)
+        position: centre x0 (taken modulo L)
+    """
     c = _check_positive("velocity", velocity)
     if self.alpha == 0:
         raise ValueError("alpha must be nonzero for a soliton")

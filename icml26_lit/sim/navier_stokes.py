@@ -31,7 +31,13 @@ def kolmogorov_forcing(
     dtype=torch.float64,
     device="cpu",
 ) -> torch.Tensor:
-    "-k_f cos(k_f y), the curl of (sin k_f y, 0) (Chapter 04, *Vorticity form on a periodic box*)."
+    """-k_f cos(k_f y), the curl of (sin k_f y, 0) (Chapter 04, *Vorticity form on a periodic box*).
+
+    Args:
+        n: grid points per side
+        k_f: forcing wavenumber (default: 4)
+        length: box side (default: 2 * math.pi)
+    """
     _check_grid(n)
     y = torch.arange(n, dtype=dtype, device=device) * (length / n)
     kk = 2 * math.pi * k_f / length
@@ -70,7 +76,18 @@ def _solver_forcing(forcing, drag, n, length, dtype, device):
 
 # %% ../../nbs/04_antic/02_navier_stokes.ipynb #11d7388a
 class NavierStokes2D:
-    "Pseudo-spectral 2-D vorticity solver, 2/3 dealiasing, RK4 (Chapter 04, *The solver*)."
+    """Pseudo-spectral 2-D vorticity solver, 2/3 dealiasing, RK4 (Chapter 04, *The solver*).
+
+    Args:
+        n: grid points per side (even, >= 8)
+        nu: kinematic viscosity (>= 0)
+        forcing: None, "kolmogorov" or an (n, n) vorticity source tensor (default: None)
+        drag: linear drag alpha (default 0.1 for "kolmogorov", else 0) (default: None)
+        length: box side L (default: 2 * math.pi)
+        max_velocity: speed floor used by the CFL step (default: 5.0)
+        cfl: Courant number (default: 0.5)
+        dealias: apply the 2/3 rule (default: True)
+    """
 
     def __init__(
         self,
@@ -194,7 +211,12 @@ def advance(
     omega: torch.Tensor,  # vorticity (n, n)
     duration: float,  # time to advance (one outer step)
 ) -> torch.Tensor:
-    "Advance by `duration` with the fewest equal RK4 substeps obeying the CFL step."
+    """Advance by `duration` with the fewest equal RK4 substeps obeying the CFL step.
+
+    Args:
+        omega: vorticity (n, n)
+        duration: time to advance (one outer step)
+    """
     if not (duration > 0 and math.isfinite(duration)):
         raise ValueError(f"duration must be a positive finite number, got {duration!r}")
     omega = self._check_field(omega)
@@ -216,7 +238,13 @@ def frames(
     n_steps: int,  # number of outer steps
     dt_out: float,  # time between frames
 ) -> Iterator[torch.Tensor]:
-    "Yield omega0 and then the frame after each of `n_steps` outer steps (a streaming run)."
+    """Yield omega0 and then the frame after each of `n_steps` outer steps (a streaming run).
+
+    Args:
+        omega0: initial vorticity (n, n)
+        n_steps: number of outer steps
+        dt_out: time between frames
+    """
     if isinstance(n_steps, bool) or not isinstance(n_steps, int) or n_steps < 0:
         raise ValueError(f"n_steps must be an int >= 0, got {n_steps!r}")
     omega = self._check_field(omega0)
@@ -248,7 +276,13 @@ def random_field(
     peak_wavenumber: float = 4.0,  # wavenumber of the spectral peak
     max_velocity: float | None = None,  # scale so that max |u| equals this
 ) -> torch.Tensor:
-    "Random vorticity, band-limited spectrum peaked at `peak_wavenumber`, max speed scaled."
+    """Random vorticity, band-limited spectrum peaked at `peak_wavenumber`, max speed scaled.
+
+    Args:
+        seed: seed of the random phases
+        peak_wavenumber: wavenumber of the spectral peak (default: 4.0)
+        max_velocity: scale so that max |u| equals this (default: None)
+    """
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
     g = torch.Generator().manual_seed(seed)
@@ -286,7 +320,12 @@ def energy_spectrum(
     omega: torch.Tensor,  # vorticity (..., n, n) on a box of side `length`
     length: float = 2 * math.pi,  # box side
 ) -> torch.Tensor:
-    "Shell energy spectrum E(k), k = 0..n//2, summing to the energy (Chapter 04, *Diagnostics*)."
+    """Shell energy spectrum E(k), k = 0..n//2, summing to the energy (Chapter 04, *Diagnostics*).
+
+    Args:
+        omega: vorticity (..., n, n) on a box of side `length`
+        length: box side (default: 2 * math.pi)
+    """
     n = omega.shape[-1]
     w_hat = torch.fft.fft2(omega.to(torch.float64)) / n**2
     k = torch.fft.fftfreq(n, d=1.0 / n).to(torch.float64)

@@ -32,7 +32,14 @@ def check_contour(
     coords,  # (P, 2) contour in Selig order
     name: str = "coords",  # the argument's name, for the error messages
 ) -> torch.Tensor:  # (P, 2) float64
-    "Validate a contour: >= 3 points, finite, ends within 2% chord, no self-crossing (Panels)."
+    """Validate a contour: >= 3 points, finite, ends within 2% chord, no self-crossing (Panels).
+
+    Args:
+        coords: (P, 2) contour in Selig order
+        name: the argument's name, for the error messages (default: "coords")
+    Returns:
+        (P, 2) float64
+    """
     if not isinstance(coords, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(coords).__name__}")
     if coords.ndim != 2 or coords.shape[1] != 2 or coords.shape[0] < 3:
@@ -57,7 +64,14 @@ def point_in_polygon(
     coords: torch.Tensor,  # (P, 2) closed by joining the last point to the first
     points: torch.Tensor,  # (M, 2)
 ) -> torch.Tensor:  # (M,) bool, True inside
-    "Even-odd ray-crossing test of each point against the closed contour (Panel method)."
+    """Even-odd ray-crossing test of each point against the closed contour (Panel method).
+
+    Args:
+        coords: (P, 2) closed by joining the last point to the first
+        points: (M, 2)
+    Returns:
+        (M,) bool, True inside
+    """
     a, b = coords, torch.roll(coords, -1, 0)
     px, py = points[:, None, 0], points[:, None, 1]
     straddle = (a[None, :, 1] > py) != (b[None, :, 1] > py)
@@ -81,7 +95,15 @@ def vortex_influence(
     coords: torch.Tensor,  # (P, 2) nodes of P - 1 panels
     outer_self: torch.Tensor | None = None,  # (M,) panel index whose limit from outside to take
 ) -> tuple[torch.Tensor, torch.Tensor]:  # (M, P) u and v per unit nodal strength
-    "Velocity induced by linear-strength vortex panels per unit nodal strength (Panel method)."
+    """Velocity induced by linear-strength vortex panels per unit nodal strength (Panel method).
+
+    Args:
+        points: (M, 2) field points
+        coords: (P, 2) nodes of P - 1 panels
+        outer_self: (M,) panel index whose limit from outside to take (default: None)
+    Returns:
+        (M, P) u and v per unit nodal strength
+    """
     a, b = coords[:-1], coords[1:]
     x, y, t, n, length = _local(points, a, b)
     th1, th2 = torch.atan2(y, x), torch.atan2(y, x - length)
@@ -113,7 +135,15 @@ def source_influence(
     a: torch.Tensor,  # (2,) panel start
     b: torch.Tensor,  # (2,) panel end
 ) -> tuple[torch.Tensor, torch.Tensor]:  # (M,) u and v per unit source strength
-    "Velocity induced by one constant-strength source panel (Panel method)."
+    """Velocity induced by one constant-strength source panel (Panel method).
+
+    Args:
+        points: (M, 2)
+        a: (2,) panel start
+        b: (2,) panel end
+    Returns:
+        (M,) u and v per unit source strength
+    """
     if (b - a).norm() < 1e-14:
         return torch.zeros(len(points), dtype=points.dtype), torch.zeros(
             len(points), dtype=points.dtype
@@ -127,7 +157,11 @@ def source_influence(
 
 # %% ../../nbs/02_geopt/03_panel.ipynb #504fb2a444614c0babb325280ed9130a
 class PanelSystem:
-    "The factorised panel system of one contour; `solve` gives the flow at any angle (Panels)."
+    """The factorised panel system of one contour; `solve` gives the flow at any angle (Panels).
+
+    Args:
+        coords: (P, 2) contour in Selig order, trailing-edge gap allowed
+    """
 
     def __init__(
         self,
@@ -162,7 +196,12 @@ class PanelSystem:
         alpha_deg: float,  # angle of attack in degrees
         mach: float = 0.0,  # free-stream Mach number in [0, 1)
     ) -> "PanelResult":
-        "The flow at one angle of attack and Mach number."
+        """The flow at one angle of attack and Mach number.
+
+        Args:
+            alpha_deg: angle of attack in degrees
+            mach: free-stream Mach number in [0, 1) (default: 0.0)
+        """
         alpha_deg, mach = float(alpha_deg), float(mach)
         if not math.isfinite(alpha_deg):
             raise ValueError(f"alpha_deg must be finite, got {alpha_deg}")
@@ -193,7 +232,13 @@ def _sheet_velocity(
 # %% ../../nbs/02_geopt/03_panel.ipynb #59bbdb311c014d738909a11f9e486628
 @dataclass
 class PanelResult:
-    "The flow around one contour at one condition (Panel method, *The solver*)."
+    """The flow around one contour at one condition (Panel method, *The solver*).
+
+    Args:
+        gamma: (P,) nodal vortex strengths (incompressible)
+        alpha: radians
+        beta: Prandtl-Glauert factor sqrt(1 - M^2)
+    """
 
     system: PanelSystem
     gamma: torch.Tensor  # (P,) nodal vortex strengths (incompressible)
@@ -227,7 +272,13 @@ class PanelResult:
         self,
         points: torch.Tensor,  # (M, 2) points outside the contour
     ) -> torch.Tensor:  # (M, 2) velocity, unit free stream, disturbance divided by beta
-        "The velocity at points outside the body."
+        """The velocity at points outside the body.
+
+        Args:
+            points: (M, 2) points outside the contour
+        Returns:
+            (M, 2) velocity, unit free stream, disturbance divided by beta
+        """
         if not isinstance(points, torch.Tensor) or points.ndim != 2 or points.shape[1] != 2:
             raise ValueError("points must be a (M, 2) tensor")
         points = points.to(torch.float64)
@@ -243,7 +294,13 @@ class PanelResult:
         self,
         points: torch.Tensor,  # (M, 2) points on the contour
     ) -> torch.Tensor:  # (M, 2) tangential velocity, disturbance divided by beta
-        "The velocity at points on the contour: the sheet strength, linear along each panel."
+        """The velocity at points on the contour: the sheet strength, linear along each panel.
+
+        Args:
+            points: (M, 2) points on the contour
+        Returns:
+            (M, 2) tangential velocity, disturbance divided by beta
+        """
         vel = _sheet_velocity(self.system, self.gamma, points)
         return self._free(len(points)) + (vel - self._free(len(points))) / self.beta
 
@@ -253,5 +310,13 @@ def panel_solve(
     alpha_deg: float,  # angle of attack in degrees
     mach: float = 0.0,  # free-stream Mach number in [0, 1)
 ) -> PanelResult:  # .cl, .midpoints, .cp, .velocity(points), .surface_velocity(points)
-    "Potential flow around an airfoil by linear-strength vortex panels (Panel method)."
+    """Potential flow around an airfoil by linear-strength vortex panels (Panel method).
+
+    Args:
+        coords: (P, 2) contour in Selig order, trailing-edge gap allowed
+        alpha_deg: angle of attack in degrees
+        mach: free-stream Mach number in [0, 1) (default: 0.0)
+    Returns:
+        .cl, .midpoints, .cp, .velocity(points), .surface_velocity(points)
+    """
     return PanelSystem(coords).solve(alpha_deg, mach)

@@ -39,7 +39,15 @@ def stormer_verlet_step(
     h: float,  # step size > 0
     grad_kinetic: Callable | None = None,  # p -> dT/dp; None for unit masses (dT/dp = p)
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    "One Stormer-Verlet step of H = T(p) + V(q) (Chapter 03, *Stormer-Verlet*)."
+    """One Stormer-Verlet step of H = T(p) + V(q) (Chapter 03, *Stormer-Verlet*).
+
+    Args:
+        grad_potential: q -> dV/dq, same shape as q
+        q: positions (..., n)
+        p: momenta (..., n)
+        h: step size > 0
+        grad_kinetic: p -> dT/dp; None for unit masses (dT/dp = p) (default: None)
+    """
     h = _check_state(q, p, h)
     p_half = p - (0.5 * h) * grad_potential(q)
     q1 = q + h * (p_half if grad_kinetic is None else grad_kinetic(p_half))
@@ -89,7 +97,17 @@ def generalized_leapfrog_step(
     tol: float = 1e-10,  # relative tolerance on the fixed-point update (iterations=None)
     max_iter: int = 50,  # cap on updates per stage (iterations=None), else an error
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    "One generalised Stormer-Verlet step (Chapter 03, *The generalised Stormer-Verlet step*)."
+    """One generalised Stormer-Verlet step (Chapter 03, *The generalised Stormer-Verlet step*).
+
+    Args:
+        vector_field: (q, p) -> (dH/dp, -dH/dq), each shaped like q
+        q: positions (..., n)
+        p: momenta (..., n)
+        h: step size > 0
+        iterations: fixed-point updates per implicit stage; None: to `tol` (default: None)
+        tol: relative tolerance on the fixed-point update (iterations=None) (default: 1e-10)
+        max_iter: cap on updates per stage (iterations=None), else an error (default: 50)
+    """
     h = _check_state(q, p, h)
     _check_solver(iterations, tol, max_iter)
     # p_half = p - h/2 dH/dq(q, p_half)
@@ -122,7 +140,19 @@ def hamiltonian_rollout(
     tol: float = 1e-10,  # leapfrog only: fixed-point tolerance
     max_iter: int = 50,  # leapfrog only: cap on fixed-point updates
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    "Trajectories q, p, each (n_steps + 1, *q0.shape) (Chapter 03, *A rollout*)."
+    """Trajectories q, p, each (n_steps + 1, *q0.shape) (Chapter 03, *A rollout*).
+
+    Args:
+        vector_field: (q, p) -> (dH/dp, -dH/dq)
+        q0: initial positions (..., n)
+        p0: initial momenta (..., n)
+        h: step size > 0
+        n_steps: number of steps >= 1
+        method: "leapfrog", "euler" or "rk4" (default: "leapfrog")
+        iterations: leapfrog only: fixed-point updates per stage; None: to tol (default: None)
+        tol: leapfrog only: fixed-point tolerance (default: 1e-10)
+        max_iter: leapfrog only: cap on fixed-point updates (default: 50)
+    """
     if method not in ("leapfrog", "euler", "rk4"):
         raise ValueError(f"method must be 'leapfrog', 'euler' or 'rk4', got {method!r}")
     if isinstance(n_steps, bool) or not isinstance(n_steps, int) or n_steps < 1:

@@ -18,7 +18,12 @@ def context_features(
     x,  # (S, E, F) per-epoch features of S nights
     k: int,  # epochs of context on each side
 ) -> np.ndarray:
-    "(S, E, F (2k + 1)): each epoch's features with its k neighbours each side (edges repeated)."
+    """(S, E, F (2k + 1)): each epoch's features with its k neighbours each side (edges repeated).
+
+    Args:
+        x: (S, E, F) per-epoch features of S nights
+        k: epochs of context on each side
+    """
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 3:
         raise ValueError(f"x must be (S, E, F), got shape {x.shape}")
@@ -45,7 +50,12 @@ def respiration_features(
     resp,  # (S, n) respiration, one night per row
     fs: float,  # Hz
 ) -> np.ndarray:
-    "Per-epoch (S, E, 4 x 5) rate, variability, amplitude, I:E features, +-2 epochs (Chapter 15)."
+    """Per-epoch (S, E, 4 x 5) rate, variability, amplitude, I:E features, +-2 epochs (Chapter 15).
+
+    Args:
+        resp: (S, n) respiration, one night per row
+        fs: Hz
+    """
     r = np.asarray(torch.as_tensor(resp).double())
     n_ep = _check_fs(fs, "fs")
     if r.ndim != 2 or r.shape[1] < n_ep or r.shape[1] % n_ep:
@@ -80,7 +90,12 @@ def fit_stager(
     n_folds: int = 3,
     seed: int = 0,
 ):
-    "Logistic-regression stager, C by subject-grouped CV; returns (model, C) (Chapter 15)."
+    """Logistic-regression stager, C by subject-grouped CV; returns (model, C) (Chapter 15).
+
+    Args:
+        x: (S, E, F) features of labelled nights
+        y: (S, E) stages 0-4
+    """
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y)
     if x.ndim != 3 or y.shape != x.shape[:2]:
         raise ValueError(f"x (S, E, F) and y (S, E) disagree: {x.shape}, {y.shape}")
@@ -114,7 +129,14 @@ def breathing_windows(
     context: int = 2,  # epochs of context on each side
     rate: float = 2.0,  # Hz after block-averaging; must divide fs
 ) -> torch.Tensor:
-    "Raw breathing around each epoch (S, E, (2 context + 1) 30 rate), z-scored per night (Ch. 15)."
+    """Raw breathing around each epoch (S, E, (2 context + 1) 30 rate), z-scored per night (Ch. 15).
+
+    Args:
+        resp: (S, n) respiration, one night per row
+        fs: Hz
+        context: epochs of context on each side (default: 2)
+        rate: Hz after block-averaging; must divide fs (default: 2.0)
+    """
     r = torch.as_tensor(resp).double()
     n_ep = _check_fs(fs, "fs")
     if r.dim() != 2 or r.shape[1] < n_ep or r.shape[1] % n_ep:
@@ -210,7 +232,14 @@ def fit_breathing_net(
     y_eval=None,
     eval_every: int = 50,
 ):
-    "Breathing CNN, lr by subject-grouped CV; (net, lr, losses, eval curve) (Chapter 15)."
+    """Breathing CNN, lr by subject-grouped CV; (net, lr, losses, eval curve) (Chapter 15).
+
+    Args:
+        x: (S, E, L) breathing windows of labelled nights
+        y: (S, E) stages 0-4
+        lrs: the grid: three values, as the stagers' C (default: (3e-4, 1e-3, 3e-3))
+        x_eval: (S', E, L) nights to score along the final fit (None: no curve) (default: None)
+    """
     x, y = torch.as_tensor(x), np.asarray(y)
     if x.dim() != 3 or y.shape != tuple(x.shape[:2]):
         raise ValueError(f"x (S, E, L) and y (S, E) disagree: {tuple(x.shape)}, {y.shape}")

@@ -20,7 +20,12 @@ def respiration_windows(
     fs: float,  # Hz
     window_s: float = WINDOW_S,
 ) -> torch.Tensor:
-    "z-scored non-overlapping windows (S, n_windows, window_s fs) (Chapter 15, *Conditioning*)."
+    """z-scored non-overlapping windows (S, n_windows, window_s fs) (Chapter 15, *Conditioning*).
+
+    Args:
+        resp: (S, n) respiration, one night per row
+        fs: Hz
+    """
     resp = torch.as_tensor(resp)
     n_w = fs * window_s
     if abs(n_w - round(n_w)) > 1e-9:
@@ -97,7 +102,12 @@ def _check_windows(windows, window_len):
 
 # %% ../../nbs/15_sleep_eeg/04_generator.ipynb #6ca42e66
 class RespirationToEEG(nn.Module):
-    "Masked-token transformer: breathing windows -> EEG tokens (Chapter 15, *The generator*)."
+    """Masked-token transformer: breathing windows -> EEG tokens (Chapter 15, *The generator*).
+
+    Args:
+        n_codes: K of the tokenizer
+        window_len: samples per 4-minute window (default: 2400)
+    """
 
     def __init__(
         self,
@@ -143,7 +153,12 @@ def generate_tokens(
     greedy: bool = True,  # argmax, or draws from the softmax
     generator: torch.Generator | None = None,
 ) -> torch.Tensor:
-    "Tokens (B, 80) by iterative confidence decoding (Chapter 15, *The generator*)."
+    """Tokens (B, 80) by iterative confidence decoding (Chapter 15, *The generator*).
+
+    Args:
+        windows: (B, 10, L)
+        greedy: argmax, or draws from the softmax (default: True)
+    """
     B, T = len(windows), CHUNK_WINDOWS * EPOCHS_PER_WINDOW
     tokens = torch.full((B, T), model.n_codes, dtype=torch.long, device=windows.device)
     masked = torch.ones(B, T, dtype=torch.bool, device=windows.device)
@@ -168,7 +183,11 @@ def generate_tokens(
 
 # %% ../../nbs/15_sleep_eeg/04_generator.ipynb #24c010e8
 class LaplaceControl(nn.Module):
-    "Same backbone, a per-bin Laplace over the spectrogram (Chapter 15, *The continuous control*)."
+    """Same backbone, a per-bin Laplace over the spectrogram (Chapter 15, *The continuous control*).
+
+    Args:
+        n_out: values per epoch (5 x 32) (default: 160)
+    """
 
     def __init__(
         self,
@@ -220,7 +239,14 @@ def fit_translator(
     generator: torch.Generator | None = None,
     on_step=None,  # called as on_step(step) after each step (1-based); None: nothing
 ) -> list[float]:
-    "AdamW on the model's own loss over random chunks; returns the loss per step."
+    """AdamW on the model's own loss over random chunks; returns the loss per step.
+
+    Args:
+        model: RespirationToEEG or LaplaceControl
+        windows: (N, 10, L) training chunks
+        target: (N, 80) tokens or (N, 80, 160) spectrograms
+        on_step: called as on_step(step) after each step (1-based); None: nothing (default: None)
+    """
     if on_step is not None and not callable(on_step):
         raise TypeError(f"on_step must be callable or None, got {type(on_step).__name__}")
     if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < float("inf"):
@@ -250,7 +276,12 @@ def energy_score(
     samples: torch.Tensor,  # (m, N, F) m draws for each of N vectors
     y: torch.Tensor,  # (N, F) observations
 ) -> torch.Tensor:
-    "Energy score (N,) of an m-sample ensemble, lower is better (Chapter 15, *The energy score*)."
+    """Energy score (N,) of an m-sample ensemble, lower is better (Chapter 15, *The energy score*).
+
+    Args:
+        samples: (m, N, F) m draws for each of N vectors
+        y: (N, F) observations
+    """
     if not isinstance(samples, torch.Tensor) or samples.dim() != 3:
         raise ValueError("samples must be a tensor (m, N, F)")
     if samples.shape[0] < 2:

@@ -38,7 +38,13 @@ def vq_nearest_reference(
     codebook: torch.Tensor,  # (K, D) codes
     chunk: int = 4096,  # latents per block of distances
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    "Nearest code indices (M,) int64 and squared distances (M,) by brute force (Chapter 15)."
+    """Nearest code indices (M,) int64 and squared distances (M,) by brute force (Chapter 15).
+
+    Args:
+        z: (M, D) latents
+        codebook: (K, D) codes
+        chunk: latents per block of distances (default: 4096)
+    """
     z, codebook = check_vq_inputs(z, codebook)
     idx = torch.empty(len(z), dtype=torch.long, device=z.device)
     dist = torch.empty(len(z), dtype=z.dtype, device=z.device)
@@ -113,7 +119,14 @@ def vq_nearest(
     backend: str = "auto",  # "auto" | "triton" | "torch"
     return_partial: bool = False,  # also return the commitment sum
 ):
-    "Nearest code indices (M,) and squared distances (M,) (Chapter 15, *Kernels*)."
+    """Nearest code indices (M,) and squared distances (M,) (Chapter 15, *Kernels*).
+
+    Args:
+        z: (M, D) latents
+        codebook: (K, D) codes, same dtype and device
+        backend: "auto" | "triton" | "torch" (default: "auto")
+        return_partial: also return the commitment sum (default: False)
+    """
     z, codebook = check_vq_inputs(z, codebook)
     be = resolve_backend(backend, z, codebook)
     if len(z) == 0:

@@ -16,7 +16,14 @@ def dpss_tapers(
     n_tapers: int = 5,  # at most 2 nw - 1
     return_ratios: bool = False,  # also return the concentrations lambda_k
 ):
-    "Periodic DPSS tapers (n_tapers, n) float64 (Chapter 15, *Slepian tapers*)."
+    """Periodic DPSS tapers (n_tapers, n) float64 (Chapter 15, *Slepian tapers*).
+
+    Args:
+        n: taper length (samples)
+        nw: time-half-bandwidth product (default: 3.0)
+        n_tapers: at most 2 nw - 1 (default: 5)
+        return_ratios: also return the concentrations lambda_k (default: False)
+    """
     if not isinstance(n, (int, np.integer)) or n < 2:
         raise ValueError(f"n must be an int >= 2, got {n!r}")
     if not isinstance(nw, (int, float)) or not np.isfinite(nw) or not 0 < nw < n / 2:
@@ -54,7 +61,12 @@ def multitaper_psd(
     nw: float = 3.0,
     n_tapers: int = 5,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    "Frequencies (n//2+1,) and the one-sided PSD per Hz (..., n//2+1) (Chapter 15)."
+    """Frequencies (n//2+1,) and the one-sided PSD per Hz (..., n//2+1) (Chapter 15).
+
+    Args:
+        x: signal (..., n)
+        fs: sampling rate (Hz)
+    """
     x = torch.as_tensor(x)
     if not x.is_floating_point() or x.dim() == 0 or x.shape[-1] < 2:
         raise ValueError("x must be a float tensor with >= 2 samples on its last axis")
@@ -96,7 +108,13 @@ def epoch_spectrogram(
     n_tapers: int = 5,
     chunk: int = 1000,  # epochs per batch
 ) -> torch.Tensor:
-    "log10 power (..., 5, 32) per epoch (Chapter 15, *The spectrogram of an epoch*)."
+    """log10 power (..., 5, 32) per epoch (Chapter 15, *The spectrogram of an epoch*).
+
+    Args:
+        eeg: (..., 30 fs) one 30-s epoch per row
+        fs: Hz; must give whole samples in a 6-s sub-window
+        chunk: epochs per batch (default: 1000)
+    """
     x = torch.as_tensor(eeg)
     if not isinstance(fs, (int, float, np.integer, np.floating)) or not np.isfinite(fs) or fs <= 0:
         raise ValueError(f"fs must be a positive number (Hz), got {fs!r}")
@@ -124,7 +142,11 @@ def epoch_spectrogram(
 def normalise_nights(
     spec: torch.Tensor,  # (S, E, 5, 32) log10 spectrograms, one night per row
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    "Per-night, per-band z-scores (S, E, 5, 32) and the (S, 1, 1, 32) mean and std kept to decode."
+    """Per-night, per-band z-scores (S, E, 5, 32) and the (S, 1, 1, 32) mean and std kept to decode.
+
+    Args:
+        spec: (S, E, 5, 32) log10 spectrograms, one night per row
+    """
     if not isinstance(spec, torch.Tensor) or spec.dim() != 4 or spec.shape[1] < 2:
         raise ValueError("spec must be a tensor (S, E, 5, 32) with at least 2 epochs a night")
     mean = spec.mean(dim=(1, 2), keepdim=True)

@@ -37,7 +37,12 @@ def transition_matrix(
     age=20.0,  # years, scalar or (S,)
     hours=None,  # hours since lights out (scalar); None: no ultradian drift
 ) -> np.ndarray:
-    "Per-epoch stage transitions (S, 5, 5) at `age` and time `hours` (Chapter 15, *Simulator*)."
+    """Per-epoch stage transitions (S, 5, 5) at `age` and time `hours` (Chapter 15, *Simulator*).
+
+    Args:
+        age: years, scalar or (S,) (default: 20.0)
+        hours: hours since lights out (scalar); None: no ultradian drift (default: None)
+    """
     a = _check_ages(age)
     P = np.repeat(BASE_TRANSITIONS[None], len(a), axis=0)
     da = a - 20.0
@@ -77,7 +82,16 @@ def simulate_hypnogram(
     age_effect: bool = True,  # age-dependent transitions on or off
     initial=None,  # (5,) initial law; None: every night starts awake
 ) -> np.ndarray:
-    "Stages (S, n_epochs) as ints 0-4 (W, N1, N2, N3, REM) (Chapter 15, *Simulator*)."
+    """Stages (S, n_epochs) as ints 0-4 (W, N1, N2, N3, REM) (Chapter 15, *Simulator*).
+
+    Args:
+        n_epochs: epochs per night (30 s each)
+        age: years, scalar or (S,) (default: 20.0)
+        generator: random source (default: None)
+        drift: ultradian REM drift on or off (default: True)
+        age_effect: age-dependent transitions on or off (default: True)
+        initial: (5,) initial law; None: every night starts awake (default: None)
+    """
     if not isinstance(n_epochs, (int, np.integer)) or n_epochs < 1:
         raise ValueError(f"n_epochs must be a positive int, got {n_epochs!r}")
     a = _check_ages(age)
@@ -140,7 +154,12 @@ def mixed_stages(
     n: int,  # samples per epoch
     generator: torch.Generator | None = None,
 ) -> torch.Tensor:
-    "Per-sample stages (E, n): an epoch beside a change carries up to half of its neighbour."
+    """Per-sample stages (E, n): an epoch beside a change carries up to half of its neighbour.
+
+    Args:
+        stages: (E,) stage ints of one night
+        n: samples per epoch
+    """
     st, E = stages, len(stages)
     nxt, prv = torch.cat([st[1:], st[-1:]]), torch.cat([st[:1], st[:-1]])
     cn, cp = nxt != st, prv != st
@@ -161,7 +180,14 @@ def simulate_eeg(
     fs: float = 64,  # Hz
     generator: torch.Generator | None = None,
 ) -> torch.Tensor:
-    "EEG (E, 30 fs) in microvolts, one row per epoch (Chapter 15, *The EEG of an epoch*)."
+    """EEG (E, 30 fs) in microvolts, one row per epoch (Chapter 15, *The EEG of an epoch*).
+
+    Args:
+        stages: (E,) stage ints 0-4 of one night
+        age: years
+        gain: the subject's hidden EEG gain
+        fs: Hz (default: 64)
+    """
     st = torch.as_tensor(np.asarray(stages), dtype=torch.long)
     if st.dim() != 1 or st.numel() == 0 or st.min() < 0 or st.max() > 4:
         raise ValueError("stages must be a non-empty 1-D sequence of ints in 0-4")
@@ -243,7 +269,14 @@ def simulate_respiration(
     coupling: float = 1.0,  # strength of every stage effect on breathing, in [0, 1]
     generator: torch.Generator | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    "Respiration (E 30 fs,) in belt units and its true rate (Hz) (Chapter 15, *Respiration*)."
+    """Respiration (E 30 fs,) in belt units and its true rate (Hz) (Chapter 15, *Respiration*).
+
+    Args:
+        stages: (E,) stage ints 0-4 of one night
+        age: years
+        fs: Hz (default: 10)
+        coupling: strength of every stage effect on breathing, in [0, 1] (default: 1.0)
+    """
     st = torch.as_tensor(np.asarray(stages), dtype=torch.long)
     if st.dim() != 1 or st.numel() == 0 or st.min() < 0 or st.max() > 4:
         raise ValueError("stages must be a non-empty 1-D sequence of ints in 0-4")
@@ -307,7 +340,14 @@ def simulate_cohort(
     fs_resp: float = 10,  # Hz
     coupling: float = 1.0,  # stage effects on breathing, in [0, 1]
 ) -> Cohort:
-    "Subjects, hypnograms, EEG and respiration from one seed (Chapter 15, *A cohort*)."
+    """Subjects, hypnograms, EEG and respiration from one seed (Chapter 15, *A cohort*).
+
+    Args:
+        hours: night length; a whole number of 30-s epochs
+        fs_eeg: Hz (default: 64)
+        fs_resp: Hz (default: 10)
+        coupling: stage effects on breathing, in [0, 1] (default: 1.0)
+    """
     if not isinstance(n_subjects, (int, np.integer)) or n_subjects < 1:
         raise ValueError(f"n_subjects must be a positive int, got {n_subjects!r}")
     if not isinstance(hours, (int, float)) or not np.isfinite(hours) or hours <= 0:

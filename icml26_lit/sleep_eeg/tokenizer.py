@@ -31,7 +31,17 @@ __all__ = ['VectorQuantizer', 'SpectrogramTokenizer', 'spectrogram_mae', 'fit_to
 
 # %% ../../nbs/15_sleep_eeg/03_tokenizer.ipynb #d168977b
 class VectorQuantizer(nn.Module):
-    "Nearest-code quantiser with straight-through gradients and an EMA codebook (Chapter 15)."
+    """Nearest-code quantiser with straight-through gradients and an EMA codebook (Chapter 15).
+
+    Args:
+        n_codes: K
+        dim: D
+        decay: EMA decay of counts and sums (default: 0.99)
+        commitment: beta (default: 0.25)
+        dead_threshold: EMA count below which a code restarts (default: 0.1)
+        backend: nearest-code search: "auto" | "triton" | "torch" (default: "auto")
+        generator: codebook init and restarts (default: None)
+    """
 
     def __init__(
         self,
@@ -108,7 +118,13 @@ VectorQuantizer.forward = _vq_forward
 
 # %% ../../nbs/15_sleep_eeg/03_tokenizer.ipynb #d61a2e5f
 class SpectrogramTokenizer(nn.Module):
-    "VQ-VAE over epoch spectrograms (N, 5, 32) -> tokens (N,) (Chapter 15, *The tokenizer*)."
+    """VQ-VAE over epoch spectrograms (N, 5, 32) -> tokens (N,) (Chapter 15, *The tokenizer*).
+
+    Args:
+        n_codes: K (default: 64)
+        code_dim: D (default: 16)
+        shape: sub-windows x frequency bins of one epoch (default: (5, 32))
+    """
 
     def __init__(
         self,
@@ -171,7 +187,12 @@ def spectrogram_mae(
     pred: torch.Tensor,  # (S, E, 5, 32) normalised spectrograms
     target: torch.Tensor,  # (S, E, 5, 32)
 ) -> torch.Tensor:
-    "Per-night MAE as a share of the night's range, mean|pred - y| / (max y - min y): (S,)."
+    """Per-night MAE as a share of the night's range, mean|pred - y| / (max y - min y): (S,).
+
+    Args:
+        pred: (S, E, 5, 32) normalised spectrograms
+        target: (S, E, 5, 32)
+    """
     if pred.shape != target.shape or target.dim() < 2:
         raise ValueError(f"pred {tuple(pred.shape)} and target must have one shape (S, ...)")
     err = (pred - target).abs().flatten(1).mean(1)
@@ -189,7 +210,12 @@ def fit_tokenizer(
     lr: float = 1e-3,
     generator: torch.Generator | None = None,  # batch draws
 ) -> list[float]:
-    "Adam on L1 reconstruction + commitment; returns the loss per step (Chapter 15)."
+    """Adam on L1 reconstruction + commitment; returns the loss per step (Chapter 15).
+
+    Args:
+        spec: (N, 5, 32) training spectrograms (normalised)
+        generator: batch draws (default: None)
+    """
     _check_positive_int(batch, "batch")
     if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < float("inf"):
         raise ValueError(f"lr must be a positive finite number, got {lr!r}")

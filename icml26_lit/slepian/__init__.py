@@ -64,7 +64,12 @@ def check_backend(backend) -> str:
 
 # %% ../../nbs/01_slepian/03_encoders.ipynb #40f87bf2
 class SphericalHarmonicsEncoder(nn.Module):
-    "Real orthonormal spherical harmonics up to L (Chapter 01, *Spherical harmonics encoder*)."
+    """Real orthonormal spherical harmonics up to L (Chapter 01, *Spherical harmonics encoder*).
+
+    Args:
+        L: maximum degree; 9 gives the paper's 100-feature "SH10" (default: 9)
+        backend: "auto" | "triton" | "torch" for the synthesis (default: "auto")
+    """
 
     def __init__(
         self,
@@ -91,7 +96,16 @@ class SphericalHarmonicsEncoder(nn.Module):
 
 # %% ../../nbs/01_slepian/03_encoders.ipynb #bd370bf2
 class SlepianEncoder(nn.Module):
-    "Slepian functions of a spherical cap with λ above a threshold (Chapter 01, *Slepian encoder*)."
+    """Slepian functions of a spherical cap with λ above a threshold (Chapter 01, *Slepian encoder*).
+
+    Args:
+        theta_deg: cap radius Θ in degrees (default: 10.0)
+        center: cap centre (lat, lon) in degrees (default: (36.0, 138.0))
+        L: bandwidth (maximum degree) of the Slepian basis (default: 40)
+        threshold: keep modes with energy fraction λ > threshold (default: 0.05)
+        n_max: candidates: first n_max modes (default min(2N, (L+1)^2)) (default: None)
+        backend: "auto" | "triton" | "torch" for the synthesis (default: "auto")
+    """
 
     def __init__(
         self,
@@ -161,7 +175,15 @@ def _cap_encoder(i: int, spec, threshold: float, backend: str) -> SlepianEncoder
 
 
 class HybridEncoder(nn.Module):
-    "Global spherical harmonics joined with cap Slepian encoders (Chapter 01, *Hybrid encoder*)."
+    """Global spherical harmonics joined with cap Slepian encoders (Chapter 01, *Hybrid encoder*).
+
+    Args:
+        L_global: degree of the global SH part (9: the paper's SH10) (default: 9)
+        caps: SlepianEncoder kwargs (default: ( # SlepianEncoder kwargs dict(theta_deg=10.0,
+            center=(36.0, 138.0), L=40), ))
+        threshold: default λ threshold for caps that do not set one (default: 0.05)
+        backend: "auto" | "triton" | "torch", for every part (default: "auto")
+    """
 
     def __init__(
         self,
@@ -249,7 +271,11 @@ def linear_head(in_dim: int, out_dim: int = 1) -> nn.Module:
 
 # %% ../../nbs/01_slepian/03_encoders.ipynb #ffe01703
 class SirenHead(nn.Module):
-    "SIREN trunk (sine activations, SIREN init) plus a linear output (Chapter 01, *Heads*)."
+    """SIREN trunk (sine activations, SIREN init) plus a linear output (Chapter 01, *Heads*).
+
+    Args:
+        depth: linear layers in the trunk (default: 4)
+    """
 
     def __init__(
         self,

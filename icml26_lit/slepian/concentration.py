@@ -152,7 +152,17 @@ def _legendre_tables(L):
 # %% ../../nbs/01_slepian/02_slepian_concentration.ipynb #ca68a15d
 @dataclass
 class SlepianCap:
-    "All (L+1)^2 Slepian functions of a spherical cap (Chapter 01, *Solving it*)."
+    """All (L+1)^2 Slepian functions of a spherical cap (Chapter 01, *Solving it*).
+
+    Args:
+        theta_deg: cap radius Θ in degrees
+        L: maximum spherical-harmonic degree (bandwidth)
+        center: cap centre (lat, lon) in degrees
+        eigenvalues: ((L+1)^2,) energy fractions λ_α inside the cap, descending
+        orders: ((L+1)^2,) signed order m_α of each function (m < 0: sine type)
+        degree_coefficients: ((L+1)^2, L+1), row α: P̄_l^|m_α| coefficient per degree l
+        rotation: (3, 3) takes global unit vectors to the cap frame
+    """
 
     theta_deg: float  # cap radius Θ in degrees
     L: int  # maximum spherical-harmonic degree (bandwidth)

@@ -201,7 +201,12 @@ def label_prefectures(
     x: torch.Tensor,  # (N, 2) points (lat, lon) in degrees
     max_km: float = 30.0,  # label -1 beyond this distance from every Japanese city
 ) -> tuple[torch.Tensor, np.ndarray]:
-    "Nearest Japanese city's prefecture, and names (Chapter 01, *The classification task*)."
+    """Nearest Japanese city's prefecture, and names (Chapter 01, *The classification task*).
+
+    Args:
+        x: (N, 2) points (lat, lon) in degrees
+        max_km: label -1 beyond this distance from every Japanese city (default: 30.0)
+    """
     from scipy.spatial import cKDTree
 
     if not max_km > 0:

@@ -134,7 +134,11 @@ def make_encoder(
     name: str,  # sh, sh_high, slepian, hybrid, cartesian or latlon
     cfg,
 ) -> nn.Module:
-    "An encoder by name, e.g. sh, slepian, hybrid (Chapter 01, *Reproducing the claim*)."
+    """An encoder by name, e.g. sh, slepian, hybrid (Chapter 01, *Reproducing the claim*).
+
+    Args:
+        name: sh, sh_high, slepian, hybrid, cartesian or latlon
+    """
     cap = dict(
         theta_deg=cfg.theta_deg,
         center=(cfg.center_lat, cfg.center_lon),
@@ -195,7 +199,11 @@ def train_head(
     predict: torch.Tensor | None = None,
     curve_on: str | None = None,  # an `evals` key scored after every epoch: scores["curve"]
 ) -> dict:
-    "Standardise, train a head with Adam, score on `evals` (Chapter 01, *Reproducing the claim*)."
+    """Standardise, train a head with Adam, score on `evals` (Chapter 01, *Reproducing the claim*).
+
+    Args:
+        curve_on: an `evals` key scored after every epoch: scores["curve"] (default: None)
+    """
     device = f_train.device
     # the head's initialisation and dropout draw from `seed`; the caller's global RNG is restored
     with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
@@ -409,7 +417,13 @@ def converged_epoch(
     grid=(30, 60, 100, 150, 200),  # the candidate budgets, in epochs
     tol: float = 0.005,  # an arm within `tol` of its best value counts as converged
 ) -> int:
-    "The first budget of `grid` at which every arm is within `tol` of its best (Chapter 01)."
+    """The first budget of `grid` at which every arm is within `tol` of its best (Chapter 01).
+
+    Args:
+        curves: {arm: [metric after epoch 1, 2, ...]}, higher is better
+        grid: the candidate budgets, in epochs (default: (30, 60, 100, 150, 200))
+        tol: an arm within `tol` of its best value counts as converged (default: 0.005)
+    """
     if not curves or any(len(c) == 0 for c in curves.values()):
         raise ValueError("curves must map each arm to a non-empty list of values")
     if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not tol >= 0:

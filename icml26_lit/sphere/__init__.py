@@ -146,7 +146,14 @@ def real_sph_harm_zs(
     lon_rad: torch.Tensor,  # longitude in radians
     L: int,  # maximum degree
 ) -> torch.Tensor:
-    "Y (N, (L+1)^2) from z, s and longitude (Chapter 01, *Real orthonormal spherical harmonics*)."
+    """Y (N, (L+1)^2) from z, s and longitude (Chapter 01, *Real orthonormal spherical harmonics*).
+
+    Args:
+        z: cos(colatitude)
+        s: sin(colatitude)
+        lon_rad: longitude in radians
+        L: maximum degree
+    """
     P = normalized_legendre(z, s, L)  # (N, L+1, L+1)
     m = torch.arange(1, L + 1, dtype=z.dtype, device=z.device)
     cos_m = math.sqrt(2.0) * torch.cos(lon_rad[:, None] * m)  # (N, L)
@@ -211,7 +218,12 @@ def real_sph_harm_xyz(
     u: torch.Tensor,  # (N, 3) directions, any non-zero length (normalised inside)
     L: int,  # maximum degree
 ) -> torch.Tensor:
-    "Real SH (N, (L+1)^2) of directions u, smooth at poles (Chapter 01, *Cartesian harmonics*)."
+    """Real SH (N, (L+1)^2) of directions u, smooth at poles (Chapter 01, *Cartesian harmonics*).
+
+    Args:
+        u: (N, 3) directions, any non-zero length (normalised inside)
+        L: maximum degree
+    """
     L = check_degree(L)
     u = check_tensor(u, "u", shape=(None, 3), dtypes=(torch.float32, torch.float64))
     r = u.norm(dim=-1, keepdim=True)

@@ -30,7 +30,12 @@ def fourier_features(
     x: torch.Tensor,  # (N, D) inputs
     freqs: torch.Tensor,  # (D, H) frequency matrix B
 ) -> torch.Tensor:
-    "Fourier features [cos 2 pi xB, sin 2 pi xB], shape (N, 2H) (Chapter 10, *Embedding a token*)."
+    """Fourier features [cos 2 pi xB, sin 2 pi xB], shape (N, 2H) (Chapter 10, *Embedding a token*).
+
+    Args:
+        x: (N, D) inputs
+        freqs: (D, H) frequency matrix B
+    """
     angle = 2 * math.pi * (x @ freqs)
     return torch.cat([torch.cos(angle), torch.sin(angle)], dim=-1)
 
@@ -47,7 +52,20 @@ def token_embedding_reference(
     weight: torch.Tensor,  # (D, V + L + 2Hp + 1 [+ 2Hf]) projection
     bias: torch.Tensor,  # (D,)
 ) -> torch.Tensor:
-    "Embedding W [v; E_label; gamma(p); t; gamma(f)] + b, (N, D) (Chapter 10, *Embedding a token*)."
+    """Embedding W [v; E_label; gamma(p); t; gamma(f)] + b, (N, D) (Chapter 10, *Embedding a token*).
+
+    Args:
+        value: (N, V) token values
+        label: (N,) integer labels
+        position: (N, P) positions
+        time: (N,) flow time
+        functional: (N, F) functional inputs or None
+        label_table: (n_labels, L) label embeddings
+        pos_freqs: (P, Hp) position frequencies
+        fun_freqs: (F, Hf) functional-input frequencies
+        weight: (D, V + L + 2Hp + 1 [+ 2Hf]) projection
+        bias: (D,)
+    """
     # bytes: reads N (V + 1 + P + 1 + F) inputs, writes the (N, K) concat, reads it, writes (N, D)
     parts = [value, label_table[label], fourier_features(position, pos_freqs), time[:, None]]
     if functional is not None:
@@ -435,7 +453,22 @@ def token_embedding(
     backend: str = "auto",  # "auto", "triton" or "torch"
     validate: bool = True,  # check values are finite and labels in range
 ) -> torch.Tensor:
-    "Fused embedding W [v; E_label; gamma(p); t; gamma(f)] + b (Chapter 10, *Fused embedding*)."
+    """Fused embedding W [v; E_label; gamma(p); t; gamma(f)] + b (Chapter 10, *Fused embedding*).
+
+    Args:
+        value: (N, V) token values
+        label: (N,) integer labels
+        position: (N, P) positions
+        time: (N,) flow time
+        functional: (N, F) functional inputs, or None
+        label_table: (n_labels, L)
+        pos_freqs: (P, Hp)
+        fun_freqs: (F, Hf) or None
+        weight: (D, K), K = V + L + 2 Hp + 1 [+ 2 Hf]
+        bias: (D,)
+        backend: "auto", "triton" or "torch" (default: "auto")
+        validate: check values are finite and labels in range (default: True)
+    """
     # shapes and dtypes are checked on the host for free; the finiteness and label-range checks
     # each cost a device-to-host sync (about 10 per call), so training runs them on its first
     # batch only (validate=False afterwards)

@@ -41,6 +41,12 @@ class EncoderBlock(nn.Module):
         x: torch.Tensor,  # (B, T, D)
         key_mask: torch.Tensor | None = None,  # (B, T) True for real tokens
     ) -> torch.Tensor:
+        """
+
+        Args:
+            x: (B, T, D)
+            key_mask: (B, T) True for real tokens (default: None)
+        """
         B, T, D = x.shape
         q, k, v = (
             self.qkv(x).reshape(B, T, 3, self.n_heads, D // self.n_heads).permute(2, 0, 3, 1, 4)
@@ -71,7 +77,11 @@ def init_parameters(module: nn.Module, generator: torch.Generator) -> None:
 
 
 class VelocityTransformer(nn.Module):
-    "Token embedding, encoder blocks, and a velocity per target token (Chapter 10, *The encoder*)."
+    """Token embedding, encoder blocks, and a velocity per target token (Chapter 10, *The encoder*).
+
+    Args:
+        generator: draws the initial weights (default: None)
+    """
 
     def __init__(
         self,
@@ -137,7 +147,12 @@ def _check_labels(labels) -> None:
 
 # %% ../../nbs/10_tfmpe/04_tfmpe.ipynb #63c391a9
 class TFMPE:
-    "Tokenised flow-matching estimator of a posterior or likelihood (Chapter 10, *The estimator*)."
+    """Tokenised flow-matching estimator of a posterior or likelihood (Chapter 10, *The estimator*).
+
+    Args:
+        labels: {variable name: integer label}
+        target: "params": posterior q(params | obs); "obs": likelihood (default: "params")
+    """
 
     def __init__(
         self,
@@ -306,7 +321,15 @@ def fit(
     eval_every: int = 10,
     generator: torch.Generator | None = None,
 ) -> TFMPE:
-    "Train by flow matching on (params, obs) pairs; returns self (Chapter 10, *The estimator*)."
+    """Train by flow matching on (params, obs) pairs; returns self (Chapter 10, *The estimator*).
+
+    Args:
+        params: {name: (N, *event)} parameters
+        obs: {name: (N, *event)} observations
+        functional_inputs: {name: (N, *event)} e.g. observation times (default: None)
+        masks: {name: (N, *event) bool} False marks padding (default: None)
+        val: (params, obs, functional_inputs, masks) for early stopping (default: None)
+    """
     _check_fit_args(n_steps, batch_size, eval_every, lr)
     cond, targ = self._split(params, obs)
     n = _check_rows(cond, targ, batch_size)
@@ -372,7 +395,12 @@ def sample(
     generator=None,
     chunk: int = 100_000,
 ) -> dict:
-    "Draws {name: (n, Bc, *event)} of the targets given `condition` (Chapter 10, *The estimator*)."
+    """Draws {name: (n, Bc, *event)} of the targets given `condition` (Chapter 10, *The estimator*).
+
+    Args:
+        condition: {name: (Bc, *event)} conditioning variables
+        n: samples per conditioning set
+    """
     self._check_fitted()
     check_count(n, "n")
     check_count(n_steps, "n_steps")

@@ -92,7 +92,14 @@ def fit_direct(
     fit_kwargs: dict | None = None,
     generator: torch.Generator | None = None,
 ) -> TFMPE:
-    "Direct TFMPE on full S-site simulations (Chapter 10, *Direct TFMPE*)."
+    """Direct TFMPE on full S-site simulations (Chapter 10, *Direct TFMPE*).
+
+    Args:
+        task: a task with sample_prior / simulate
+        budget: charged for every simulation
+        n_sites: S
+        val_fraction: share of data sets held out for validation (default: 0.1)
+    """
     _check_setting(budget, n_sites, val_fraction)
     g = generator or torch.Generator().manual_seed(0)
     n_sets = budget.remaining // n_sites
@@ -135,7 +142,14 @@ def fit_likelihood_factorised(
     sample_steps: int = 16,  # RK4 steps when sampling the surrogate
     generator: torch.Generator | None = None,
 ) -> tuple:
-    "LF-TFMPE; returns (posterior, surrogate) (Chapter 10, *Likelihood factorisation*)."
+    """LF-TFMPE; returns (posterior, surrogate) (Chapter 10, *Likelihood factorisation*).
+
+    Args:
+        n_synthetic: synthetic S-site sets (default: as many as single-site draws) (default: None)
+        surrogate_kwargs: TFMPE kwargs of the surrogate (default: None)
+        model_kwargs: TFMPE kwargs of the posterior (default: None)
+        sample_steps: RK4 steps when sampling the surrogate (default: 16)
+    """
     _check_setting(budget, n_sites, val_fraction)
     g = generator or torch.Generator().manual_seed(0)
     total = budget.remaining
@@ -345,7 +359,12 @@ def c2st(
     seed: int = 0,
     n_folds: int = 5,
 ) -> float:
-    "Classifier two-sample test accuracy, as sbi's c2st (Chapter 10, *C2ST and SBC*)."
+    """Classifier two-sample test accuracy, as sbi's c2st (Chapter 10, *C2ST and SBC*).
+
+    Args:
+        a: (n, D) samples of one distribution
+        b: (m, D) samples of another
+    """
     RandomForestClassifier, KFold, cross_val_score = _sklearn()
     _check_samples(a, b)
     a, b = a.float(), b.float()
@@ -374,7 +393,11 @@ def sbc_ranks(
     n_samples: int,
     generator=None,
 ) -> torch.Tensor:
-    "SBC ranks (n_tests, D) of prior draws among posterior draws (Chapter 10, *C2ST and SBC*)."
+    """SBC ranks (n_tests, D) of prior draws among posterior draws (Chapter 10, *C2ST and SBC*).
+
+    Args:
+        sample_fn: sample_fn(obs, functional_inputs, masks, n) -> {name: (n, Bc, *event)}
+    """
     check_count(n_sites, "n_sites")
     check_count(n_tests, "n_tests")
     check_count(n_samples, "n_samples")

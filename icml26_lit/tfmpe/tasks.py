@@ -60,7 +60,15 @@ def _sites(n_sites, default: int) -> int:
 
 # %% ../../nbs/10_tfmpe/03_tasks.ipynb #b9bd6920
 class HierarchicalGaussian:
-    "Hierarchical Gaussian with a closed-form posterior (Chapter 10, *The hierarchical Gaussian*)."
+    """Hierarchical Gaussian with a closed-form posterior (Chapter 10, *The hierarchical Gaussian*).
+
+    Args:
+        n_sites: S, the number of sites (default: 5)
+        n_obs: J, observations per site (default: 4)
+        tau: site spread around mu (default: 0.5)
+        sigma: observation noise (default: 1.0)
+        functional: observation times as functional inputs (default: False)
+    """
 
     global_names = ("mu",)
     local_names = ("theta",)
@@ -123,7 +131,12 @@ def simulate(
     budget: SimulationBudget | None = None,
     what: str = "simulate",
 ) -> dict:
-    "Observations {'y': (n, S, J)}; charges n * S site simulations to `budget`."
+    """Observations {'y': (n, S, J)}; charges n * S site simulations to `budget`.
+
+    Args:
+        params: {'mu': (n, 1), 'theta': (n, S)}
+        functional_inputs: {'y': (n, S, J)} times (variant only) (default: None)
+    """
     theta = check_tensor(params["theta"], "params['theta']", ndim=2)
     n, S = theta.shape
     if budget is not None:
@@ -145,7 +158,12 @@ def exact_posterior(
     y: torch.Tensor,  # (n, S, J) observations
     times: torch.Tensor | None = None,  # (n, S, J) times (variant only)
 ) -> tuple:
-    "Posterior mean (n, 1+S) and covariance (n, 1+S, 1+S) over (mu, theta_1..S)."
+    """Posterior mean (n, 1+S) and covariance (n, 1+S, 1+S) over (mu, theta_1..S).
+
+    Args:
+        y: (n, S, J) observations
+        times: (n, S, J) times (variant only) (default: None)
+    """
     y = check_tensor(y, "y", ndim=3)
     n, S, J = y.shape
     if J != self.n_obs:

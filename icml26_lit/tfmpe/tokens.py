@@ -23,7 +23,18 @@ __all__ = ['Tokens', 'check_count', 'tokenise', 'detokenise', 'TokenEmbedding', 
 # %% ../../nbs/10_tfmpe/01_tokens.ipynb #c6e43fc4
 @dataclass
 class Tokens:
-    "A batch of token sequences (Chapter 10, *From arrays to tokens*)."
+    """A batch of token sequences (Chapter 10, *From arrays to tokens*).
+
+    Args:
+        value: (B, T, 1) token values
+        label: (T,) integer variable labels
+        position: (T, 2) (index along the first event axis, flat index inside it)
+        condition: (T,) 1.0 for conditioning tokens, 0.0 for targets
+        mask: (B, T) True for real tokens, False for padding
+        functional: (B, T, F) functional inputs, or None
+        partition: index of the first target token
+        spec: ((name, event_shape, start, stop), ...) to rebuild the dictionary
+    """
 
     value: torch.Tensor  # (B, T, 1) token values
     label: torch.Tensor  # (T,) integer variable labels
@@ -132,7 +143,15 @@ def tokenise(
     functional_inputs: dict | None = None,  # {name: (B, *event) or (B, *event, F)}
     masks: dict | None = None,  # {name: (B, *event) bool}, False marks padding
 ) -> Tokens:
-    "One token per array element, the condition first (Chapter 10, *From arrays to tokens*)."
+    """One token per array element, the condition first (Chapter 10, *From arrays to tokens*).
+
+    Args:
+        data: {name: (B, *event)} arrays of parameters and observations
+        condition: names of the conditioning variables (placed first)
+        labels: {name: int} the fixed name-to-label table
+        functional_inputs: {name: (B, *event) or (B, *event, F)} (default: None)
+        masks: {name: (B, *event) bool}, False marks padding (default: None)
+    """
     names = _token_names(data, condition, labels)
     batch = None
     values, label, position, cond, mask, fun, spec = [], [], [], [], [], [], []
@@ -179,7 +198,13 @@ def detokenise(
     spec: tuple,  # Tokens.spec
     names: list | None = None,  # which variables `value` holds (default: all, in order)
 ) -> dict:
-    "Rebuild the dictionary of arrays from token values (Chapter 10, *From arrays to tokens*)."
+    """Rebuild the dictionary of arrays from token values (Chapter 10, *From arrays to tokens*).
+
+    Args:
+        value: (B, T', 1) values of all tokens, or of the targets only
+        spec: Tokens.spec
+        names: which variables `value` holds (default: all, in order) (default: None)
+    """
     entries = [e for e in spec if names is None or e[0] in names]
     need = sum(e - s for _, _, s, e in entries)
     if need != value.shape[1]:
@@ -192,7 +217,16 @@ def detokenise(
 
 # %% ../../nbs/10_tfmpe/01_tokens.ipynb #73c060f8
 class TokenEmbedding(nn.Module):
-    "Learned label table, Fourier frequencies and projection (Chapter 10, *Embedding a token*)."
+    """Learned label table, Fourier frequencies and projection (Chapter 10, *Embedding a token*).
+
+    Args:
+        n_labels: size of the label table
+        latent_dim: width D of the embedding (default: 64)
+        label_dim: width L of a label embedding (default: 16)
+        pos_dim: 2 Hp Fourier features of the position (default: 16)
+        functional_dim: F, the width of functional inputs (0: none) (default: 0)
+        functional_features: 2 Hf Fourier features of the functional input (default: 32)
+    """
 
     def __init__(
         self,
@@ -231,7 +265,14 @@ def forward(
     backend: str = "auto",  # "auto", "triton" or "torch" (see the kernels notebook)
     validate: bool = True,  # the kernel's finiteness and label checks (host syncs)
 ) -> torch.Tensor:
-    "Embeddings of shape (B, T, D)."
+    """Embeddings of shape (B, T, D).
+
+    Args:
+        tokens: a batch of B sequences of T tokens
+        time: (B,) flow time per sequence
+        backend: "auto", "triton" or "torch" (see the kernels notebook) (default: "auto")
+        validate: the kernel's finiteness and label checks (host syncs) (default: True)
+    """
     B, T, V = tokens.value.shape
     if (tokens.functional is None) != (self.functional_dim == 0):
         raise ValueError("tokens.functional must be given exactly when functional_dim > 0")

@@ -135,7 +135,15 @@ def make_alloy_dataset(
     strain: float = 0.04,  # each strain component uniform in [-strain, strain]
     rattle: tuple[float, float] = (0.05, 0.1),  # rattling sigma uniform in this range, A
 ) -> list[dict]:
-    "`n` EMT-labelled binary alloys as dicts of tensors (Chapter 08, *Alloys*)."
+    """`n` EMT-labelled binary alloys as dicts of tensors (Chapter 08, *Alloys*).
+
+    Args:
+        n: number of structures
+        seed: numpy seed: the same seed draws the same structures (default: 0)
+        max_atoms: atoms per cell, at most (default: 8)
+        strain: each strain component uniform in [-strain, strain] (default: 0.04)
+        rattle: rattling sigma uniform in this range, A (default: (0.05, 0.1))
+    """
     n = _check_count(n, "n", 0)
     max_atoms = _check_count(max_atoms, "max_atoms", 1)
     _check_count(seed, "seed", 0)
@@ -152,7 +160,13 @@ def collate(
     cutoff: float = 5.0,  # radius of the periodic graph, A
     dtype: torch.dtype = torch.float32,  # positions and cells
 ) -> dict:
-    "Concatenate structures into one batch with its periodic graph (Chapter 08, *Batches*)."
+    """Concatenate structures into one batch with its periodic graph (Chapter 08, *Batches*).
+
+    Args:
+        structures: from make_alloy_dataset (or any dicts with numbers, pos, cell)
+        cutoff: radius of the periodic graph, A (default: 5.0)
+        dtype: positions and cells (default: torch.float32)
+    """
     if not isinstance(structures, (list, tuple)) or not structures:
         raise ValueError("structures must be a non-empty list of structure dicts")
     if isinstance(cutoff, bool) or not isinstance(cutoff, (int, float)) or not cutoff > 0:

@@ -44,7 +44,14 @@ def count_weighted_attention(
     v: torch.Tensor,  # (B, H, T, d) values
     counts: torch.Tensor,  # (B, T) positive multiplicity of each token
 ) -> torch.Tensor:
-    "Softmax attention over the multiset with token t repeated counts[t] times (Chapter 08)."
+    """Softmax attention over the multiset with token t repeated counts[t] times (Chapter 08).
+
+    Args:
+        q: (B, H, T, d) queries
+        k: (B, H, T, d) keys
+        v: (B, H, T, d) values
+        counts: (B, T) positive multiplicity of each token
+    """
     q = check_tensor(q, "q", ndim=4, dtypes=(torch.float32, torch.float64))
     k = check_tensor(k, "k", shape=q.shape, dtypes=(q.dtype,))
     v = check_tensor(v, "v", shape=(*q.shape[:3], None), dtypes=(q.dtype,))
@@ -59,7 +66,13 @@ def composition_tokens(
     batch: torch.Tensor,  # (N,) structure of each atom, 0..B-1 sorted
     n_structures: int | None = None,  # B (default: batch.max() + 1)
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    "Padded tokens (B, 1 + T) (0 = CLS or padding) and counts (B, 1 + T) (Chapter 08)."
+    """Padded tokens (B, 1 + T) (0 = CLS or padding) and counts (B, 1 + T) (Chapter 08).
+
+    Args:
+        numbers: (N,) atomic numbers 1..118
+        batch: (N,) structure of each atom, 0..B-1 sorted
+        n_structures: B (default: batch.max() + 1) (default: None)
+    """
     numbers = check_tensor(numbers, "numbers", ndim=1, dtypes=(torch.int32, torch.int64)).long()
     if numbers.numel() and bool(((numbers < 1) | (numbers > 118)).any()):
         raise ValueError("numbers must be atomic numbers in 1..118")
@@ -99,7 +112,14 @@ class CountWeightedBlock(nn.Module):
 
 # %% ../../nbs/08_triforces/02_composition.ipynb #1f65cdd9
 class CompositionStream(nn.Module):
-    "Element tokens + CLS, count-weighted blocks -> (B, d) (Chapter 08, *Composition stream*)."
+    """Element tokens + CLS, count-weighted blocks -> (B, d) (Chapter 08, *Composition stream*).
+
+    Args:
+        d: width (default: 48)
+        n_heads: attention heads (default: 4)
+        n_blocks: transformer blocks (default: 2)
+        generator: draws the initial weights (default: None)
+    """
 
     def __init__(
         self,

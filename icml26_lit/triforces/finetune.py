@@ -52,7 +52,18 @@ def finetune(
     generator: torch.Generator | None = None,  # draws the batches
     history: list | None = None,  # if given, each step's training loss is appended to it
 ) -> Standardiser:
-    "Fine-tune on MSE(E/N) + MSE(F), standardised; returns the scaler (Chapter 08, *Fine-tuning*)."
+    """Fine-tune on MSE(E/N) + MSE(F), standardised; returns the scaler (Chapter 08, *Fine-tuning*).
+
+    Args:
+        model: trained in place
+        structures: labelled structures
+        steps: Adam steps (default: 150)
+        batch_size: structures per step (default: 16)
+        lr: peak learning rate, cosine-decayed to 0 (default: 1e-3)
+        head: force head (default: "direct")
+        generator: draws the batches (default: None)
+        history: if given, each step's training loss is appended to it (default: None)
+    """
     if steps < 1 or batch_size < 1 or not lr > 0:
         raise ValueError(
             f"steps, batch_size and lr must be positive, got {steps}, {batch_size}, {lr}"

@@ -46,7 +46,13 @@ def radial_basis(
     cutoff: float,  # r_c
     n_radial: int,  # N_r Bessel functions
 ) -> torch.Tensor:
-    "Bessel x cosine cutoffs at (0.5, 0.75, 1) r_c: (E, 3 N_r) (Chapter 08, *Kernels*)."
+    """Bessel x cosine cutoffs at (0.5, 0.75, 1) r_c: (E, 3 N_r) (Chapter 08, *Kernels*).
+
+    Args:
+        r: (E,) edge lengths, > 0
+        cutoff: r_c
+        n_radial: N_r Bessel functions
+    """
     cutoff = _check_cutoff(cutoff)
     n = torch.arange(1, n_radial + 1, dtype=r.dtype, device=r.device)
     bessel = math.sqrt(2 / cutoff) * torch.sin(n * math.pi * r[:, None] / cutoff) / r[:, None]
@@ -77,7 +83,11 @@ def harmonic_coefficients(
     dtype: torch.dtype = torch.float64,
     device="cpu",
 ) -> torch.Tensor:
-    "Q_lm(z) = P_l^|m|(z) / s^|m| as polynomial coefficients ((L+1)^2, L+1) (Chapter 08)."
+    """Q_lm(z) = P_l^|m|(z) / s^|m| as polynomial coefficients ((L+1)^2, L+1) (Chapter 08).
+
+    Args:
+        l_max: L
+    """
     if isinstance(l_max, bool) or not isinstance(l_max, int) or l_max < 0:
         raise ValueError(f"l_max must be a non-negative int, got {l_max!r}")
     key = (l_max, dtype, str(device))
@@ -453,7 +463,17 @@ def power_spectrum(
     l_max: int = 4,  # harmonics up to this degree
     backend: str = "auto",  # "auto" (Triton on CUDA) | "torch" | "triton" (interpreter on CPU)
 ) -> torch.Tensor:
-    "Learnable power spectrum p_i[a, b, l] as (N, A * A * (l_max + 1)) (Chapter 08, *Kernels*)."
+    """Learnable power spectrum p_i[a, b, l] as (N, A * A * (l_max + 1)) (Chapter 08, *Kernels*).
+
+    Args:
+        edge_vec: (E, 3) x_j + S C - x_i, non-zero
+        edge_dst: (E,) target atom i of each edge
+        n_atoms: N
+        radial_weights: (A, 3 N_r) mixing W
+        cutoff: r_c, A (default: 5.0)
+        l_max: harmonics up to this degree (default: 4)
+        backend: "auto" (Triton on CUDA) | "torch" | "triton" (interpreter on CPU) (default: "auto")
+    """
     if backend not in ("auto", "torch", "triton"):
         raise ValueError(f"backend must be 'auto', 'torch' or 'triton', got {backend!r}")
     edge_vec = check_tensor(

@@ -110,7 +110,11 @@ BACKBONES = {"cfconv": InteractionStream, "pyg_schnet": PygSchNetStream}
 
 
 class TriForces(nn.Module):
-    "Three streams, concat fusion, energy and force heads (Chapter 08, *TriForces*)."
+    """Three streams, concat fusion, energy and force heads (Chapter 08, *TriForces*).
+
+    Args:
+        interaction: a BACKBONES name or a module (see above) (default: "cfconv")
+    """
 
     def __init__(
         self,

@@ -38,7 +38,14 @@ def sigreg(
     scale_by_n: bool = True,  # multiply by N, as the paper does
     generator: torch.Generator | None = None,  # draws the directions
 ) -> torch.Tensor:
-    "SIGReg: mean Epps-Pulley statistic over random 1-D projections, 0-d (Chapter 08, *SIGReg*)."
+    """SIGReg: mean Epps-Pulley statistic over random 1-D projections, 0-d (Chapter 08, *SIGReg*).
+
+    Args:
+        x: (N, D) embeddings
+        n_slices: random unit directions (default: 1024)
+        scale_by_n: multiply by N, as the paper does (default: True)
+        generator: draws the directions (default: None)
+    """
     x = check_tensor(x, "x", ndim=2, dtypes=(torch.float32, torch.float64))
     if x.shape[0] < 2:
         raise ValueError(f"x must hold at least two samples to standardise, got {x.shape[0]}")
@@ -131,7 +138,16 @@ def pretrain(
     lr: float = 1e-3,  # AdamW learning rate
     generator: torch.Generator | None = None,  # views, batches, heads
 ) -> list[dict]:
-    "Self-supervised pre-training of `model` in place; returns the loss history (Chapter 08)."
+    """Self-supervised pre-training of `model` in place; returns the loss history (Chapter 08).
+
+    Args:
+        model: the model whose streams are pre-trained
+        structures: unlabelled structures (labels, if present, are ignored)
+        steps: AdamW steps (default: 150)
+        batch_size: structures per step (default: 16)
+        lr: AdamW learning rate (default: 1e-3)
+        generator: views, batches, heads (default: None)
+    """
     if steps < 0 or batch_size < 2:
         raise ValueError(f"steps must be >= 0 and batch_size >= 2, got {steps}, {batch_size}")
     generator = generator or torch.Generator().manual_seed(0)

@@ -41,7 +41,17 @@ def _mlp(*widths: int) -> nn.Sequential:
 
 
 class StructuralStream(nn.Module):
-    "Power spectrum, lattice, message passing -> atoms (N, d), structures (B, d) (Chapter 08)."
+    """Power spectrum, lattice, message passing -> atoms (N, d), structures (B, d) (Chapter 08).
+
+    Args:
+        d: width (default: 48)
+        n_radial: Bessel functions N_r (and channels A) (default: 6)
+        l_max: harmonics (default: 4)
+        cutoff: r_c, A (default: 5.0)
+        n_layers: message-passing layers (default: 2)
+        backend: power-spectrum backend (default: "auto")
+        generator: draws the initial weights (default: None)
+    """
 
     def __init__(
         self,

@@ -31,7 +31,13 @@ def _prob_vector(p, name: str) -> np.ndarray:
 
 @dataclass(frozen=True)
 class PersuasionGame:
-    "A Bayesian persuasion game: prior (S,), utilities (A, S) (Chapter 19, *Classic persuasion*)."
+    """A Bayesian persuasion game: prior (S,), utilities (A, S) (Chapter 19, *Classic persuasion*).
+
+    Args:
+        prior: mu_0 over the S states
+        sender_utility: u_S[a, w], shape (A, S)
+        receiver_utility: u_R[a, w], shape (A, S)
+    """
 
     prior: np.ndarray  # mu_0 over the S states
     sender_utility: np.ndarray  # u_S[a, w], shape (A, S)
@@ -67,7 +73,12 @@ def binary_game(
     prior_high: float,  # mu_0(high): a strong candidate, a guilty defendant
     threshold: float,  # the receiver accepts iff P(high) >= threshold, in (0, 1)
 ) -> PersuasionGame:
-    "States (low, high), actions (reject, accept); accept iff P(high) >= t (Chapter 19)."
+    """States (low, high), actions (reject, accept); accept iff P(high) >= t (Chapter 19).
+
+    Args:
+        prior_high: mu_0(high): a strong candidate, a guilty defendant
+        threshold: the receiver accepts iff P(high) >= threshold, in (0, 1)
+    """
     for name, v in (("prior_high", prior_high), ("threshold", threshold)):
         if isinstance(v, bool) or not isinstance(v, (int, float, np.floating)):
             raise TypeError(f"{name} must be a number, got {type(v).__name__}")

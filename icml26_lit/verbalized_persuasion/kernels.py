@@ -32,7 +32,15 @@ def score_messages(
     mask: torch.Tensor,  # (B, T) bool: True on the message's tokens
     backend: str = "auto",  # "auto", "triton" or "torch"
 ) -> torch.Tensor:
-    "Summed log-probability (B,) of each message's masked tokens (Chapter 19, *Kernels*)."
+    """Summed log-probability (B,) of each message's masked tokens (Chapter 19, *Kernels*).
+
+    Args:
+        hidden: (B, T, d) final hidden states
+        weight: LM head (V, d)
+        targets: (B, T) next-token ids
+        mask: (B, T) bool: True on the message's tokens
+        backend: "auto", "triton" or "torch" (default: "auto")
+    """
     hidden = check_tensor(hidden, "hidden", ndim=3, dtypes=(torch.float32, torch.float64))
     B, T, _ = hidden.shape
     targets = check_tensor(targets, "targets", shape=(B, T), dtypes=(torch.int64,))

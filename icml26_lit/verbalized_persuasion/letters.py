@@ -117,7 +117,12 @@ def _pick(u: float, n: int) -> int:
 
 # %% ../../nbs/19_verbalized_persuasion/03_letters.ipynb #5e7d4e41
 class LetterSender:
-    "A template sender writing letters for one prompt (Chapter 19, *Letters*)."
+    """A template sender writing letters for one prompt (Chapter 19, *Letters*).
+
+    Args:
+        prompt: leak: P(a body sentence reveals)
+        leak: leak: P(a body sentence reveals) (default: 0.5)
+    """
 
     def __init__(self, prompt: Prompt, leak: float = 0.5):  # leak: P(a body sentence reveals)
         if not isinstance(prompt, Prompt):

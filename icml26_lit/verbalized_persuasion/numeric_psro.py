@@ -83,7 +83,16 @@ def commitment_lp(u_s, u_r) -> tuple[np.ndarray, int, float]:
 # %% ../../nbs/19_verbalized_persuasion/02_numeric_psro.ipynb #b18d906c
 @dataclass(frozen=True)
 class PSROResult:
-    "A PSRO run: value, meta-strategies, populations (grid indices) and the history."
+    """A PSRO run: value, meta-strategies, populations (grid indices) and the history.
+
+    Args:
+        value: the sender's value of the final meta-profile
+        exploitability: of the final meta-profile over the full grids
+        sender_mix: x over the sender population
+        receiver_rule: grid index of the receiver's meta-rule
+        sender_population: grid indices
+        history: (value, exploitability) per iteration
+    """
 
     value: float  # the sender's value of the final meta-profile
     exploitability: float  # of the final meta-profile over the full grids
@@ -120,7 +129,12 @@ def psro(
     n_iters: int = 50,
     receiver_grid=None,  # posterior thresholds; default 0, 0.05, ..., 1 and t
 ) -> PSROResult:
-    "Numeric PSRO with the commitment LP meta-solver (Chapter 19, *Numeric PSRO*)."
+    """Numeric PSRO with the commitment LP meta-solver (Chapter 19, *Numeric PSRO*).
+
+    Args:
+        sender_grid: q values (K,) or schemes (K, 2, M)
+        receiver_grid: posterior thresholds; default 0, 0.05, ..., 1 and t (default: None)
+    """
     t = _binary(game)
     grid = np.asarray(sender_grid, dtype=np.float64)
     schemes = binary_schemes(grid) if grid.ndim == 1 else grid

@@ -30,7 +30,11 @@ RULES = ("threshold", "follow", "ignore")
 
 @dataclass
 class Rollouts:
-    "Common random numbers for prompt rollouts: n letters per state (Chapter 19, *Prompt-PSRO*)."
+    """Common random numbers for prompt rollouts: n letters per state (Chapter 19, *Prompt-PSRO*).
+
+    Args:
+        held_out: held-out recommendation phrasings (default: False)
+    """
 
     n: int
     generator: torch.Generator | None = None
@@ -66,7 +70,14 @@ def rule_payoffs(hires, n: int, prior_strong: float, threshold: float):
 # %% ../../nbs/19_verbalized_persuasion/05_prompt_psro.ipynb #af5bc477
 @dataclass
 class PromptPSROResult:
-    "A prompt-PSRO run (Chapter 19, *Prompt-PSRO*)."
+    """A prompt-PSRO run (Chapter 19, *Prompt-PSRO*).
+
+    Args:
+        value: the sender's meta value on the rollout table
+        sender_population: prompts
+        history: (value, number of prompts rolled out) per iteration
+        n_scored: prompts rolled out in all
+    """
 
     value: float  # the sender's meta value on the rollout table
     sender_population: list  # prompts
@@ -114,7 +125,14 @@ def prompt_psro(
     rules: tuple = RULES,  # the rules the receiver's population may hold
     cache: dict | None = None,  # {(p index, q index): payoffs}, shared with other searches
 ) -> PromptPSROResult:
-    "Prompt-space PSRO with the commitment LP meta-solver (Chapter 19, *Prompt-PSRO*)."
+    """Prompt-space PSRO with the commitment LP meta-solver (Chapter 19, *Prompt-PSRO*).
+
+    Args:
+        receiver: None: the exact Bayesian reader
+        generator: the oracle's random starts (default: None)
+        rules: the rules the receiver's population may hold (default: RULES)
+        cache: {(p index, q index): payoffs}, shared with other searches (default: None)
+    """
     if not isinstance(n_iters, int) or n_iters < 1 or not isinstance(n_starts, int) or n_starts < 1:
         raise ValueError(f"n_iters and n_starts must be positive ints: {n_iters!r}, {n_starts!r}")
     if isinstance(rules, str) or not rules or not set(rules) <= set(RULES):
@@ -195,7 +213,11 @@ def two_stage_psro(
     cost: float = 0.1,
     generator: torch.Generator | None = None,  # the oracle's random starts
 ) -> PromptPSROResult:
-    "Prompt-PSRO on the letter-then-interview game against the exact reader (Chapter 19)."
+    """Prompt-PSRO on the letter-then-interview game against the exact reader (Chapter 19).
+
+    Args:
+        generator: the oracle's random starts (default: None)
+    """
     if not isinstance(n_iters, int) or n_iters < 1 or not isinstance(n_starts, int) or n_starts < 1:
         raise ValueError(f"n_iters and n_starts must be positive ints: {n_iters!r}, {n_starts!r}")
     grids, cache = (P_STRONG, Q_GRID, P2_GRID, Q_GRID), {}

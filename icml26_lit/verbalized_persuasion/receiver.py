@@ -62,7 +62,12 @@ def make_corpus(n: int, leak: float, generator: torch.Generator | None = None, h
 
 # %% ../../nbs/19_verbalized_persuasion/04_receiver.ipynb #d863dbfe
 class ReceiverLM(nn.Module):
-    "A tiny LM receiver with a Bayes posterior over letters (Chapter 19, *The receiver*)."
+    """A tiny LM receiver with a Bayes posterior over letters (Chapter 19, *The receiver*).
+
+    Args:
+        prior_strong: mu_0, common knowledge (default: 1 / 3)
+        threshold: hire iff P(strong) >= threshold (default: 0.5)
+    """
 
     def __init__(
         self,
