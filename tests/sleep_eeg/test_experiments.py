@@ -78,7 +78,7 @@ def test_projection_counts_every_piece():
 
 def test_presets_carry_the_fallbacks_and_the_pilot_grid():
     ci, cpu = X.CONFIG.get("ci"), X.CONFIG.get("cpu")
-    assert (ci.steps, ci.n_translator, ci.n_seeds) == (150, 16, 3)
+    assert (ci.steps, ci.n_translator, ci.n_seeds) == (150, 16, 2)
     assert (cpu.steps, cpu.n_translator, cpu.n_seeds) == (600, 64, 5) and cpu.run_pilot
     colab = X.CONFIG.get("colab")
     assert colab.steps == 2000 and colab.steps != cpu.steps  # set for colab, not inherited
