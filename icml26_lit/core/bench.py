@@ -29,19 +29,38 @@ __all__ = ['BENCHMARKS', 'CARDS', 'AGREE_TOL', 'Benchmark', 'register_benchmark'
 # %% ../../nbs/00_core/05_bench.ipynb #cc9a215a
 @dataclass
 class Benchmark:
-    "One registered benchmark (see `register_benchmark`)."
+    """One registered benchmark (see `register_benchmark`).
 
-    chapter: str
-    name: str
-    fn: Callable
-    bytes_model: Callable
+    Args:
+        chapter: two-digit chapter number, e.g. '06'
+        name: benchmark name, unique in the chapter
+        fn: device -> {variant name: zero-argument call}
+        bytes_model: () -> dict with 'bytes' (and 'flops') moved per call
+    """
+
+    chapter: str  # two-digit chapter number, e.g. '06'
+    name: str  # benchmark name, unique in the chapter
+    fn: Callable  # device -> {variant name: zero-argument call}
+    bytes_model: Callable  # () -> dict with 'bytes' (and 'flops') moved per call
 
 
 BENCHMARKS: dict[str, Benchmark] = {}
 
 
-def register_benchmark(chapter: str, name: str, fn: Callable, bytes_model: Callable) -> Benchmark:
-    "Register a kernel-vs-reference benchmark (Chapter 0, *Benchmarks*)."
+def register_benchmark(
+    chapter: str,  # two-digit chapter number, e.g. '06'
+    name: str,  # benchmark name, unique in the chapter
+    fn: Callable,  # device -> {variant name: zero-argument call}
+    bytes_model: Callable,  # () -> dict with 'bytes' (and 'flops') moved per call
+) -> Benchmark:
+    """Register a kernel-vs-reference benchmark (Chapter 0, *Benchmarks*).
+
+    Args:
+        chapter: two-digit chapter number, e.g. '06'
+        name: benchmark name, unique in the chapter
+        fn: device -> {variant name: zero-argument call}
+        bytes_model: () -> dict with 'bytes' (and 'flops') moved per call
+    """
     if not re.fullmatch(r"\d\d", str(chapter)):
         raise ValueError(f"chapter must be a two-digit string such as '06', got {chapter!r}")
     if not callable(fn) or not callable(bytes_model):
@@ -65,8 +84,14 @@ CARDS = {  # substring of torch.cuda.get_device_name() -> (GB/s, fp32 TFLOP/s, f
 }
 
 
-def card_ceiling(name: str):
-    "The (GB/s, fp32 TFLOP/s, fp16 TFLOP/s) ceiling of the card called `name`, or None."
+def card_ceiling(
+    name: str,  # the card's name as CUDA reports it
+):
+    """The (GB/s, fp32 TFLOP/s, fp16 TFLOP/s) ceiling of the card called `name`, or None.
+
+    Args:
+        name: the card's name as CUDA reports it
+    """
     for key, v in CARDS.items():
         if key in name:
             return v
@@ -126,8 +151,14 @@ def _rel_diff(got: list, ref: list) -> float | None:
     return diff / scale if scale > 0 else diff
 
 
-def variant_agreement(variants: dict) -> dict:
-    "Each `triton...` variant against its `torch...` partner, one call each (*Agreement*)."
+def variant_agreement(
+    variants: dict,  # variant name -> zero-argument call
+) -> dict:
+    """Each `triton...` variant against its `torch...` partner, one call each (*Agreement*).
+
+    Args:
+        variants: variant name -> zero-argument call
+    """
     rows = {}
     for name, call in variants.items():
         partner = name.replace("triton", "torch", 1)
@@ -203,14 +234,23 @@ def _time_one(b: Benchmark, m: dict, compile: bool) -> dict:
 
 # %% ../../nbs/00_core/05_bench.ipynb #d2718b38
 def run_benchmarks(
-    chapters=None,
-    budget_s: float = 420.0,
-    compile: bool = False,
-    out_dir=None,
-    device: str = "auto",
-    verbose: bool = True,
+    chapters=None,  # two-digit chapters to run; None: all registered
+    budget_s: float = 420.0,  # stop starting new benchmarks after this many seconds
+    compile: bool = False,  # also time `torch.compile` of the torch variant
+    out_dir=None,  # folder of the results file; None: results/bench
+    device: str = "auto",  # `auto` or `cuda` times on the GPU; `cpu` prints the models
+    verbose: bool = True,  # print each benchmark's line
 ):
-    "Time every registered benchmark on CUDA and write a results file; on CPU print the models."
+    """Time every registered benchmark on CUDA and write a results file; on CPU print the models.
+
+    Args:
+        chapters: two-digit chapters to run; None: all registered (default: None)
+        budget_s: stop starting new benchmarks after this many seconds (default: 420.0)
+        compile: also time `torch.compile` of the torch variant (default: False)
+        out_dir: folder of the results file; None: results/bench (default: None)
+        device: `auto` or `cuda` times on the GPU; `cpu` prints the models (default: "auto")
+        verbose: print each benchmark's line (default: True)
+    """
     chosen = [b for b in BENCHMARKS.values() if not chapters or b.chapter in chapters]
     cuda = torch.cuda.is_available() and device in ("auto", "cuda")
     if not cuda:
@@ -344,8 +384,18 @@ def _registration_matches(call: ast.Call, chapter: str, name: str) -> bool:
     return False
 
 
-def kernel_code(source: str, chapter: str, name: str) -> dict[str, str] | None:
-    "The Triton kernels benchmark `name` reaches, with their helpers, as syntax trees, or None."
+def kernel_code(
+    source: str,  # Python source of a chapter's kernels module
+    chapter: str,  # two-digit chapter number
+    name: str,  # benchmark name
+) -> dict[str, str] | None:
+    """The Triton kernels benchmark `name` reaches, with their helpers, as syntax trees, or None.
+
+    Args:
+        source: Python source of a chapter's kernels module
+        chapter: two-digit chapter number
+        name: benchmark name
+    """
     tree = ast.parse(source)
     calls = [
         n
@@ -386,11 +436,23 @@ def _package_dir() -> pathlib.Path:
     return pathlib.Path(icml26_lit.__file__).resolve().parent
 
 
-def code_status(chapter: str, name: str, commit: str | None, package=None) -> tuple[str, str]:
+def code_status(
+    chapter: str,  # two-digit chapter number
+    name: str,  # benchmark name
+    commit: str | None,  # commit of the timings; None: unknown
+    package=None,  # the package folder; None: this installed package
+) -> tuple[str, str]:
     """("same" | "replaced" | "unknown", why): the kernels of benchmark `name` now and at `commit`.
 
     Compares the syntax trees (comments and formatting do not count) of the Triton kernels the
-    benchmark reaches, with their helpers and constants, in the working tree and at `commit`."""
+    benchmark reaches, with their helpers and constants, in the working tree and at `commit`.
+
+    Args:
+        chapter: two-digit chapter number
+        name: benchmark name
+        commit: commit of the timings; None: unknown
+        package: the package folder; None: this installed package (default: None)
+    """
     package = pathlib.Path(package) if package is not None else _package_dir()
     top = _git(package, "rev-parse", "--show-toplevel")
     if top is None:
@@ -442,8 +504,16 @@ def _code_hash(chapter: str, name: str, commit: str | None = None, package=None)
     return None
 
 
-def dispatch_table(bench: dict, package=None) -> dict:
-    "`{chapter.name: {card: entry}}` from one bench file (see `auto_choice`)."
+def dispatch_table(
+    bench: dict,  # one bench file, parsed JSON
+    package=None,  # the package folder; None: this installed package
+) -> dict:
+    """`{chapter.name: {card: entry}}` from one bench file (see `auto_choice`).
+
+    Args:
+        bench: one bench file, parsed JSON
+        package: the package folder; None: this installed package (default: None)
+    """
     commit = bench.get("provenance", {}).get("commit")
     out = {}
     for b in bench.get("benchmarks", []):
@@ -469,8 +539,18 @@ def _finite(x) -> bool:
     return isinstance(x, (int, float)) and math.isfinite(x)
 
 # %% ../../nbs/00_core/05_bench.ipynb #c51e5a06
-def auto_choice(key: str, table: dict | None, current_hash: str | None) -> tuple[str, str]:
-    "('triton' | 'torch', why) for benchmark `key` ('04.fused_field...') under backend='auto'."
+def auto_choice(
+    key: str,  # benchmark key 'chapter.name'
+    table: dict | None,  # the dispatch table (`dispatch_table`); None: none
+    current_hash: str | None,  # hash of the kernels' code now; None: unknown
+) -> tuple[str, str]:
+    """('triton' | 'torch', why) for benchmark `key` ('04.fused_field...') under backend='auto'.
+
+    Args:
+        key: benchmark key 'chapter.name'
+        table: the dispatch table (`dispatch_table`); None: none
+        current_hash: hash of the kernels' code now; None: unknown
+    """
     if not table or key not in table:
         return "torch", f"{key}: no card has measured it"
     whys = []
@@ -489,8 +569,18 @@ def auto_choice(key: str, table: dict | None, current_hash: str | None) -> tuple
     return "torch", f"{key}: " + "; ".join(whys)
 
 
-def write_dispatch(bench_file, out=None, package=None) -> pathlib.Path:
-    "Merge `bench_file`'s entries into `dispatch.json` beside it (or at `out`); returns the path."
+def write_dispatch(
+    bench_file,  # path of a bench results file
+    out=None,  # path of the dispatch file; None: dispatch.json beside it
+    package=None,  # the package folder; None: this installed package
+) -> pathlib.Path:
+    """Merge `bench_file`'s entries into `dispatch.json` beside it (or at `out`); returns the path.
+
+    Args:
+        bench_file: path of a bench results file
+        out: path of the dispatch file; None: dispatch.json beside it (default: None)
+        package: the package folder; None: this installed package (default: None)
+    """
     bench_file = pathlib.Path(bench_file)
     out = pathlib.Path(out) if out is not None else bench_file.parent / "dispatch.json"
     table = json.loads(out.read_text()) if out.exists() else {}
@@ -523,9 +613,15 @@ def _variant_rows(b: dict) -> tuple[list[tuple], list[str]]:
     words = [f"{kind} lost to {k}" + ",".join(at) for (kind, k), at in lost.items()]
     return rows, words
 
+# %% ../../nbs/00_core/05_bench.ipynb #02f32da9
+def bench_files(
+    directory=None,  # the results folder; None: the checkout's results/
+) -> list[pathlib.Path] | None:
+    """The committed timing files, `<card>-<date>.json` (not dispatch.json); None outside a checkout.
 
-def bench_files(directory=None) -> list[pathlib.Path] | None:
-    "The committed timing files, `<card>-<date>.json` (not dispatch.json); None outside a checkout."
+    Args:
+        directory: the results folder; None: the checkout's results/ (default: None)
+    """
     d = pathlib.Path(directory) if directory is not None else results_dir()
     if d is None:
         return None
@@ -533,8 +629,16 @@ def bench_files(directory=None) -> list[pathlib.Path] | None:
     return [f for f in found if "benchmarks" in json.loads(f.read_text())]
 
 
-def bench_rows(chapter: str, directory=None) -> list[dict] | None:
-    "The committed bench files' rows of `chapter` with card, date, commit; None outside a checkout."
+def bench_rows(
+    chapter: str,  # two-digit chapter number
+    directory=None,  # the results folder; None: the checkout's results/
+) -> list[dict] | None:
+    """The committed bench files' rows of `chapter` with card, date, commit; None outside a checkout.
+
+    Args:
+        chapter: two-digit chapter number
+        directory: the results folder; None: the checkout's results/ (default: None)
+    """
     files = bench_files(directory)
     if files is None:
         return None
@@ -591,12 +695,23 @@ def _file_head(f: dict) -> str:
 
 # %% ../../nbs/00_core/05_bench.ipynb #99b909a0
 class GpuTable:
-    "The committed GPU bench rows of one chapter, for a kernels notebook (see `gpu_table`)."
+    """The committed GPU bench rows of one chapter, for a kernels notebook (see `gpu_table`).
+
+    Args:
+        chapter: two-digit chapter number
+        files: the chapter's bench rows (`bench_rows`); None: no checkout
+        status: `code_status`-like callable; None: `code_status` (default: None)
+    """
 
     columns = ("benchmark", "size", "variant", "median time", "speed-up", "agreement on the card")
     # "median time" carries GB/s by the benchmark's bytes model where that model describes the size
 
-    def __init__(self, chapter: str, files: list[dict] | None, status=None):
+    def __init__(
+        self,
+        chapter: str,  # two-digit chapter number
+        files: list[dict] | None,  # the chapter's bench rows (`bench_rows`); None: no checkout
+        status=None,  # `code_status`-like callable; None: `code_status`
+    ):
         self.chapter, self.files = str(chapter), files
         status = status or code_status
         self.sections = [(f, *_section(self.chapter, f, status)) for f in files or []]
@@ -637,9 +752,17 @@ class GpuTable:
 
     __str__ = _repr_markdown_
 
+# %% ../../nbs/00_core/05_bench.ipynb #861365db
+def gpu_table(
+    chapter: str,  # two-digit chapter number
+    directory=None,  # the results folder; None: the checkout's results/
+) -> GpuTable:
+    """The committed GPU timings of `chapter`'s kernels (Chapter 0, *GPU facts from one file*).
 
-def gpu_table(chapter: str, directory=None) -> GpuTable:
-    "The committed GPU timings of `chapter`'s kernels (Chapter 0, *GPU facts from one file*)."
+    Args:
+        chapter: two-digit chapter number
+        directory: the results folder; None: the checkout's results/ (default: None)
+    """
     if not re.fullmatch(r"\d\d", str(chapter)):
         raise ValueError(f"chapter must be a two-digit string such as '06', got {chapter!r}")
     return GpuTable(str(chapter), bench_rows(str(chapter), directory))

@@ -128,10 +128,13 @@ class Decision:
         test: the test that decided it
         estimate: mean(ours) - mean(baseline or reference), in the claim's units
         ci_low: one-sided (1 - alpha) bounds of that difference (default: None)
+        ci_high: upper bound of that difference (None: one-sided) (default: None)
         statistic: t (or signed-rank, or win count) statistic (default: None)
         df: degrees of freedom (default: None)
         p_value: p-value of "ours better" (or of equivalence) (default: None)
         p_value_other: p-value of "baseline better" (or of non-equivalence) (default: None)
+        n_ours: number of our values (default: 1)
+        n_baseline: number of baseline values (default: 1)
     """
 
     verdict: str  # one of `VERDICTS`
@@ -139,13 +142,13 @@ class Decision:
     test: str  # the test that decided it
     estimate: float  # mean(ours) - mean(baseline or reference), in the claim's units
     ci_low: float | None = None  # one-sided (1 - alpha) bounds of that difference
-    ci_high: float | None = None
+    ci_high: float | None = None  # upper bound of that difference (None: one-sided)
     statistic: float | None = None  # t (or signed-rank, or win count) statistic
     df: float | None = None  # degrees of freedom
     p_value: float | None = None  # p-value of "ours better" (or of equivalence)
     p_value_other: float | None = None  # p-value of "baseline better" (or of non-equivalence)
-    n_ours: int = 1
-    n_baseline: int = 1
+    n_ours: int = 1  # number of our values
+    n_baseline: int = 1  # number of baseline values
 
 
 def _words(s: int, est: float, tie: bool, margin: float, other: str = "the baseline") -> str:
@@ -490,8 +493,14 @@ def decide(
     return d
 
 # %% ../../nbs/00_core/03_claims.ipynb #7eb46570
-def repo_root(start: str | os.PathLike | None = None) -> pathlib.Path:
-    "The nearest folder at or above `start` (default: here) holding `settings.ini`, else `start`."
+def repo_root(
+    start: str | os.PathLike | None = None,  # folder to search up from; None: the working directory
+) -> pathlib.Path:
+    """The nearest folder at or above `start` (default: here) holding `settings.ini`, else `start`.
+
+    Args:
+        start: folder to search up from; None: the working directory (default: None)
+    """
     here = pathlib.Path(start or os.getcwd()).resolve()
     for p in (here, *here.parents):
         if (p / "settings.ini").exists():
@@ -516,8 +525,16 @@ def results_dir() -> pathlib.Path | None:
     return None
 
 
-def read_results(slug: str, scale: str = "cpu") -> dict | None:
-    "A chapter's committed results file (`results/<slug>/<scale>.json`), or None with a notice."
+def read_results(
+    slug: str,  # the chapter's package name, e.g. 'slepian'
+    scale: str = "cpu",  # which results file: ci, cpu, colab or full
+) -> dict | None:
+    """A chapter's committed results file (`results/<slug>/<scale>.json`), or None with a notice.
+
+    Args:
+        slug: the chapter's package name, e.g. 'slepian'
+        scale: which results file: ci, cpu, colab or full (default: "cpu")
+    """
     if not isinstance(slug, str) or not re.fullmatch(r"[a-z0-9_]+", slug):
         raise ValueError(f"slug must be a chapter's package name such as 'slepian', got {slug!r}")
     d = results_dir()
@@ -548,9 +565,18 @@ def _time_row(scale: str, res: dict | None) -> tuple[str, str]:
 
 
 class ScaleTimes:
-    "The measured time of each scale of one chapter (see `scale_times`)."
+    """The measured time of each scale of one chapter (see `scale_times`).
 
-    def __init__(self, slug: str, rows: list[tuple[str, str, str]] | None):
+    Args:
+        slug: the chapter's package name
+        rows: (scale, time, where) per scale, or None
+    """
+
+    def __init__(
+        self,
+        slug: str,  # the chapter's package name
+        rows: list[tuple[str, str, str]] | None,  # (scale, time, where) per scale, or None
+    ):
         self.slug, self.rows = slug, rows
 
     def _repr_markdown_(self) -> str:
@@ -570,8 +596,14 @@ class ScaleTimes:
     __str__ = _repr_markdown_
 
 
-def scale_times(slug: str) -> ScaleTimes:
-    "How long each scale of chapter `slug` took where it was measured (Chapter 0, *Scale times*)."
+def scale_times(
+    slug: str,  # the chapter's package name, e.g. 'slepian'
+) -> ScaleTimes:
+    """How long each scale of chapter `slug` took where it was measured (Chapter 0, *Scale times*).
+
+    Args:
+        slug: the chapter's package name, e.g. 'slepian'
+    """
     if not isinstance(slug, str) or not re.fullmatch(r"[a-z0-9_]+", slug):
         raise ValueError(f"slug must be a chapter's package name such as 'slepian', got {slug!r}")
     d = results_dir()
@@ -585,8 +617,20 @@ def scale_times(slug: str) -> ScaleTimes:
     return ScaleTimes(slug, rows)
 
 # %% ../../nbs/00_core/03_claims.ipynb #d4581b5a
-def magnitude(mean_ours: float, mean_other: float, higher_is_better: bool, effect: str | None):
-    "Our effect size as `effect` says (Chapter 0, *The paper's magnitude*); None if undefined."
+def magnitude(
+    mean_ours: float,  # mean of our values
+    mean_other: float,  # mean of the baseline's values (or the reference)
+    higher_is_better: bool,  # the metric's direction
+    effect: str | None,  # one of `EFFECTS`; None: no magnitude
+):
+    """Our effect size as `effect` says (Chapter 0, *The paper's magnitude*); None if undefined.
+
+    Args:
+        mean_ours: mean of our values
+        mean_other: mean of the baseline's values (or the reference)
+        higher_is_better: the metric's direction
+        effect: one of `EFFECTS`; None: no magnitude
+    """
     if effect is not None and effect not in EFFECTS:
         raise ValueError(f"effect={effect!r} is not known; use one of {', '.join(EFFECTS)} or None")
     o, b = float(mean_ours), float(mean_other)
@@ -603,8 +647,18 @@ def magnitude(mean_ours: float, mean_other: float, higher_is_better: bool, effec
     return 100 * red if effect == "percent_reduction" else red
 
 
-def direction_only(mag, paper, factor: float = 2.0) -> bool:
-    "True when our magnitude and the paper's differ by more than `factor` (or in sign)."
+def direction_only(
+    mag,  # our magnitude (`magnitude`), or None
+    paper,  # the paper's magnitude, or None
+    factor: float = 2.0,  # largest ratio still read as agreement
+) -> bool:
+    """True when our magnitude and the paper's differ by more than `factor` (or in sign).
+
+    Args:
+        mag: our magnitude (`magnitude`), or None
+        paper: the paper's magnitude, or None
+        factor: largest ratio still read as agreement (default: 2.0)
+    """
     if mag is None or paper is None or isinstance(paper, str):
         return False
     if mag == paper:
@@ -620,6 +674,41 @@ class Claim:
     """A measured claim, as stored (see `record_claim`).
 
     Args:
+        chapter: two digits, e.g. '06'
+        claim: the claim in words
+        metric: the metric's name and units
+        ours: per-unit values of our method
+        baseline: per-unit values of the comparator, or None
+        reference: a fixed value compared with, or None
+        higher_is_better: the metric's direction
+        scale: scale of the numbers (ci, cpu, colab, full)
+        paper: the paper's number, text or None
+        paper_source: where the paper's number comes from
+        fails_if: the result that would fail it
+        test: the test that decided it, one of `TESTS`
+        verdict: one of `VERDICTS`
+        reason: the verdict in words
+        alpha: level of each one-sided test (default: 0.05)
+        margin: non-inferiority margin, metric units (default: 0.0)
+        tolerance: allowed |ours - baseline|, or None (default: None)
+        floor: the trivial predictor's value(s), or None (default: None)
+        effect: how magnitude is computed (`EFFECTS`) (default: None)
+        paper_metric: the paper's metric where it differs (default: None)
+        why_exact: why test='exact' applies (default: None)
+        magnitude: our effect size, or None (default: None)
+        direction_only: ours and the paper's differ > 2x (default: False)
+        estimate: mean(ours) - mean(other), metric units (default: None)
+        ci_low: lower confidence bound of estimate (default: None)
+        ci_high: upper confidence bound of estimate (default: None)
+        statistic: the test's statistic (default: None)
+        df: degrees of freedom (default: None)
+        p_value: p-value of 'ours better' (default: None)
+        p_value_other: p-value of 'other better' (default: None)
+        n_ours: number of our values (default: 1)
+        n_baseline: number of baseline values (default: 1)
+        baseline_name: the comparator's name (default: "baseline")
+        note: anything a reader needs beside the row (default: "")
+        recorded_at: UTC time it was recorded (default: "")
         why_no_floor: why the metric has no trivial predictor (default: None)
         headline: the row stating the paper's central claim (default: False)
         calibrated: False: the chapter's calibration failed, the row decides nothing (default: True)
@@ -628,41 +717,41 @@ class Claim:
             2)
     """
 
-    chapter: str
-    claim: str
-    metric: str
-    ours: list
-    baseline: list | None
-    reference: float | None
-    higher_is_better: bool
-    scale: str
-    paper: float | str | None
-    paper_source: str
-    fails_if: str
-    test: str
-    verdict: str
-    reason: str
-    alpha: float = 0.05
-    margin: float = 0.0
-    tolerance: float | None = None
-    floor: float | list | None = None
-    effect: str | None = None
-    paper_metric: str | None = None
-    why_exact: str | None = None
-    magnitude: float | None = None
-    direction_only: bool = False
-    estimate: float | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    statistic: float | None = None
-    df: float | None = None
-    p_value: float | None = None
-    p_value_other: float | None = None
-    n_ours: int = 1
-    n_baseline: int = 1
-    baseline_name: str = "baseline"
-    note: str = ""
-    recorded_at: str = ""
+    chapter: str  # two digits, e.g. '06'
+    claim: str  # the claim in words
+    metric: str  # the metric's name and units
+    ours: list  # per-unit values of our method
+    baseline: list | None  # per-unit values of the comparator, or None
+    reference: float | None  # a fixed value compared with, or None
+    higher_is_better: bool  # the metric's direction
+    scale: str  # scale of the numbers (ci, cpu, colab, full)
+    paper: float | str | None  # the paper's number, text or None
+    paper_source: str  # where the paper's number comes from
+    fails_if: str  # the result that would fail it
+    test: str  # the test that decided it, one of `TESTS`
+    verdict: str  # one of `VERDICTS`
+    reason: str  # the verdict in words
+    alpha: float = 0.05  # level of each one-sided test
+    margin: float = 0.0  # non-inferiority margin, metric units
+    tolerance: float | None = None  # allowed |ours - baseline|, or None
+    floor: float | list | None = None  # the trivial predictor's value(s), or None
+    effect: str | None = None  # how magnitude is computed (`EFFECTS`)
+    paper_metric: str | None = None  # the paper's metric where it differs
+    why_exact: str | None = None  # why test='exact' applies
+    magnitude: float | None = None  # our effect size, or None
+    direction_only: bool = False  # ours and the paper's differ > 2x
+    estimate: float | None = None  # mean(ours) - mean(other), metric units
+    ci_low: float | None = None  # lower confidence bound of estimate
+    ci_high: float | None = None  # upper confidence bound of estimate
+    statistic: float | None = None  # the test's statistic
+    df: float | None = None  # degrees of freedom
+    p_value: float | None = None  # p-value of 'ours better'
+    p_value_other: float | None = None  # p-value of 'other better'
+    n_ours: int = 1  # number of our values
+    n_baseline: int = 1  # number of baseline values
+    baseline_name: str = "baseline"  # the comparator's name
+    note: str = ""  # anything a reader needs beside the row
+    recorded_at: str = ""  # UTC time it was recorded
     why_no_floor: str | None = None  # why the metric has no trivial predictor
     headline: bool = False  # the row stating the paper's central claim
     calibrated: bool = True  # False: the chapter's calibration failed, the row decides nothing
@@ -948,8 +1037,16 @@ def record_curve(
     return c
 
 
-def load_curves(chapter: str | None = None, directory=None) -> list[dict]:
-    "Learning curves recorded in `directory` (default `claims_dir()`), optionally of one chapter."
+def load_curves(
+    chapter: str | None = None,  # two-digit chapter; None: all
+    directory=None,  # the claims folder; None: `claims_dir()`
+) -> list[dict]:
+    """Learning curves recorded in `directory` (default `claims_dir()`), optionally of one chapter.
+
+    Args:
+        chapter: two-digit chapter; None: all (default: None)
+        directory: the claims folder; None: `claims_dir()` (default: None)
+    """
     d = (pathlib.Path(directory) if directory else claims_dir()) / "curves"
     out = [json.loads(p.read_text()) for p in sorted(d.glob("*.json"))] if d.exists() else []
     return [c for c in out if chapter is None or c["chapter"] == chapter]
@@ -958,8 +1055,16 @@ def load_curves(chapter: str | None = None, directory=None) -> list[dict]:
 _CLAIM_FIELDS = {f.name for f in fields(Claim)}
 
 
-def load_claims(chapter: str | None = None, directory=None) -> list[Claim]:
-    "Claims recorded in `directory` (default `claims_dir()`), optionally of one chapter."
+def load_claims(
+    chapter: str | None = None,  # two-digit chapter; None: all
+    directory=None,  # the claims folder; None: `claims_dir()`
+) -> list[Claim]:
+    """Claims recorded in `directory` (default `claims_dir()`), optionally of one chapter.
+
+    Args:
+        chapter: two-digit chapter; None: all (default: None)
+        directory: the claims folder; None: `claims_dir()` (default: None)
+    """
     d = pathlib.Path(directory) if directory else claims_dir()
     out = []
     for p in sorted(d.glob("*.json")) if d.exists() else []:
@@ -1034,7 +1139,11 @@ def _claim_row(c) -> tuple:
 
 # %% ../../nbs/00_core/03_claims.ipynb #9a63283cbaf04dbcab1f6479b197f3a8
 class ClaimsTable:
-    "The 'paper vs. this book' table of some claims."
+    """The 'paper vs. this book' table of some claims.
+
+    Args:
+        claims: the `Claim`s to show
+    """
 
     columns = (
         "claim",
@@ -1049,7 +1158,10 @@ class ClaimsTable:
         "fails if",
     )
 
-    def __init__(self, claims):
+    def __init__(
+        self,
+        claims,  # the `Claim`s to show
+    ):
         self.claims = list(claims)
 
     def rows(self):
@@ -1081,13 +1193,25 @@ def _claim_html(self) -> str:
 Claim._repr_html_ = _claim_html  # a claim shows as its one-row table
 
 # %% ../../nbs/00_core/03_claims.ipynb #8dd0d8092fe74a7c96281538738b07e2
-def claims_table(chapter: str | None = None) -> ClaimsTable:
-    "The table of claims recorded for `chapter` (all chapters when None)."
+def claims_table(
+    chapter: str | None = None,  # two-digit chapter; None: all
+) -> ClaimsTable:
+    """The table of claims recorded for `chapter` (all chapters when None).
+
+    Args:
+        chapter: two-digit chapter; None: all (default: None)
+    """
     return ClaimsTable(load_claims(chapter))
 
 # %% ../../nbs/00_core/03_claims.ipynb #90f1530e
-def provenance(device: str = "cpu") -> dict:
-    "Commit, date, device name and library versions, for a results file."
+def provenance(
+    device: str = "cpu",  # the device the numbers were measured on
+) -> dict:
+    """Commit, date, device name and library versions, for a results file.
+
+    Args:
+        device: the device the numbers were measured on (default: "cpu")
+    """
     import torch
 
     try:
@@ -1126,8 +1250,18 @@ def provenance(device: str = "cpu") -> dict:
     )
 
 # %% ../../nbs/00_core/03_claims.ipynb #7da5c067
-def results_stale(results_file, slug: str, root=None) -> bool | None:
-    "True if the chapter's experiments code differs from the code of the file's last commit."
+def results_stale(
+    results_file,  # path of a committed results file
+    slug: str,  # the chapter's package name
+    root=None,  # the checkout; None: `repo_root()`
+) -> bool | None:
+    """True if the chapter's experiments code differs from the code of the file's last commit.
+
+    Args:
+        results_file: path of a committed results file
+        slug: the chapter's package name
+        root: the checkout; None: `repo_root()` (default: None)
+    """
     root = pathlib.Path(root) if root is not None else repo_root()
 
     def git(*args):
@@ -1177,8 +1311,20 @@ def _larger_runs(results_dir: pathlib.Path | None, slug: str) -> dict:
     return out
 
 # %% ../../nbs/00_core/03_claims.ipynb #8edb47106e1a46a883d545849b8ab81b
-def scoreboard_rows(chapters: list[dict], claims: list[Claim], results_dir, nbs_dir) -> list[dict]:
-    "One row per claim (or per chapter without claims) for the front page's scoreboard."
+def scoreboard_rows(
+    chapters: list[dict],  # chapter entries (number, slug, title, ...)
+    claims: list[Claim],  # all recorded claims
+    results_dir,  # the results folder, or None
+    nbs_dir,  # the notebooks folder
+) -> list[dict]:
+    """One row per claim (or per chapter without claims) for the front page's scoreboard.
+
+    Args:
+        chapters: chapter entries (number, slug, title, ...)
+        claims: all recorded claims
+        results_dir: the results folder, or None
+        nbs_dir: the notebooks folder
+    """
     nbs_dir = pathlib.Path(nbs_dir)
     results_dir = None if results_dir is None else pathlib.Path(results_dir)
     rows = []
@@ -1231,8 +1377,14 @@ def scoreboard_rows(chapters: list[dict], claims: list[Claim], results_dir, nbs_
 SCOREBOARD_VERDICTS = ("holds", "holds in direction only", "does not hold", "not decided")
 
 
-def scoreboard_counts(rows: list[dict]) -> dict:
-    "{chapter number: {verdict: count}} over the recorded claims of `rows`."
+def scoreboard_counts(
+    rows: list[dict],  # rows from `scoreboard_rows`
+) -> dict:
+    """{chapter number: {verdict: count}} over the recorded claims of `rows`.
+
+    Args:
+        rows: rows from `scoreboard_rows`
+    """
     out = {}
     for r in rows:
         if r["verdict"] in SCOREBOARD_VERDICTS:
@@ -1256,8 +1408,14 @@ def _board_row(r: dict) -> str:
     return f'<tr class="{cls}">' + "".join(f"<td>{x}</td>" for x in cells) + "</tr>"
 
 
-def scoreboard_html(rows: list[dict]) -> str:
-    "The scoreboard, one collapsed section per chapter (★ marks the chapter's headline row)."
+def scoreboard_html(
+    rows: list[dict],  # rows from `scoreboard_rows`
+) -> str:
+    """The scoreboard, one collapsed section per chapter (★ marks the chapter's headline row).
+
+    Args:
+        rows: rows from `scoreboard_rows`
+    """
     heads = ("claim", "ours vs baseline", "magnitude (ours / paper)", "ci verdict", "larger runs")
     head = "<thead><tr>" + "".join(f"<th>{h}</th>" for h in heads) + "</tr></thead>"
     out, groups = [], {}
@@ -1283,8 +1441,18 @@ def _headline_claim(raw: dict) -> Claim:
     return Claim(**{k: v for k, v in raw.items() if k in _CLAIM_FIELDS})
 
 
-def headline_rows(chapters: list[dict], claims: list[Claim], results_dir) -> list[dict]:
-    "Each chapter's headline at its largest scale with a result (Chapter 0, *The headline*)."
+def headline_rows(
+    chapters: list[dict],  # chapter entries (number, slug, title, ...)
+    claims: list[Claim],  # all recorded claims
+    results_dir,  # the results folder, or None
+) -> list[dict]:
+    """Each chapter's headline at its largest scale with a result (Chapter 0, *The headline*).
+
+    Args:
+        chapters: chapter entries (number, slug, title, ...)
+        claims: all recorded claims
+        results_dir: the results folder, or None
+    """
     rows = []
     for ch in chapters:
         row = dict(
@@ -1319,9 +1487,15 @@ def headline_rows(chapters: list[dict], claims: list[Claim], results_dir) -> lis
         rows.append(row)
     return rows
 
+# %% ../../nbs/00_core/03_claims.ipynb #1d861afa
+def headline_html(
+    rows: list[dict],  # rows from `headline_rows`
+) -> str:
+    """The front page's headline table: chapter, headline, verdict, scale, magnitude.
 
-def headline_html(rows: list[dict]) -> str:
-    "The front page's headline table: chapter, headline, verdict, scale, magnitude."
+    Args:
+        rows: rows from `headline_rows`
+    """
     heads = ("#", "chapter", "the paper's central claim", "verdict", "scale", "ours / paper")
     out = ['<table class="icml26-headlines"><thead><tr>']
     out += [f"<th>{h}</th>" for h in heads] + ["</tr></thead><tbody>"]

@@ -30,8 +30,16 @@ def rank_and_world() -> tuple[int, int]:
     return int(rank), int(world)
 
 
-def init_distributed(device: str = "cpu", timeout_s: float = 600.0) -> tuple[int, int]:
-    "Join torchrun's process group (gloo on CPU, nccl on CUDA) when WORLD_SIZE > 1; (rank, world)."
+def init_distributed(
+    device: str = "cpu",  # `cpu` (gloo) or `cuda` (nccl)
+    timeout_s: float = 600.0,  # collective timeout, seconds
+) -> tuple[int, int]:
+    """Join torchrun's process group (gloo on CPU, nccl on CUDA) when WORLD_SIZE > 1; (rank, world).
+
+    Args:
+        device: `cpu` (gloo) or `cuda` (nccl) (default: "cpu")
+        timeout_s: collective timeout, seconds (default: 600.0)
+    """
     if not (isinstance(timeout_s, (int, float)) and timeout_s > 0):
         raise ValueError(f"timeout_s must be a positive number of seconds, got {timeout_s!r}")
     rank, world = rank_and_world()
@@ -48,8 +56,18 @@ def init_distributed(device: str = "cpu", timeout_s: float = 600.0) -> tuple[int
     return rank, world
 
 # %% ../../nbs/00_core/08_distributed.ipynb #8763a12b2bbd4a93a75aff182afb95dc
-def split_units(units, rank: int, world: int) -> list:
-    "The units of work this rank runs: every `world`-th unit from `rank`, in the global order."
+def split_units(
+    units,  # the units of work, in global order
+    rank: int,  # this process's rank
+    world: int,  # number of processes
+) -> list:
+    """The units of work this rank runs: every `world`-th unit from `rank`, in the global order.
+
+    Args:
+        units: the units of work, in global order
+        rank: this process's rank
+        world: number of processes
+    """
     units = list(units)
     if not (isinstance(world, int) and world >= 1):
         raise ValueError(f"world must be a positive integer, got {world!r}")
@@ -94,8 +112,18 @@ def _run_units(fn, units, mine) -> list:
     return out
 
 
-def map_units(fn, units, parallel: str = "units") -> list | None:
-    "fn over `units` on the ranks (split, or all together with DDP); rank 0 gets the results."
+def map_units(
+    fn,  # unit -> result
+    units,  # the units of work, in global order
+    parallel: str = "units",  # `units`: split the units; `data`: all ranks run each unit (DDP)
+) -> list | None:
+    """fn over `units` on the ranks (split, or all together with DDP); rank 0 gets the results.
+
+    Args:
+        fn: unit -> result
+        units: the units of work, in global order
+        parallel: `units`: split the units; `data`: all ranks run each unit (DDP) (default: "units")
+    """
     units = list(units)
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
@@ -125,8 +153,14 @@ def map_units(fn, units, parallel: str = "units") -> list | None:
     return results
 
 # %% ../../nbs/00_core/08_distributed.ipynb #7ad2b0b6
-def broadcast_object(obj):
-    "Rank 0's `obj` on every rank (a pilot's picks before the units that use them); obj alone."
+def broadcast_object(
+    obj,  # any picklable object (rank 0's is kept)
+):
+    """Rank 0's `obj` on every rank (a pilot's picks before the units that use them); obj alone.
+
+    Args:
+        obj: any picklable object (rank 0's is kept)
+    """
     rank, world = rank_and_world()
     if world == 1:
         return obj
@@ -135,8 +169,18 @@ def broadcast_object(obj):
     return box[0]
 
 # %% ../../nbs/00_core/08_distributed.ipynb #59bbdb311c014d738909a11f9e486628
-def shard_batch(batch: torch.Tensor, rank: int | None = None, world: int | None = None):
-    "This rank's contiguous share of a global batch (the first dimension), as `tensor_split` cuts."
+def shard_batch(
+    batch: torch.Tensor,  # (B, ...) global batch
+    rank: int | None = None,  # this rank; None: from `data_parallel()`
+    world: int | None = None,  # number of ranks; None: from `data_parallel()`
+):
+    """This rank's contiguous share of a global batch (the first dimension), as `tensor_split` cuts.
+
+    Args:
+        batch: (B, ...) global batch
+        rank: this rank; None: from `data_parallel()` (default: None)
+        world: number of ranks; None: from `data_parallel()` (default: None)
+    """
     if not isinstance(batch, torch.Tensor) or batch.dim() == 0:
         raise ValueError("batch must be a tensor with a batch dimension")
     r, w = data_parallel_world() if rank is None or world is None else (rank, world)
@@ -152,8 +196,14 @@ def shard_batch(batch: torch.Tensor, rank: int | None = None, world: int | None 
     return torch.tensor_split(batch, w)[r]
 
 
-def shard_slice(n: int) -> tuple[slice, float]:
-    "This rank's slice of a global batch of n (tensor_split's cut) and world / n, the sum's factor."
+def shard_slice(
+    n: int,  # size of the global batch
+) -> tuple[slice, float]:
+    """This rank's slice of a global batch of n (tensor_split's cut) and world / n, the sum's factor.
+
+    Args:
+        n: size of the global batch
+    """
     if not (isinstance(n, int) and not isinstance(n, bool)):
         raise TypeError(f"n must be an int, got {type(n).__name__}")
     r, w = data_parallel_world()
@@ -168,8 +218,14 @@ def _cut(n: int, r: int, w: int) -> slice:
     return slice(lo, lo + n // w + (r < n % w))
 
 
-def wrap_ddp(model: torch.nn.Module) -> torch.nn.Module:
-    "`model` in DistributedDataParallel inside `data_parallel()` on several ranks, else itself."
+def wrap_ddp(
+    model: torch.nn.Module,  # the model to wrap
+) -> torch.nn.Module:
+    """`model` in DistributedDataParallel inside `data_parallel()` on several ranks, else itself.
+
+    Args:
+        model: the model to wrap
+    """
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if data_parallel_world()[1] > 1:

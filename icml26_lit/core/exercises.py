@@ -29,7 +29,9 @@ class Exercise:
         cases: fixed inputs: tuples of positional args or dicts of kwargs (default: ())
         draw: draw(rng) -> one random input tuple (default: None)
         n_draws: random draws, seeds 0 .. n_draws - 1 (default: 5)
+        value: the reference number (or a no-argument callable), number exercises (default: None)
         tolerance: rtol/atol (function) or abs/rel (number) (default: field(default_factory=dict))
+        hints: hints, shown one at a time by `hint` (default: ())
         wrong: curated wrong answers the checker must mark incorrect (default: ())
         time_limit_s: per call (default: 10.0)
     """
@@ -40,11 +42,9 @@ class Exercise:
     cases: tuple = ()  # fixed inputs: tuples of positional args or dicts of kwargs
     draw: object = None  # draw(rng) -> one random input tuple
     n_draws: int = 5  # random draws, seeds 0 .. n_draws - 1
-    value: object = (
-        None  # the reference number (or a zero-argument callable), for a number exercise
-    )
+    value: object = None  # the reference number (or a no-argument callable), number exercises
     tolerance: dict = field(default_factory=dict)  # rtol/atol (function) or abs/rel (number)
-    hints: tuple = ()
+    hints: tuple = ()  # hints, shown one at a time by `hint`
     wrong: tuple = ()  # curated wrong answers the checker must mark incorrect
     time_limit_s: float = 10.0  # per call
 
@@ -99,20 +99,34 @@ def _check_exercise(
 
 # %% ../../nbs/00_core/07_exercises.ipynb #9a63283cbaf04dbcab1f6479b197f3a8
 def register_exercise(
-    name: str,
-    statement: str,
+    name: str,  # exercise name, 'NN.k'
+    statement: str,  # one or two sentences
     *,
-    reference=None,
-    cases=(),
-    draw=None,
-    n_draws: int = 5,
-    value=None,
-    tolerance=None,
-    hints=(),
-    wrong=(),
-    time_limit_s: float = 10.0,
+    reference=None,  # the reference function (function exercises)
+    cases=(),  # fixed inputs: tuples of args or dicts of kwargs
+    draw=None,  # draw(rng) -> one random input tuple
+    n_draws: int = 5,  # random draws, seeds 0 .. n_draws - 1
+    value=None,  # the reference number (number exercises)
+    tolerance=None,  # rtol/atol (function) or abs/rel (number)
+    hints=(),  # hints, shown one at a time by `hint`
+    wrong=(),  # wrong answers the checker must mark incorrect
+    time_limit_s: float = 10.0,  # seconds allowed per call
 ) -> Exercise:
-    "Register an exercise answered by a function (`reference`) or a number (`value`) (Chapter 0)."
+    """Register an exercise answered by a function (`reference`) or a number (`value`) (Chapter 0).
+
+    Args:
+        name: exercise name, 'NN.k'
+        statement: one or two sentences
+        reference: the reference function (function exercises) (default: None)
+        cases: fixed inputs: tuples of args or dicts of kwargs (default: ())
+        draw: draw(rng) -> one random input tuple (default: None)
+        n_draws: random draws, seeds 0 .. n_draws - 1 (default: 5)
+        value: the reference number (number exercises) (default: None)
+        tolerance: rtol/atol (function) or abs/rel (number) (default: None)
+        hints: hints, shown one at a time by `hint` (default: ())
+        wrong: wrong answers the checker must mark incorrect (default: ())
+        time_limit_s: seconds allowed per call (default: 10.0)
+    """
     hints = tuple(hints)
     tol = _check_exercise(
         name,
@@ -149,12 +163,14 @@ class Verdict:
     """The result of `check`.
 
     Args:
+        name: the exercise's name, 'NN.k'
         status: "correct", "incorrect" or "not attempted"
+        message: the verdict in words
     """
 
-    name: str
+    name: str  # the exercise's name, 'NN.k'
     status: str  # "correct", "incorrect" or "not attempted"
-    message: str
+    message: str  # the verdict in words
 
     def __str__(self):
         mark = {"correct": "✅", "incorrect": "❌", "not attempted": "✏️"}[self.status]
@@ -358,8 +374,18 @@ def _get(name: str) -> Exercise:
     return EXERCISES[name]
 
 
-def check(name: str, answer, quiet: bool = False) -> Verdict:
-    "Check `answer` (a function or number) against exercise `name`, print the verdict (Chapter 0)."
+def check(
+    name: str,  # exercise name, 'NN.k'
+    answer,  # your function or number
+    quiet: bool = False,  # return the verdict without printing it
+) -> Verdict:
+    """Check `answer` (a function or number) against exercise `name`, print the verdict (Chapter 0).
+
+    Args:
+        name: exercise name, 'NN.k'
+        answer: your function or number
+        quiet: return the verdict without printing it (default: False)
+    """
     ex = _get(name)
     v = _check_function(ex, answer) if ex.kind == "function" else _check_number(ex, answer)
     if not quiet:
@@ -367,8 +393,16 @@ def check(name: str, answer, quiet: bool = False) -> Verdict:
     return v
 
 # %% ../../nbs/00_core/07_exercises.ipynb #350e4bd9
-def hint(name: str, k: int = 1) -> str:
-    "Print and return hint `k` (from 1) of exercise `name`."
+def hint(
+    name: str,  # exercise name, 'NN.k'
+    k: int = 1,  # which hint, from 1
+) -> str:
+    """Print and return hint `k` (from 1) of exercise `name`.
+
+    Args:
+        name: exercise name, 'NN.k'
+        k: which hint, from 1 (default: 1)
+    """
     ex = _get(name)
     if not ex.hints:
         text = f"{name} has no hints."
@@ -380,8 +414,14 @@ def hint(name: str, k: int = 1) -> str:
     return text
 
 
-def solution(name: str) -> str:
-    "Print and return the reference solution of exercise `name` (its source, or the number)."
+def solution(
+    name: str,  # exercise name, 'NN.k'
+) -> str:
+    """Print and return the reference solution of exercise `name` (its source, or the number).
+
+    Args:
+        name: exercise name, 'NN.k'
+    """
     ex = _get(name)
     obj = ex.reference if ex.kind == "function" else ex.value
     if callable(obj):
@@ -395,6 +435,12 @@ def solution(name: str) -> str:
     return text
 
 
-def exercises(chapter: str | None = None) -> list[str]:
-    "The names of the registered exercises (of one chapter, 'NN', if given)."
+def exercises(
+    chapter: str | None = None,  # two-digit chapter; None: all
+) -> list[str]:
+    """The names of the registered exercises (of one chapter, 'NN', if given).
+
+    Args:
+        chapter: two-digit chapter; None: all (default: None)
+    """
     return sorted(n for n in EXERCISES if chapter is None or n.startswith(f"{chapter}."))

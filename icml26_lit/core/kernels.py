@@ -44,8 +44,15 @@ def _on_cuda(tensors) -> bool:
     return any(isinstance(t, torch.Tensor) and t.is_cuda for t in tensors)
 
 
-def resolve_backend(backend: str, *tensors: torch.Tensor) -> str:
-    "`'triton'` or `'torch'` for `backend` given the op's tensors (Chapter 0, *Kernel dispatch*)."
+def resolve_backend(
+    backend: str,  # `auto`, `triton` or `torch`
+    *tensors: torch.Tensor,
+) -> str:
+    """`'triton'` or `'torch'` for `backend` given the op's tensors (Chapter 0, *Kernel dispatch*).
+
+    Args:
+        backend: `auto`, `triton` or `torch`
+    """
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r} is not valid; use one of 'auto', 'triton', 'torch'")
     if backend == "torch":
@@ -101,8 +108,14 @@ def _dispatch_table() -> dict | None:
     return json.loads(path.read_text()) if path is not None and path.exists() else None
 
 
-def auto_backend(chapter: str | None) -> str:
-    "What `backend='auto'` runs on CUDA for `chapter`; warns once per chapter when PyTorch."
+def auto_backend(
+    chapter: str | None,  # two-digit chapter, or None
+) -> str:
+    """What `backend='auto'` runs on CUDA for `chapter`; warns once per chapter when PyTorch.
+
+    Args:
+        chapter: two-digit chapter, or None
+    """
     import warnings
 
     from .bench import _code_hash, auto_choice
@@ -128,16 +141,26 @@ def auto_backend(chapter: str | None) -> str:
 
 # %% ../../nbs/00_core/02_kernels.ipynb #565b5771
 def check_tensor(
-    x,
-    name: str,
+    x,  # the input to check
+    name: str,  # the argument's name, for errors
     *,
-    ndim: int | None = None,
-    shape: Sequence[int | None] | None = None,
-    dtypes: Sequence[torch.dtype] | None = None,
-    finite: bool = True,
-    device: torch.device | None = None,
+    ndim: int | None = None,  # required number of dims; None: any
+    shape: Sequence[int | None] | None = None,  # required sizes, None where any
+    dtypes: Sequence[torch.dtype] | None = None,  # allowed dtypes; None: any
+    finite: bool = True,  # reject NaN and inf
+    device: torch.device | None = None,  # required device; None: any
 ) -> torch.Tensor:
-    "Validate `x` (named `name` in errors) and return it contiguous (Chapter 0, *Checking inputs*)."
+    """Validate `x` (named `name` in errors) and return it contiguous (Chapter 0, *Checking inputs*).
+
+    Args:
+        x: the input to check
+        name: the argument's name, for errors
+        ndim: required number of dims; None: any (default: None)
+        shape: required sizes, None where any (default: None)
+        dtypes: allowed dtypes; None: any (default: None)
+        finite: reject NaN and inf (default: True)
+        device: required device; None: any (default: None)
+    """
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
     if ndim is not None and x.dim() != ndim:
@@ -209,16 +232,27 @@ def _as_tuple(x):
 
 
 def check_kernel(
-    kernel: Callable,
-    reference: Callable,
-    make_inputs: Callable,
-    sizes: Sequence,
-    dtypes: Sequence[torch.dtype] = (torch.float32,),
-    seed: int | None = None,
-    atol: float | None = None,
-    rtol: float | None = None,
+    kernel: Callable,  # the kernel's wrapper: inputs -> output(s)
+    reference: Callable,  # the PyTorch reference, same inputs
+    make_inputs: Callable,  # (size, dtype, generator) -> input tuple
+    sizes: Sequence,  # sizes passed to make_inputs
+    dtypes: Sequence[torch.dtype] = (torch.float32,),  # dtypes to test
+    seed: int | None = None,  # base seed; None: a fresh random one
+    atol: float | None = None,  # absolute tolerance; None: per dtype
+    rtol: float | None = None,  # relative tolerance; None: per dtype
 ) -> int:
-    "Compare `kernel` with `reference` on random inputs; return the seed (Chapter 0)."
+    """Compare `kernel` with `reference` on random inputs; return the seed (Chapter 0).
+
+    Args:
+        kernel: the kernel's wrapper: inputs -> output(s)
+        reference: the PyTorch reference, same inputs
+        make_inputs: (size, dtype, generator) -> input tuple
+        sizes: sizes passed to make_inputs
+        dtypes: dtypes to test (default: (torch.float32,))
+        seed: base seed; None: a fresh random one (default: None)
+        atol: absolute tolerance; None: per dtype (default: None)
+        rtol: relative tolerance; None: per dtype (default: None)
+    """
     if seed is None:
         seed = int.from_bytes(os.urandom(4), "little") >> 1
     for i, size in enumerate(sizes):
@@ -259,12 +293,19 @@ SHARED_MEMORY_LIMIT = {
 
 @dataclass
 class CompileReport:
-    "What `compile_check` saw for one target."
+    """What `compile_check` saw for one target.
 
-    target: tuple
-    shared: int
-    n_regs: int | None
-    seconds: float
+    Args:
+        target: (major, minor) compute capability
+        shared: shared memory used, bytes
+        n_regs: registers per thread, or None
+        seconds: compile time, seconds
+    """
+
+    target: tuple  # (major, minor) compute capability
+    shared: int  # shared memory used, bytes
+    n_regs: int | None  # registers per thread, or None
+    seconds: float  # compile time, seconds
 
 
 class _Timeout(Exception):
@@ -287,16 +328,27 @@ def _locate(kernel):
 
 # %% ../../nbs/00_core/02_kernels.ipynb #cc89c668
 def compile_check(
-    kernel,
-    signature: dict,
-    constexprs: dict | None = None,
-    targets: Sequence[tuple] = ((7, 5), (9, 0)),
-    num_warps: int = 4,
-    num_stages: int = 3,
-    timeout_s: float = 180.0,
-    isolate: bool | None = None,
+    kernel,  # a `@triton.jit` function
+    signature: dict,  # argument name -> Triton type, e.g. {'x_ptr': '*fp32', 'n': 'i32'}
+    constexprs: dict | None = None,  # constexpr argument name -> value
+    targets: Sequence[tuple] = ((7, 5), (9, 0)),  # (major, minor) capabilities to compile for
+    num_warps: int = 4,  # warps per program
+    num_stages: int = 3,  # software-pipeline stages
+    timeout_s: float = 180.0,  # limit of the isolated compile, seconds
+    isolate: bool | None = None,  # compile in a fresh process; None: under the interpreter
 ) -> list[CompileReport]:
-    "Compile `kernel` ahead of time for each `(major, minor)` target (Chapter 0, *compile_check*)."
+    """Compile `kernel` ahead of time for each `(major, minor)` target (Chapter 0, *compile_check*).
+
+    Args:
+        kernel: a `@triton.jit` function
+        signature: argument name -> Triton type, e.g. {'x_ptr': '*fp32', 'n': 'i32'}
+        constexprs: constexpr argument name -> value (default: None)
+        targets: (major, minor) capabilities to compile for (default: ((7, 5), (9, 0)))
+        num_warps: warps per program (default: 4)
+        num_stages: software-pipeline stages (default: 3)
+        timeout_s: limit of the isolated compile, seconds (default: 180.0)
+        isolate: compile in a fresh process; None: under the interpreter (default: None)
+    """
     if not HAS_TRITON:
         raise RuntimeError("compile_check needs the triton package")
     if not isinstance(signature, dict) or not signature:
@@ -470,28 +522,46 @@ def _jit_fn(kernel):
 # %% ../../nbs/00_core/02_kernels.ipynb #ba46d9e8
 @dataclass
 class KernelSpec:
-    "A Triton kernel and how to compile it (see `register_kernel`)."
+    """A Triton kernel and how to compile it (see `register_kernel`).
 
-    chapter: str
-    name: str
-    kernel: object
-    signature: dict
-    constexprs: dict = field(default_factory=dict)
-    num_warps: int = 4
+    Args:
+        chapter: two-digit chapter number
+        name: the kernel's name
+        kernel: the `@triton.jit` function
+        signature: argument name -> Triton type, e.g. {'x_ptr': '*fp32', 'n': 'i32'}
+        constexprs: constexpr argument name -> value (default: field(default_factory=dict))
+        num_warps: warps per program (default: 4)
+    """
+
+    chapter: str  # two-digit chapter number
+    name: str  # the kernel's name
+    kernel: object  # the `@triton.jit` function
+    signature: dict  # argument name -> Triton type, e.g. {'x_ptr': '*fp32', 'n': 'i32'}
+    constexprs: dict = field(default_factory=dict)  # constexpr argument name -> value
+    num_warps: int = 4  # warps per program
 
 
 KERNELS: dict[str, KernelSpec] = {}
 
 
 def register_kernel(
-    chapter: str,
-    kernel,
-    signature: dict,
-    constexprs: dict | None = None,
-    name: str | None = None,
-    num_warps: int = 4,
+    chapter: str,  # two-digit chapter number
+    kernel,  # the `@triton.jit` function
+    signature: dict,  # argument name -> Triton type, e.g. {'x_ptr': '*fp32', 'n': 'i32'}
+    constexprs: dict | None = None,  # constexpr argument name -> value
+    name: str | None = None,  # registry name; None: the function's name
+    num_warps: int = 4,  # warps per program
 ):
-    "Register `kernel` for `compile_check` in the test suite; returns `kernel`."
+    """Register `kernel` for `compile_check` in the test suite; returns `kernel`.
+
+    Args:
+        chapter: two-digit chapter number
+        kernel: the `@triton.jit` function
+        signature: argument name -> Triton type, e.g. {'x_ptr': '*fp32', 'n': 'i32'}
+        constexprs: constexpr argument name -> value (default: None)
+        name: registry name; None: the function's name (default: None)
+        num_warps: warps per program (default: 4)
+    """
     if not HAS_TRITON:
         return kernel
     name = name or _name(kernel)
@@ -501,8 +571,18 @@ def register_kernel(
     return kernel
 
 # %% ../../nbs/00_core/02_kernels.ipynb #d3b93175
-def compile_registered(keys=None, targets=((7, 5), (9, 0)), timeout_s: float = 900.0) -> dict:
-    "Compile registered kernels in one clean process: `{key: [CompileReport] or error string}`."
+def compile_registered(
+    keys=None,  # registry keys to compile; None: all
+    targets=((7, 5), (9, 0)),  # (major, minor) capabilities to compile for
+    timeout_s: float = 900.0,  # limit of the whole compile, seconds
+) -> dict:
+    """Compile registered kernels in one clean process: `{key: [CompileReport] or error string}`.
+
+    Args:
+        keys: registry keys to compile; None: all (default: None)
+        targets: (major, minor) capabilities to compile for (default: ((7, 5), (9, 0)))
+        timeout_s: limit of the whole compile, seconds (default: 900.0)
+    """
     keys = sorted(KERNELS) if keys is None else list(keys)
     specs, out = [], {}
     for k in keys:

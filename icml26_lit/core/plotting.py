@@ -35,7 +35,15 @@ from plotly.io._base_renderers import MimetypeRenderer  # noqa: E402 (this secti
 class BookRenderer(MimetypeRenderer):
     "Render a figure as `text/html` that uses the page's own plotly.js (Chapter 0, *Figures*)."
 
-    def to_mimebundle(self, fig_dict):
+    def to_mimebundle(
+        self,
+        fig_dict,  # the figure, as plotly's dict
+    ):
+        """
+
+        Args:
+            fig_dict: the figure, as plotly's dict
+        """
         html = pio.to_html(
             fig_dict,
             include_plotlyjs=False,
@@ -60,14 +68,23 @@ if book_mode():
 
 # %% ../../nbs/00_core/04_plotting.ipynb #4415bc60
 def stepped_figure(
-    values: Sequence,
-    make_traces: Callable,
-    label: str = "value",
-    fmt: Callable = str,
-    active: int = 0,
-    layout: dict | None = None,
+    values: Sequence,  # the slider's values
+    make_traces: Callable,  # value -> list of traces
+    label: str = "value",  # the slider's label
+    fmt: Callable = str,  # value -> the step's text
+    active: int = 0,  # index of the step shown first
+    layout: dict | None = None,  # plotly layout updates; None: none
 ) -> go.Figure:
-    "A figure with a slider over `values`, showing `make_traces(v)` for the chosen `v`."
+    """A figure with a slider over `values`, showing `make_traces(v)` for the chosen `v`.
+
+    Args:
+        values: the slider's values
+        make_traces: value -> list of traces
+        label: the slider's label (default: "value")
+        fmt: value -> the step's text (default: str)
+        active: index of the step shown first (default: 0)
+        layout: plotly layout updates; None: none (default: None)
+    """
     values = list(values)
     if not values:
         raise ValueError("values must not be empty")
@@ -94,8 +111,16 @@ def stepped_figure(
     return fig
 
 # %% ../../nbs/00_core/04_plotting.ipynb #d193533f
-def live_controls(update: Callable[..., go.Figure], **controls):
-    "An ipywidgets panel that redraws `update(**values)` when a control changes."
+def live_controls(
+    update: Callable[..., go.Figure],  # (**values) -> figure
+    **controls,  # name -> ipywidgets control
+):
+    """An ipywidgets panel that redraws `update(**values)` when a control changes.
+
+    Args:
+        update: (**values) -> figure
+        **controls: name -> ipywidgets control
+    """
     import ipywidgets as widgets
     from IPython.display import display
 
@@ -151,8 +176,18 @@ def _curve_traces(curves: list[dict], metric: str) -> list:
     return out
 
 # %% ../../nbs/00_core/04_plotting.ipynb #a5f7b6b3
-def curves_figure(chapter: str, directory=None, curves: list[dict] | None = None) -> go.Figure:
-    "A chapter's learning curves with their floors (Chapter 0, *Learning curves*)."
+def curves_figure(
+    chapter: str,  # two-digit chapter
+    directory=None,  # the claims folder; None: `claims_dir()`
+    curves: list[dict] | None = None,  # curves to draw; None: the recorded ones
+) -> go.Figure:
+    """A chapter's learning curves with their floors (Chapter 0, *Learning curves*).
+
+    Args:
+        chapter: two-digit chapter
+        directory: the claims folder; None: `claims_dir()` (default: None)
+        curves: curves to draw; None: the recorded ones (default: None)
+    """
     from icml26_lit.core.claims import load_curves
 
     curves = load_curves(chapter, directory) if curves is None else curves

@@ -36,8 +36,15 @@ class Scale:
     description: str  # what the scale is for
 
     @classmethod
-    def get(cls, name: str | Scale) -> Scale:
-        "The `Scale` called `name`; raises `ValueError` listing the valid names."
+    def get(
+        cls,
+        name: str | Scale,  # a scale name (`ci`, `cpu`, `colab`, `full`) or a `Scale`
+    ) -> Scale:
+        """The `Scale` called `name`; raises `ValueError` listing the valid names.
+
+        Args:
+            name: a scale name (`ci`, `cpu`, `colab`, `full`) or a `Scale`
+        """
         if isinstance(name, Scale):
             return name
         if not isinstance(name, str) or name not in _SCALES:
@@ -110,9 +117,24 @@ class NoPresetError(ValueError):
 
 # %% ../../nbs/00_core/01_scale.ipynb #bec4bbdf
 class Sizes:
-    "The `ci`, `cpu` (optional), `colab` and `full` presets of one experiment (Chapter 0, *Sizes*)."
+    """The `ci`, `cpu` (optional), `colab` and `full` presets of one experiment (Chapter 0, *Sizes*).
 
-    def __init__(self, ci: dict, colab: dict, full: dict, size_keys=None, cpu: dict | None = None):
+    Args:
+        ci: the `ci` preset: config key -> value
+        colab: the `colab` preset, same keys
+        full: the `full` preset, same keys
+        size_keys: keys that are sizes (taken from ci by `smoke`); None: int keys (default: None)
+        cpu: the `cpu` preset, same keys; None: no cpu preset (default: None)
+    """
+
+    def __init__(
+        self,
+        ci: dict,  # the `ci` preset: config key -> value
+        colab: dict,  # the `colab` preset, same keys
+        full: dict,  # the `full` preset, same keys
+        size_keys=None,  # keys that are sizes (taken from ci by `smoke`); None: int keys
+        cpu: dict | None = None,  # the `cpu` preset, same keys; None: no cpu preset
+    ):
         presets = {"ci": ci, "cpu": cpu, "colab": colab, "full": full}
         if cpu is None:
             del presets["cpu"]
@@ -134,8 +156,15 @@ class Sizes:
         "The scales this experiment has a preset for."
         return tuple(n for n in SCALE_NAMES if n in self.presets)
 
-    def get(self, scale: str | Scale) -> Config:
-        "The preset for `scale`; `NoPresetError` if this experiment has none for it."
+    def get(
+        self,
+        scale: str | Scale,  # a scale name or `Scale`
+    ) -> Config:
+        """The preset for `scale`; `NoPresetError` if this experiment has none for it.
+
+        Args:
+            scale: a scale name or `Scale`
+        """
         name = Scale.get(scale).name
         if name not in self.presets:
             raise NoPresetError(
@@ -146,8 +175,15 @@ class Sizes:
 
     __call__ = get
 
-    def smoke(self, scale: str | Scale) -> Config:
-        "The `scale` preset with every size key taken from `ci`: one cheap step of the big run."
+    def smoke(
+        self,
+        scale: str | Scale,  # a scale name or `Scale` whose non-size keys are kept
+    ) -> Config:
+        """The `scale` preset with every size key taken from `ci`: one cheap step of the big run.
+
+        Args:
+            scale: a scale name or `Scale` whose non-size keys are kept
+        """
         cfg = self.get(scale)
         cfg.update({k: self.presets["ci"][k] for k in self.size_keys})
         return cfg
@@ -155,17 +191,38 @@ class Sizes:
     def __repr__(self):
         return f"Sizes({', '.join(f'{k}={v}' for k, v in self.presets.items())})"
 
+# %% ../../nbs/00_core/01_scale.ipynb #221a5a9d
+def sizes(
+    *,
+    ci: dict,  # the `ci` preset: config key -> value
+    colab: dict,  # the `colab` preset, same keys
+    full: dict,  # the `full` preset, same keys
+    cpu: dict | None = None,  # the `cpu` preset, same keys; None: no cpu preset
+    size_keys=None,  # keys that are sizes (taken from ci by `smoke`); None: int keys
+) -> Sizes:
+    """Declare the presets of one experiment (`cpu` optional); see `Sizes`.
 
-def sizes(*, ci: dict, colab: dict, full: dict, cpu: dict | None = None, size_keys=None) -> Sizes:
-    "Declare the presets of one experiment (`cpu` optional); see `Sizes`."
+    Args:
+        ci: the `ci` preset: config key -> value
+        colab: the `colab` preset, same keys
+        full: the `full` preset, same keys
+        cpu: the `cpu` preset, same keys; None: no cpu preset (default: None)
+        size_keys: keys that are sizes (taken from ci by `smoke`); None: int keys (default: None)
+    """
     return Sizes(ci, colab, full, size_keys, cpu=cpu)
 
 # %% ../../nbs/00_core/01_scale.ipynb #62704a55
 DEVICE_NAMES = ("auto", "cpu", "cuda")
 
 
-def get_device(device: str | torch.device = "auto") -> torch.device:
-    "`auto`, `cpu` or `cuda` as a `torch.device` (Chapter 0, *Devices*)."
+def get_device(
+    device: str | torch.device = "auto",  # `auto` (CUDA if present), `cpu`, `cuda`, `cuda:<i>`
+) -> torch.device:
+    """`auto`, `cpu` or `cuda` as a `torch.device` (Chapter 0, *Devices*).
+
+    Args:
+        device: `auto` (CUDA if present), `cpu`, `cuda`, `cuda:<i>` (default: "auto")
+    """
     if isinstance(device, torch.device):
         device = device.type if device.index is None else f"{device.type}:{device.index}"
     if not isinstance(device, str) or device.split(":")[0] not in DEVICE_NAMES:
@@ -177,8 +234,14 @@ def get_device(device: str | torch.device = "auto") -> torch.device:
     return torch.device(device)
 
 # %% ../../nbs/00_core/01_scale.ipynb #3020300c
-def seed_everything(seed: int) -> torch.Generator:
-    "Seed `random`, NumPy and torch; return a seeded CPU generator (Chapter 0, *Seeds*)."
+def seed_everything(
+    seed: int,  # an integer in [0, 2**32)
+) -> torch.Generator:
+    """Seed `random`, NumPy and torch; return a seeded CPU generator (Chapter 0, *Seeds*).
+
+    Args:
+        seed: an integer in [0, 2**32)
+    """
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**32:
         raise ValueError(f"seed={seed!r} must be an integer in [0, 2**32)")
     seed = int(seed)
@@ -213,8 +276,16 @@ def _probe_once(steps: int) -> float:
     return time.process_time() - t0
 
 
-def speed_probe(repeats: int = 5, steps: int = 200) -> float:
-    "CPU seconds of a fixed one-thread workload, fastest of `repeats` (Chapter 0, *Time budgets*)."
+def speed_probe(
+    repeats: int = 5,  # runs of the workload; the fastest is returned
+    steps: int = 200,  # matrix products per run
+) -> float:
+    """CPU seconds of a fixed one-thread workload, fastest of `repeats` (Chapter 0, *Time budgets*).
+
+    Args:
+        repeats: runs of the workload; the fastest is returned (default: 5)
+        steps: matrix products per run (default: 200)
+    """
     for name, v in (("repeats", repeats), ("steps", steps)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"{name}={v!r} must be a positive integer")
@@ -242,13 +313,23 @@ def speed_factor() -> float:
 
 
 def check_projection(
-    projected_s: float, scale: str, target_s: float = 110.0, budget_s: float | None = None
+    projected_s: float,  # projected CPU seconds of the notebook on this machine
+    scale: str,  # the scale being run (`ci`, `cpu`, ...)
+    target_s: float = 110.0,  # ci warning threshold, reference-machine seconds
+    budget_s: float | None = None,  # limit in seconds at scales other than ci; None: no limit
 ) -> float:
     """Judge a notebook's projected CPU seconds `projected_s` (Chapter 0, *Time budgets*).
 
     At `ci`: print a warning above `target_s` (in reference seconds) and raise where the book's
     runner would stop the notebook (1.5 x 120 s x the speed factor). At other scales: raise above
-    `budget_s` when given. Returns the projection in reference-machine seconds."""
+    `budget_s` when given. Returns the projection in reference-machine seconds.
+
+    Args:
+        projected_s: projected CPU seconds of the notebook on this machine
+        scale: the scale being run (`ci`, `cpu`, ...)
+        target_s: ci warning threshold, reference-machine seconds (default: 110.0)
+        budget_s: limit in seconds at scales other than ci; None: no limit (default: None)
+    """
     if isinstance(projected_s, bool) or not isinstance(projected_s, (int, float)):
         raise TypeError(f"projected_s={projected_s!r} must be a number of seconds")
     if not math.isfinite(projected_s) or projected_s < 0:
@@ -275,16 +356,32 @@ def check_projection(
     return ref_s
 
 # %% ../../nbs/00_core/01_scale.ipynb #a1f23b33
-def extra_error(module: str, extra: str) -> ImportError:
-    "The ImportError for a missing `module`: it names the extra that installs it (Chapter 0)."
+def extra_error(
+    module: str,  # the module that failed to import
+    extra: str,  # the pip extra of icml26_lit that installs it
+) -> ImportError:
+    """The ImportError for a missing `module`: it names the extra that installs it (Chapter 0).
+
+    Args:
+        module: the module that failed to import
+        extra: the pip extra of icml26_lit that installs it
+    """
     return ImportError(
         f"{module} is not installed; this part of icml26_lit needs the {extra} extra: "
         f'pip install "icml26_lit[{extra}]"'
     )
 
 
-def optional_import(module: str, extra: str):
-    "Import `module` or name the extra that installs it (Chapter 0, *Optional dependencies*)."
+def optional_import(
+    module: str,  # dotted module name to import
+    extra: str,  # the pip extra of icml26_lit that installs it
+):
+    """Import `module` or name the extra that installs it (Chapter 0, *Optional dependencies*).
+
+    Args:
+        module: dotted module name to import
+        extra: the pip extra of icml26_lit that installs it
+    """
     import importlib
 
     try:

@@ -36,8 +36,14 @@ def _shown(c) -> tuple[str, str, str, str]:
     return str(d["chapter"]), d["claim"], d.get("scale", "ci"), verdict
 
 
-def verdict_map(claims) -> dict[str, dict[str, str]]:
-    "{chapter: {claim text: verdict}} of the `ci` rows among `claims` (Claims or claim dicts)."
+def verdict_map(
+    claims,  # `Claim`s or claim dicts
+) -> dict[str, dict[str, str]]:
+    """{chapter: {claim text: verdict}} of the `ci` rows among `claims` (Claims or claim dicts).
+
+    Args:
+        claims: `Claim`s or claim dicts
+    """
     out: dict[str, dict[str, str]] = {}
     for c in claims:
         chapter, claim, scale, verdict = _shown(c)
@@ -46,8 +52,14 @@ def verdict_map(claims) -> dict[str, dict[str, str]]:
     return {ch: dict(sorted(rows.items())) for ch, rows in sorted(out.items())}
 
 # %% ../../nbs/00_core/09_verdicts.ipynb #7b2ae7e7
-def read_ci_verdicts(path=None) -> dict | None:
-    "The record (default `results/ci_verdicts.json`), or None where there is none."
+def read_ci_verdicts(
+    path=None,  # the record; None: results/ci_verdicts.json
+) -> dict | None:
+    """The record (default `results/ci_verdicts.json`), or None where there is none.
+
+    Args:
+        path: the record; None: results/ci_verdicts.json (default: None)
+    """
     p = pathlib.Path(path) if path is not None else ci_verdicts_path()
     if p is None:
         print("run inside the repository to see the committed results")
@@ -77,8 +89,21 @@ def _head() -> str | None:
     return p.stdout.strip() or None
 
 
-def write_ci_verdicts(claims, path, *, keep: dict | None = None, commit: str | None = None) -> dict:
-    "Write the record of the ci rows of `claims` to `path`; other chapters' rows come from `keep`."
+def write_ci_verdicts(
+    claims,  # `Claim`s or claim dicts
+    path,  # the record to write
+    *,
+    keep: dict | None = None,  # an older record whose other chapters are kept
+    commit: str | None = None,  # commit to store; None: HEAD
+) -> dict:
+    """Write the record of the ci rows of `claims` to `path`; other chapters' rows come from `keep`.
+
+    Args:
+        claims: `Claim`s or claim dicts
+        path: the record to write
+        keep: an older record whose other chapters are kept (default: None)
+        commit: commit to store; None: HEAD (default: None)
+    """
     verdicts = verdict_map(claims)
     if not verdicts:
         raise ValueError("no ci claims to record: run the ci notebooks first (make test)")
@@ -98,8 +123,16 @@ def write_ci_verdicts(claims, path, *, keep: dict | None = None, commit: str | N
     return data
 
 # %% ../../nbs/00_core/09_verdicts.ipynb #54514724
-def verdict_flips(claims, recorded) -> list[tuple[str, str, str, str]]:
-    "(chapter, claim, recorded verdict, new verdict) of each ci row of `claims` that moved."
+def verdict_flips(
+    claims,  # `Claim`s or claim dicts
+    recorded,  # the record (`read_ci_verdicts`), or None
+) -> list[tuple[str, str, str, str]]:
+    """(chapter, claim, recorded verdict, new verdict) of each ci row of `claims` that moved.
+
+    Args:
+        claims: `Claim`s or claim dicts
+        recorded: the record (`read_ci_verdicts`), or None
+    """
     if not recorded:
         return []
     old = recorded.get("verdicts", recorded)  # the record, or its 'verdicts' mapping
@@ -111,8 +144,16 @@ def verdict_flips(claims, recorded) -> list[tuple[str, str, str, str]]:
     ]
 
 
-def flips_report(flips, recorded=None) -> str:
-    "The flips in words, one line each, by chapter and row."
+def flips_report(
+    flips,  # from `verdict_flips`
+    recorded=None,  # the record, for its date and commit; None: none
+) -> str:
+    """The flips in words, one line each, by chapter and row.
+
+    Args:
+        flips: from `verdict_flips`
+        recorded: the record, for its date and commit; None: none (default: None)
+    """
     if not flips:
         return "no ci verdict moved since the record was written"
     since = ""

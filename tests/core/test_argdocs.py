@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT / "book"))
 import argdocs  # noqa: E402
 
 # `core` and the substrates: every public callable (a class: its constructor and public methods)
-SUBSTRATES = []
+SUBSTRATES = ["core"]
 
 # Each chapter's main entry points: its models, losses, estimators and training function.
 ENTRY_POINTS = {}
