@@ -10,6 +10,8 @@
 #   make verdicts                  rewrite results/ci_verdicts.json from the last `make test`'s ci claims
 #                                  (make test prints each verdict that moved since it was written)
 #   make exercises                 student copies of the exercises (no solutions) and their HTML book
+#   make alone CHAPTERS="02 17"    each chapter's experiments notebook alone in an empty folder, from
+#                                  the wheel and its extra in a fresh environment (not in make test)
 #   make colab-check               resolve every extra against Colab's versions (network; not in make test)
 #   make nbtest                    nbdev_test (for authors; papermill is what CI runs)
 # The development environment is .venv/ at the repository root, made from requirements/pins.txt
@@ -35,7 +37,7 @@ SEED ?= 0
 # default index (this project's machines have the CPU wheel locally).
 TORCH_INDEX ?=
 
-.PHONY: venv test book run nbtest export clean bench gpu gpu-pack toc exercises lint verdicts colab-check
+.PHONY: venv test book run nbtest export clean bench gpu gpu-pack toc exercises lint verdicts colab-check alone
 
 venv: $(STAMP)
 
@@ -80,6 +82,9 @@ run: venv
 
 colab-check: venv
 	$(PY) book/colab_check.py
+
+alone: venv
+	$(PY) book/alone.py $(or $(CHAPTERS),02 05 09 11 14 17)
 
 nbtest: venv
 	$(VENV)/bin/nbdev_test --n_workers 2

@@ -114,3 +114,14 @@ def test_setup_cell_installs_the_books_tag_with_a_hyphenated_extra():
     )
     assert "restart the runtime" in text  # printed when the extra upgraded numpy
     compile(text, "setup cell", "exec")
+
+
+def test_alone_finds_each_chapter_and_its_experiments_notebook():
+    "`make alone` names chapters by number or slug; each chapter has one experiments notebook."
+    import alone
+
+    assert alone.chapter_dir("17") == alone.chapter_dir("afr_net") == ROOT / "nbs" / "17_afr_net"
+    with pytest.raises(SystemExit, match="no chapter folder"):
+        alone.chapter_dir("99")
+    for ch in sorted((ROOT / "nbs").glob("[01][0-9]_*")):
+        assert alone.experiments_notebook(ch).name.endswith("_experiments.ipynb")
