@@ -72,7 +72,6 @@ class GraphormerLayer(nn.Module):
         bias: torch.Tensor,  # (B, H, L, L) additive attention bias
     ) -> torch.Tensor:
         """
-
         Args:
             h: (B, L, d)
             bias: (B, H, L, L) additive attention bias
@@ -139,7 +138,6 @@ class GraphormerEncoder(nn.Module):
         path: torch.Tensor,  # (B, N, N) mean edge feature on the path
     ) -> torch.Tensor:
         """
-
         Args:
             x: (B, N, N) node features: FC rows
             degree: (B, N) long

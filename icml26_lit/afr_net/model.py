@@ -32,7 +32,6 @@ class EdgeGate(nn.Module):
         f_e: torch.Tensor,  # (B, E)
     ) -> torch.Tensor:
         """
-
         Args:
             h: H (B, N, d)
             edge_index: (B, 2, E), (-1, -1) pads

@@ -40,7 +40,6 @@ class BookRenderer(MimetypeRenderer):
         fig_dict,  # the figure, as plotly's dict
     ):
         """
-
         Args:
             fig_dict: the figure, as plotly's dict
         """

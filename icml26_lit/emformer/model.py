@@ -330,7 +330,13 @@ def _forward(
     cache=None,  # None or, per global valley layer, a list of cached (k, v)
     return_kv: bool = False,  # also return this step's (k, v) per global layer
 ):
-    "Next state (B, C, H, W) (and this step's valley K/V) (Chapter 05, *The model*)."
+    """Next state (B, C, H, W) (and this step's valley K/V) (Chapter 05, *The model*).
+
+    Args:
+        x: states (B, C, H, W)
+        cache: None or, per global valley layer, a list of cached (k, v) (default: None)
+        return_kv: also return this step's (k, v) per global layer (default: False)
+    """
     if (
         not isinstance(x, torch.Tensor)
         or x.dim() != 4

@@ -11,6 +11,7 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 from torch import nn
+from fastcore.basics import patch
 
 from ..core import check_tensor
 
@@ -51,8 +52,18 @@ def rqs_knots(
     return xk, yk, dk
 
 # %% ../../nbs/09_ldr/02_coupling_flows.ipynb #954c8967
-def check_knots(xk: torch.Tensor, yk: torch.Tensor, dk: torch.Tensor) -> None:
-    "Raise ValueError unless xk, yk increase strictly and dk > 0 along the last dimension."
+def check_knots(
+    xk: torch.Tensor,  # (..., K) knot x-positions
+    yk: torch.Tensor,  # (..., K) knot y-positions
+    dk: torch.Tensor,  # (..., K) knot derivatives
+) -> None:
+    """Raise ValueError unless xk, yk increase strictly and dk > 0 along the last dimension.
+
+    Args:
+        xk: (..., K) knot x-positions
+        yk: (..., K) knot y-positions
+        dk: (..., K) knot derivatives
+    """
     for name, k in (("xk", xk), ("yk", yk)):
         if not bool((k[..., 1:] > k[..., :-1]).all()):  # also catches NaN knots
             raise ValueError(f"{name} must be strictly increasing along its last dimension")
@@ -60,8 +71,16 @@ def check_knots(xk: torch.Tensor, yk: torch.Tensor, dk: torch.Tensor) -> None:
         raise ValueError("dk must be positive (a monotonic spline has positive knot derivatives)")
 
 
-def check_generator(generator, name: str = "generator") -> None:
-    "Raise TypeError unless `generator` is a torch.Generator or None."
+def check_generator(
+    generator,  # the value to check
+    name: str = "generator",  # the argument's name, for errors
+) -> None:
+    """Raise TypeError unless `generator` is a torch.Generator or None.
+
+    Args:
+        generator: the value to check
+        name: the argument's name, for errors (default: "generator")
+    """
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"{name} must be a torch.Generator or None, got {type(generator).__name__}")
 
@@ -195,13 +214,29 @@ class CouplingLayer(nn.Module):
             zb, ladj = self.spline_fn(xb, xk, yk, dk, inverse=inverse, check=False)
         return torch.cat([xa, zb], 1).index_select(1, self.unperm), ladj.sum(-1)
 
-    def forward(self, x: torch.Tensor):
-        "z = layer(x) and log|det dz/dx| (N,)."
+    def forward(
+        self,
+        x: torch.Tensor,  # (N, D) inputs
+    ):
+        """z = layer(x) and log|det dz/dx| (N,).
+
+        Args:
+            x: (N, D) inputs
+        """
         return self._couple(x, False)
 
-    def inverse(self, z: torch.Tensor):
-        "x = layer^{-1}(z) and log|det dx/dz| (N,)."
-        return self._couple(z, True)
+# %% ../../nbs/09_ldr/02_coupling_flows.ipynb #cb5c0359
+@patch
+def inverse(
+    self: CouplingLayer,
+    z: torch.Tensor,  # (N, D) outputs of the layer
+):
+    """x = layer^{-1}(z) and log|det dx/dz| (N,).
+
+    Args:
+        z: (N, D) outputs of the layer
+    """
+    return self._couple(z, True)
 
 # %% ../../nbs/09_ldr/02_coupling_flows.ipynb #3e8a41f0
 def _check_flow_args(dim, n_layers, bins) -> None:
@@ -277,47 +312,109 @@ class CouplingFlow(nn.Module):
             for l in range(n_layers)
         )
 
-    def forward(self, x: torch.Tensor):
-        "z = T^{-1}(x) (N, D) and log|det J_{T^{-1}}(x)| (N,)."
+    def forward(
+        self,
+        x: torch.Tensor,  # (N, D) data points
+    ):
+        """z = T^{-1}(x) (N, D) and log|det J_{T^{-1}}(x)| (N,).
+
+        Args:
+            x: (N, D) data points
+        """
         z, total = _check_batch(self, x, "x"), x.new_zeros(len(x))
         for layer in self.layers:
             z, ladj = layer(z)
             total = total + ladj
         return z, total
 
-    def inverse(self, z: torch.Tensor):
-        "x = T(z) (N, D) and log|det J_T(z)| (N,)."
+    def inverse(
+        self,
+        z: torch.Tensor,  # (N, D) base points
+    ):
+        """x = T(z) (N, D) and log|det J_T(z)| (N,).
+
+        Args:
+            z: (N, D) base points
+        """
         x, total = _check_batch(self, z, "z"), z.new_zeros(len(z))
         for layer in reversed(self.layers):
             x, ladj = layer.inverse(x)
             total = total + ladj
         return x, total
 
-    def base_log_prob(self, z: torch.Tensor) -> torch.Tensor:
-        "log N(z; 0, I) (N,)."
-        return -0.5 * (z**2).sum(-1) - 0.5 * self.dim * math.log(2 * math.pi)
-
-    def log_prob(self, x: torch.Tensor) -> torch.Tensor:
-        "Exact log q(x) (N,) for x (N, D)."
-        z, ladj = self(x)
-        return self.base_log_prob(z) + ladj
-
-    def sample_and_log_prob(self, n: int, generator: torch.Generator | None = None):
-        "Samples x (n, D) with gradients through them, and their log q(x) (n,)."
-        z = _base_sample(self, n, generator)
-        x, ladj = self.inverse(z)
-        return x, self.base_log_prob(z) - ladj
-
     @torch.no_grad()
-    def sample(self, n: int, generator: torch.Generator | None = None) -> torch.Tensor:
-        "Samples x (n, D) from the flow."
+    def sample(
+        self,
+        n: int,  # number of samples
+        generator: torch.Generator | None = None,  # source of the base noise
+    ) -> torch.Tensor:
+        """Samples x (n, D) from the flow.
+
+        Args:
+            n: number of samples
+            generator: source of the base noise (default: None)
+        """
         return self.sample_and_log_prob(n, generator)[0]
+
+# %% ../../nbs/09_ldr/02_coupling_flows.ipynb #3250ffc2
+@patch
+def base_log_prob(
+    self: CouplingFlow,
+    z: torch.Tensor,  # (N, D) base points
+) -> torch.Tensor:
+    """log N(z; 0, I) (N,).
+
+    Args:
+        z: (N, D) base points
+    """
+    return -0.5 * (z**2).sum(-1) - 0.5 * self.dim * math.log(2 * math.pi)
+
+
+@patch
+def log_prob(
+    self: CouplingFlow,
+    x: torch.Tensor,  # (N, D) data points
+) -> torch.Tensor:
+    """Exact log q(x) (N,) for x (N, D).
+
+    Args:
+        x: (N, D) data points
+    """
+    z, ladj = self(x)
+    return self.base_log_prob(z) + ladj
+
+
+@patch
+def sample_and_log_prob(
+    self: CouplingFlow,
+    n: int,  # number of samples
+    generator: torch.Generator | None = None,  # source of the base noise
+):
+    """Samples x (n, D) with gradients through them, and their log q(x) (n,).
+
+    Args:
+        n: number of samples
+        generator: source of the base noise (default: None)
+    """
+    z = _base_sample(self, n, generator)
+    x, ladj = self.inverse(z)
+    return x, self.base_log_prob(z) - ladj
 
 # %% ../../nbs/09_ldr/02_coupling_flows.ipynb #d2d9da8b
 def grid_integral(
-    log_prob: Callable, lim: float = 8.0, n: int = 401, dtype: torch.dtype = torch.float64
+    log_prob: Callable,  # (M, 2) points -> (M,) log-densities
+    lim: float = 8.0,  # half-width of the square
+    n: int = 401,  # grid points per axis
+    dtype: torch.dtype = torch.float64,  # dtype of the grid
 ) -> float:
-    "Trapezoid-rule integral of exp(log_prob) over [-lim, lim]^2 (Chapter 09, *The flow*)."
+    """Trapezoid-rule integral of exp(log_prob) over [-lim, lim]^2 (Chapter 09, *The flow*).
+
+    Args:
+        log_prob: (M, 2) points -> (M,) log-densities
+        lim: half-width of the square (default: 8.0)
+        n: grid points per axis (default: 401)
+        dtype: dtype of the grid (default: torch.float64)
+    """
     g = torch.linspace(-lim, lim, n, dtype=dtype)
     G1, G2 = torch.meshgrid(g, g, indexing="ij")
     with torch.no_grad():

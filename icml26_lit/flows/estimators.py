@@ -56,7 +56,7 @@ def importance_log_weights(
     flow,  # flow with sample_and_log_prob
     energy,  # u(x) -> (N,)
     n: int,  # samples
-    generator: torch.Generator | None = None,
+    generator: torch.Generator | None = None,  # source of the samples
 ):
     """Flow samples x (n, D) and log-weights -u(x) - log q(x) (Chapter 09, *Weights of a flow*).
 
@@ -64,6 +64,7 @@ def importance_log_weights(
         flow: flow with sample_and_log_prob
         energy: u(x) -> (N,)
         n: samples
+        generator: source of the samples (default: None)
     """
     x, log_q = flow.sample_and_log_prob(n, generator)
     u = energy(x)

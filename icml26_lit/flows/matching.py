@@ -30,7 +30,7 @@ def interpolate(
     x0: torch.Tensor,  # (B, ...) base noise
     x1: torch.Tensor,  # (B, ...) data
     t,  # (B,) times in [0, 1] (or a float)
-    sigma_min: float = SIGMA_MIN,
+    sigma_min: float = SIGMA_MIN,  # noise scale left at t = 1 (the path's sigma_min)
 ) -> torch.Tensor:
     """The path x_t = (1 - (1 - sigma_min) t) x0 + t x1 (Chapter 10, *The interpolant*).
 
@@ -38,6 +38,7 @@ def interpolate(
         x0: (B, ...) base noise
         x1: (B, ...) data
         t: (B,) times in [0, 1] (or a float)
+        sigma_min: noise scale left at t = 1 (the path's sigma_min) (default: SIGMA_MIN)
     """
     t = _time_like(t, x1)
     return (1 - (1 - sigma_min) * t) * x0 + t * x1
@@ -47,7 +48,7 @@ def target_velocity(
     x1: torch.Tensor,  # (B, ...) data
     xt: torch.Tensor,  # (B, ...) points on the path
     t,  # (B,) times
-    sigma_min: float = SIGMA_MIN,
+    sigma_min: float = SIGMA_MIN,  # noise scale left at t = 1 (the path's sigma_min)
 ) -> torch.Tensor:
     """u_t = (x1 - (1 - s) x_t) / (1 - (1 - s) t) with s = sigma_min (Chapter 10, *The interpolant*).
 
@@ -55,6 +56,7 @@ def target_velocity(
         x1: (B, ...) data
         xt: (B, ...) points on the path
         t: (B,) times
+        sigma_min: noise scale left at t = 1 (the path's sigma_min) (default: SIGMA_MIN)
     """
     if not (isinstance(sigma_min, (int, float)) and 0 <= sigma_min < 1):
         raise ValueError(f"sigma_min must be a number in [0, 1), got {sigma_min!r}")
@@ -70,7 +72,7 @@ def cfm_loss(
     velocity: Callable,  # v(x_t, t) -> same shape as x_t
     x1: torch.Tensor,  # (B, ...) data
     mask: torch.Tensor | None = None,  # (B, ...) True/1 for real elements, broadcastable
-    sigma_min: float = SIGMA_MIN,
+    sigma_min: float = SIGMA_MIN,  # noise scale left at t = 1 (the path's sigma_min)
     generator: torch.Generator | None = None,  # source of t and x0
     t: torch.Tensor | None = None,  # (B,) optional fixed times
     x0: torch.Tensor | None = None,  # optional fixed noise
@@ -81,6 +83,7 @@ def cfm_loss(
         velocity: v(x_t, t) -> same shape as x_t
         x1: (B, ...) data
         mask: (B, ...) True/1 for real elements, broadcastable (default: None)
+        sigma_min: noise scale left at t = 1 (the path's sigma_min) (default: SIGMA_MIN)
         generator: source of t and x0 (default: None)
         t: (B,) optional fixed times (default: None)
         x0: optional fixed noise (default: None)
@@ -100,8 +103,18 @@ def cfm_loss(
     return (err * m).sum() / m.sum().clamp_min(1.0)
 
 # %% ../../nbs/10_tfmpe/02_flow_matching.ipynb #87cd27c2
-def gaussian_velocity(mean: float, std: float, sigma_min: float = SIGMA_MIN) -> Callable:
-    "Exact marginal velocity for N(mean, std^2) data and N(0, 1) noise (Chapter 10, *The loss*)."
+def gaussian_velocity(
+    mean: float,  # mean of the data
+    std: float,  # standard deviation of the data
+    sigma_min: float = SIGMA_MIN,  # noise scale left at t = 1 (the path's sigma_min)
+) -> Callable:
+    """Exact marginal velocity for N(mean, std^2) data and N(0, 1) noise (Chapter 10, *The loss*).
+
+    Args:
+        mean: mean of the data
+        std: standard deviation of the data
+        sigma_min: noise scale left at t = 1 (the path's sigma_min) (default: SIGMA_MIN)
+    """
 
     def v(x, t):
         t = _time_like(t, x)
@@ -132,17 +145,22 @@ _DP_E = (71 / 57600, 0.0, -71 / 16695, 71 / 1920, -17253 / 339200, 22 / 525, -1 
 def integrate_adaptive(
     f: Callable,  # f(t, y) -> dy/dt
     y0: torch.Tensor,  # initial state
-    t0: float = 0.0,
-    t1: float = 1.0,
-    rtol: float = 1e-5,
-    atol: float = 1e-5,
-    max_steps: int = 10000,
+    t0: float = 0.0,  # start time
+    t1: float = 1.0,  # end time
+    rtol: float = 1e-5,  # relative tolerance per step
+    atol: float = 1e-5,  # absolute tolerance per step
+    max_steps: int = 10000,  # most accepted and rejected steps
 ) -> tuple:
     """Adaptive Dormand-Prince 5(4); returns (y(t1), number of steps) (Chapter 10, *Sampling*).
 
     Args:
         f: f(t, y) -> dy/dt
         y0: initial state
+        t0: start time (default: 0.0)
+        t1: end time (default: 1.0)
+        rtol: relative tolerance per step (default: 1e-5)
+        atol: absolute tolerance per step (default: 1e-5)
+        max_steps: most accepted and rejected steps (default: 10000)
     """
     t, y = float(t0), y0
     direction = 1.0 if t1 >= t0 else -1.0
@@ -173,8 +191,8 @@ def sample_ode(
     x0: torch.Tensor,  # (B, ...) base noise
     n_steps: int = 16,  # fixed steps (ignored by "adaptive")
     method: str = "rk4",  # "rk4", "euler" or "adaptive"
-    rtol: float = 1e-5,
-    atol: float = 1e-5,
+    rtol: float = 1e-5,  # relative tolerance (adaptive)
+    atol: float = 1e-5,  # absolute tolerance (adaptive)
 ) -> torch.Tensor:
     """Push noise through the flow from t=0 to t=1 (Chapter 10, *Sampling*).
 
@@ -183,6 +201,8 @@ def sample_ode(
         x0: (B, ...) base noise
         n_steps: fixed steps (ignored by "adaptive") (default: 16)
         method: "rk4", "euler" or "adaptive" (default: "rk4")
+        rtol: relative tolerance (adaptive) (default: 1e-5)
+        atol: absolute tolerance (adaptive) (default: 1e-5)
     """
     B = x0.shape[0]
 
@@ -195,9 +215,19 @@ def sample_ode(
 
 # %% ../../nbs/10_tfmpe/02_flow_matching.ipynb #d2f180cd
 def divergence(
-    velocity: Callable, x: torch.Tensor, t: torch.Tensor, mask: torch.Tensor | None = None
+    velocity: Callable,  # v(x, t) with t a (B,) tensor
+    x: torch.Tensor,  # (B, ...) points
+    t: torch.Tensor,  # (B,) times
+    mask: torch.Tensor | None = None,  # (B, ...) real elements; None: all
 ) -> tuple:
-    "v(x, t) and its exact Jacobian trace over masked-in elements (Chapter 10, *Log-density*)."
+    """v(x, t) and its exact Jacobian trace over masked-in elements (Chapter 10, *Log-density*).
+
+    Args:
+        velocity: v(x, t) with t a (B,) tensor
+        x: (B, ...) points
+        t: (B,) times
+        mask: (B, ...) real elements; None: all (default: None)
+    """
     with torch.enable_grad():
         x = x.detach().requires_grad_(True)
         v = velocity(x, t)
@@ -221,7 +251,7 @@ def log_prob_ode(
     x1: torch.Tensor,  # (B, ...) points to evaluate
     n_steps: int = 16,  # fixed RK4 steps
     mask: torch.Tensor | None = None,  # (B, ...) real elements
-    method: str = "rk4",
+    method: str = "rk4",  # `rk4` or `euler`, with n_steps fixed steps
 ) -> torch.Tensor:
     """log q(x1) under the flow, the Jacobian trace integrated backwards (Chapter 10, *Log-density*).
 
@@ -230,6 +260,7 @@ def log_prob_ode(
         x1: (B, ...) points to evaluate
         n_steps: fixed RK4 steps (default: 16)
         mask: (B, ...) real elements (default: None)
+        method: `rk4` or `euler`, with n_steps fixed steps (default: "rk4")
     """
     x1 = check_tensor(x1, "x1", dtypes=(torch.float32, torch.float64))
     B, shape = x1.shape[0], x1.shape

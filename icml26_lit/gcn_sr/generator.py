@@ -537,11 +537,7 @@ def sample(  # noqa: F811 (SequenceGenerator.sample)
 
 @patch
 def log_prob(self: SequenceGenerator, tokens: torch.Tensor):  # noqa: F811
-    """Log-probabilities (B,) and entropies (B,) of given trees by teacher forcing (Chapter 18).
-
-    Args:
-        tokens: noqa: F811
-    """
+    "Log-probabilities (B,) and entropies (B,) of given trees by teacher forcing (Chapter 18)."
     _, logp, ent = self.decode(tokens=tokens)
     return logp, ent
 

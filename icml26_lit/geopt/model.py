@@ -45,7 +45,6 @@ class PhysicsAttention(nn.Module):
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:  # (B, N, dim) -> (B, N, dim)
         """
-
         Args:
             h: (B, N, dim) -> (B, N, dim)
         """
@@ -122,7 +121,6 @@ class Transolver(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, N, in_dim) -> (B, N, out_dim)
         """
-
         Args:
             x: (B, N, in_dim) -> (B, N, out_dim)
         """

@@ -42,7 +42,16 @@ def _inverse_cdf_table(
     n_grid: int,  # grid points
     edge_log_density: float,  # largest log-density allowed at the grid ends, relative to the mode
 ):
-    "Grid g and normalised CDF of exp(-v/T) on it, for inverse-CDF sampling of x1."
+    """Grid g and normalised CDF of exp(-v/T) on it, for inverse-CDF sampling of x1.
+
+    Args:
+        v: the quartic potential v(x1)
+        temperature: T of exp(-v/T)
+        lo: left end of the grid
+        hi: right end of the grid
+        n_grid: grid points
+        edge_log_density: largest log-density allowed at the grid ends, relative to the mode
+    """
     # inverse-CDF table of exp(-v/T) on a fine float64 grid (trapezoid rule)
     g = torch.linspace(lo, hi, n_grid, dtype=torch.float64)
     logd = -v(g) / temperature
@@ -71,6 +80,10 @@ class _QuarticTarget:
     _edge_log_density = math.log(1e-12)  # largest density at the grid ends, relative to the mode
 
     def v(self, x1: torch.Tensor) -> torch.Tensor:  # quartic potential of x1
+        """
+        Args:
+            x1: quartic potential of x1
+        """
         raise NotImplementedError
 
     def energy(self, x: torch.Tensor) -> torch.Tensor:

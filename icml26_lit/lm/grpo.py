@@ -14,13 +14,14 @@ __all__ = ['group_advantages', 'grpo_loss', 'soft_overlong_penalty']
 def group_advantages(
     rewards: torch.Tensor,  # (n_groups, G) one row per prompt
     scale: bool = True,  # divide by the group's std + 1e-4
-    min_spread: float = 1e-6,
+    min_spread: float = 1e-6,  # groups whose reward std is not above this are dropped
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """(advantages (n_groups, G), keep (n_groups,) bool): GRPO with dynamic sampling (Ch. 16).
 
     Args:
         rewards: (n_groups, G) one row per prompt
         scale: divide by the group's std + 1e-4 (default: True)
+        min_spread: groups whose reward std is not above this are dropped (default: 1e-6)
     """
     if not isinstance(rewards, torch.Tensor) or rewards.dim() != 2:
         raise ValueError(
@@ -47,9 +48,9 @@ def grpo_loss(
     old_logp: torch.Tensor,  # (N, T) the same at sampling time (no grad)
     advantages: torch.Tensor,  # (N,) one per completion
     mask: torch.Tensor,  # (N, T) 1 on completion tokens, 0 on padding
-    eps_low: float = 0.2,
-    eps_high: float = 0.30,
-    loss_type: str = "bnpo",
+    eps_low: float = 0.2,  # lower clip: ratio >= 1 - eps_low
+    eps_high: float = 0.30,  # upper clip: ratio <= 1 + eps_high
+    loss_type: str = "bnpo",  # `bnpo`: mean over all tokens; `grpo`: per sequence first
 ) -> torch.Tensor:
     """The clipped GRPO surrogate, token-level by default, beta_KL = 0 (Chapter 16, *GRPO*).
 
@@ -58,6 +59,9 @@ def grpo_loss(
         old_logp: (N, T) the same at sampling time (no grad)
         advantages: (N,) one per completion
         mask: (N, T) 1 on completion tokens, 0 on padding
+        eps_low: lower clip: ratio >= 1 - eps_low (default: 0.2)
+        eps_high: upper clip: ratio <= 1 + eps_high (default: 0.30)
+        loss_type: `bnpo`: mean over all tokens; `grpo`: per sequence first (default: "bnpo")
     """
     if not isinstance(logp, torch.Tensor) or logp.dim() != 2:
         raise ValueError(f"logp must be a tensor (N, T), got {getattr(logp, 'shape', logp)}")

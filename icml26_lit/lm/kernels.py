@@ -27,7 +27,7 @@ def token_logprobs_reference(
     hidden: torch.Tensor,  # (B, T, d)
     weight: torch.Tensor,  # LM head (V, d)
     targets: torch.Tensor,  # (B, T) int64 token ids or ignore_index
-    ignore_index: int = -100,
+    ignore_index: int = -100,  # target id whose log-prob is 0
 ) -> torch.Tensor:
     """log softmax(h W^T)[y] in PyTorch, materialising the logits (Chapter 16, *Kernels*).
 
@@ -35,6 +35,7 @@ def token_logprobs_reference(
         hidden: (B, T, d)
         weight: LM head (V, d)
         targets: (B, T) int64 token ids or ignore_index
+        ignore_index: target id whose log-prob is 0 (default: -100)
     """
     logits = hidden @ weight.T  # z = h W^T          (B, T, V)
     lp = torch.log_softmax(logits, dim=-1)  # z - logsumexp(z)   (B, T, V)
@@ -360,7 +361,7 @@ def token_logprobs(
     hidden: torch.Tensor,  # (B, T, d) final hidden states
     weight: torch.Tensor,  # LM head (V, d), no bias
     targets: torch.Tensor,  # (B, T) token ids in [0, V) or ignore_index
-    ignore_index: int = -100,
+    ignore_index: int = -100,  # target id whose log-prob is 0
     backend: str = "auto",  # "auto", "triton" or "torch"
 ) -> torch.Tensor:
     """Per-token log p(y | h) = log softmax(h W^T)[y], 0 at ignore_index (Chapter 16, *Kernels*).
@@ -369,6 +370,7 @@ def token_logprobs(
         hidden: (B, T, d) final hidden states
         weight: LM head (V, d), no bias
         targets: (B, T) token ids in [0, V) or ignore_index
+        ignore_index: target id whose log-prob is 0 (default: -100)
         backend: "auto", "triton" or "torch" (default: "auto")
     """
     hidden = check_tensor(hidden, "hidden", ndim=3, dtypes=(torch.float32, torch.float64))

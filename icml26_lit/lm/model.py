@@ -44,8 +44,15 @@ class WordTokenizer:
     def __len__(self):
         return len(self.vocab)
 
-    def encode(self, text: str) -> list[int]:
-        "Token ids of `text`; a word outside the vocabulary is an error naming it."
+    def encode(
+        self,
+        text: str,  # words separated by whitespace
+    ) -> list[int]:
+        """Token ids of `text`; a word outside the vocabulary is an error naming it.
+
+        Args:
+            text: words separated by whitespace
+        """
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         unknown = [w for w in text.split() if w not in self.index]
@@ -53,8 +60,17 @@ class WordTokenizer:
             raise ValueError(f"text has words outside the vocabulary: {unknown[:5]}")
         return [self.index[w] for w in text.split()]
 
-    def decode(self, ids, skip_special: bool = True) -> str:
-        "The words of `ids` joined by single spaces (special tokens dropped by default)."
+    def decode(
+        self,
+        ids,  # token ids (list or tensor)
+        skip_special: bool = True,  # drop special tokens
+    ) -> str:
+        """The words of `ids` joined by single spaces (special tokens dropped by default).
+
+        Args:
+            ids: token ids (list or tensor)
+            skip_special: drop special tokens (default: True)
+        """
         ids = ids.tolist() if isinstance(ids, torch.Tensor) else list(ids)
         if any(not 0 <= int(i) < len(self.vocab) for i in ids):
             raise ValueError(f"ids must lie in [0, {len(self.vocab)})")
@@ -63,9 +79,18 @@ class WordTokenizer:
 
 # %% ../../nbs/16_ecg_r1/03_lm.ipynb #c65fa50a
 class Block(nn.Module):
-    "Pre-norm causal self-attention and MLP block with an optional KV cache."
+    """Pre-norm causal self-attention and MLP block with an optional KV cache.
 
-    def __init__(self, d_model: int, n_heads: int):
+    Args:
+        d_model: width d
+        n_heads: attention heads (divide d_model)
+    """
+
+    def __init__(
+        self,
+        d_model: int,  # width d
+        n_heads: int,  # attention heads (divide d_model)
+    ):
         super().__init__()
         self.n_heads = n_heads
         self.ln1, self.ln2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
@@ -75,8 +100,19 @@ class Block(nn.Module):
             nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model)
         )
 
-    def forward(self, x, mask, cache=None):
-        "x (B, T, d), mask (B, 1, T, S) bool, cache (k, v) of (B, H, S - T, d_h) or None."
+    def forward(
+        self,
+        x,  # (B, T, d) inputs
+        mask,  # (B, 1, T, S) bool, True where attention is allowed
+        cache=None,  # (k, v) of (B, H, S - T, d_h) from earlier steps, or None
+    ):
+        """x (B, T, d), mask (B, 1, T, S) bool, cache (k, v) of (B, H, S - T, d_h) or None.
+
+        Args:
+            x: (B, T, d) inputs
+            mask: (B, 1, T, S) bool, True where attention is allowed
+            cache: (k, v) of (B, H, S - T, d_h) from earlier steps, or None (default: None)
+        """
         B, T, d = x.shape
         q, k, v = self.qkv(self.ln1(x)).view(B, T, 3, self.n_heads, -1).permute(2, 0, 3, 1, 4)
         if cache is not None:
@@ -87,18 +123,28 @@ class Block(nn.Module):
 
 # %% ../../nbs/16_ecg_r1/03_lm.ipynb #d01d7b49
 class TinyLM(nn.Module):
-    "A small causal transformer LM on ids or embeddings (Chapter 16, *A tiny language model*)."
+    """A small causal transformer LM on ids or embeddings (Chapter 16, *A tiny language model*).
+
+    Args:
+        vocab_size: number of tokens V
+        d_model: width d (default: 64)
+        n_layers: transformer blocks (default: 2)
+        n_heads: attention heads per block (default: 4)
+        max_len: longest sequence (positions) (default: 128)
+        generator: source of the initial weights (default: None)
+        backend: token_logprobs backend of the head (default: "auto")
+    """
 
     def __init__(
         self,
-        vocab_size: int,
-        d_model: int = 64,
-        n_layers: int = 2,
-        n_heads: int = 4,
-        max_len: int = 128,
-        generator: torch.Generator | None = None,
-        backend: str = "auto",
-    ):  # token_logprobs backend of the head
+        vocab_size: int,  # number of tokens V
+        d_model: int = 64,  # width d
+        n_layers: int = 2,  # transformer blocks
+        n_heads: int = 4,  # attention heads per block
+        max_len: int = 128,  # longest sequence (positions)
+        generator: torch.Generator | None = None,  # source of the initial weights
+        backend: str = "auto",  # token_logprobs backend of the head
+    ):
         super().__init__()
         for name, v in dict(
             vocab_size=vocab_size,
@@ -141,15 +187,39 @@ class TinyLM(nn.Module):
         "The LM head's weight (V, d); logits are hidden @ head_weight.T."
         return self.head.weight
 
-    def embed(self, ids: torch.Tensor) -> torch.Tensor:
-        "Token embeddings (B, T, d) of ids (B, T), without positions."
-        return self.tok_emb(ids)
+# %% ../../nbs/16_ecg_r1/03_lm.ipynb #e334f2ad
+def _embed(
+    self: TinyLM,
+    ids: torch.Tensor,  # (B, T) token ids
+) -> torch.Tensor:
+    """Token embeddings (B, T, d) of ids (B, T), without positions.
+
+    Args:
+        ids: (B, T) token ids
+    """
+    return self.tok_emb(ids)
+
+
+TinyLM.embed = _embed
 
 # %% ../../nbs/16_ecg_r1/03_lm.ipynb #afac17b5
 def _hidden(
-    self: TinyLM, ids=None, embeds=None, attention_mask=None, cache=None, return_cache: bool = False
+    self: TinyLM,
+    ids=None,  # (B, T) token ids (or pass embeds)
+    embeds=None,  # (B, T, d) input embeddings (or pass ids)
+    attention_mask=None,  # (B, T) bool, False at padding; None: all True
+    cache=None,  # KV cache of earlier steps, or None
+    return_cache: bool = False,  # also return the updated cache
 ):
-    "Final hidden states (B, T, d) of ids (B, T) or embeds (B, T, d); optional KV cache."
+    """Final hidden states (B, T, d) of ids (B, T) or embeds (B, T, d); optional KV cache.
+
+    Args:
+        ids: (B, T) token ids (or pass embeds) (default: None)
+        embeds: (B, T, d) input embeddings (or pass ids) (default: None)
+        attention_mask: (B, T) bool, False at padding; None: all True (default: None)
+        cache: KV cache of earlier steps, or None (default: None)
+        return_cache: also return the updated cache (default: False)
+    """
     if (ids is None) == (embeds is None):
         raise ValueError("pass exactly one of ids and embeds")
     x = self.embed(ids) if ids is not None else embeds
@@ -186,20 +256,39 @@ def _hidden(
 TinyLM.hidden = _hidden
 
 # %% ../../nbs/16_ecg_r1/03_lm.ipynb #b77a146e
-def _forward(self: TinyLM, ids=None, embeds=None, attention_mask=None) -> torch.Tensor:
-    "Logits (B, T, V) = hidden @ head_weight.T (use `token_logprobs` to avoid them)."
+def _forward(
+    self: TinyLM,
+    ids=None,  # (B, T) token ids (or pass embeds)
+    embeds=None,  # (B, T, d) input embeddings (or pass ids)
+    attention_mask=None,  # (B, T) bool, False at padding; None: all True
+) -> torch.Tensor:
+    """Logits (B, T, V) = hidden @ head_weight.T (use `token_logprobs` to avoid them).
+
+    Args:
+        ids: (B, T) token ids (or pass embeds) (default: None)
+        embeds: (B, T, d) input embeddings (or pass ids) (default: None)
+        attention_mask: (B, T) bool, False at padding; None: all True (default: None)
+    """
     return self.head(self.hidden(ids, embeds, attention_mask))
 
 
 def _token_logprobs(
     self: TinyLM,
-    targets: torch.Tensor,
-    ids=None,
-    embeds=None,
-    attention_mask=None,
-    ignore_index: int = -100,
+    targets: torch.Tensor,  # (B, T) next-token ids or ignore_index
+    ids=None,  # (B, T) token ids (or pass embeds)
+    embeds=None,  # (B, T, d) input embeddings (or pass ids)
+    attention_mask=None,  # (B, T) bool, False at padding; None: all True
+    ignore_index: int = -100,  # target id whose log-prob is 0
 ) -> torch.Tensor:
-    "log p(targets_t | prefix) (B, T) through `lm.kernels.token_logprobs` with `self.backend`."
+    """log p(targets_t | prefix) (B, T) through `lm.kernels.token_logprobs` with `self.backend`.
+
+    Args:
+        targets: (B, T) next-token ids or ignore_index
+        ids: (B, T) token ids (or pass embeds) (default: None)
+        embeds: (B, T, d) input embeddings (or pass ids) (default: None)
+        attention_mask: (B, T) bool, False at padding; None: all True (default: None)
+        ignore_index: target id whose log-prob is 0 (default: -100)
+    """
     h = self.hidden(ids, embeds, attention_mask)
     return token_logprobs(h, self.head_weight, targets, ignore_index, backend=self.backend)
 
@@ -216,22 +305,30 @@ def _check_generate_args(max_new_tokens, temperature):
 
 @torch.no_grad()
 def generate(
-    model: TinyLM,
-    ids=None,
-    embeds=None,  # prompt (B, P) ids or (B, P, d) embeds
+    model: TinyLM,  # the language model
+    ids=None,  # prompt (B, P) ids (or pass embeds)
+    embeds=None,  # prompt (B, P, d) embeds (or pass ids)
     attention_mask=None,  # (B, P) bool, False at (left) padding
-    max_new_tokens: int = 32,
-    temperature: float = 1.0,
-    eos_id: int | None = None,
-    pad_id: int = 0,
-    generator: torch.Generator | None = None,
-    use_cache: bool = True,
+    max_new_tokens: int = 32,  # most tokens sampled
+    temperature: float = 1.0,  # softmax temperature; 0: greedy
+    eos_id: int | None = None,  # token that ends a sequence; None: none
+    pad_id: int = 0,  # token written after the end
+    generator: torch.Generator | None = None,  # source of the sampling
+    use_cache: bool = True,  # reuse keys and values of earlier steps
 ):
     """Sample up to `max_new_tokens`: (tokens (B, N), lengths (B,)) (Chapter 16, *Generation*).
 
     Args:
-        embeds: prompt (B, P) ids or (B, P, d) embeds (default: None)
+        model: the language model
+        ids: prompt (B, P) ids (or pass embeds) (default: None)
+        embeds: prompt (B, P, d) embeds (or pass ids) (default: None)
         attention_mask: (B, P) bool, False at (left) padding (default: None)
+        max_new_tokens: most tokens sampled (default: 32)
+        temperature: softmax temperature; 0: greedy (default: 1.0)
+        eos_id: token that ends a sequence; None: none (default: None)
+        pad_id: token written after the end (default: 0)
+        generator: source of the sampling (default: None)
+        use_cache: reuse keys and values of earlier steps (default: True)
     """
     _check_generate_args(max_new_tokens, temperature)
     x = model.embed(ids) if ids is not None else embeds

@@ -16,9 +16,18 @@ __all__ = ['PretrainedLM', 'load_pretrained']
 
 # %% ../../nbs/16_ecg_r1/03b_lm_pretrained.ipynb #f5df129f
 class PretrainedLM(nn.Module):
-    "A transformers model seen as hidden states and a head weight (Chapter 16, *Pretrained*)."
+    """A transformers model seen as hidden states and a head weight (Chapter 16, *Pretrained*).
 
-    def __init__(self, model: nn.Module, backend: str = "auto"):
+    Args:
+        model: a Hugging Face causal LM
+        backend: token_logprobs backend of the head (default: "auto")
+    """
+
+    def __init__(
+        self,
+        model: nn.Module,  # a Hugging Face causal LM
+        backend: str = "auto",  # token_logprobs backend of the head
+    ):
         super().__init__()
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
@@ -30,21 +39,52 @@ class PretrainedLM(nn.Module):
         "The LM head's weight (V, d) (tied to the input embeddings where the model ties them)."
         return self.model.get_output_embeddings().weight
 
-    def embed(self, ids: torch.Tensor) -> torch.Tensor:
-        "Input embeddings (B, T, d) of ids (B, T)."
+    def embed(
+        self,
+        ids: torch.Tensor,  # (B, T) token ids
+    ) -> torch.Tensor:
+        """Input embeddings (B, T, d) of ids (B, T).
+
+        Args:
+            ids: (B, T) token ids
+        """
         return self.model.get_input_embeddings()(ids)
 
-    def hidden(self, ids=None, embeds=None, attention_mask=None) -> torch.Tensor:
-        "Final (normalised) hidden states (B, T, d) of the language model."
+    def hidden(
+        self,
+        ids=None,  # (B, T) token ids (or pass embeds)
+        embeds=None,  # (B, T, d) input embeddings (or pass ids)
+        attention_mask=None,  # (B, T) bool, False at padding; None: all True
+    ) -> torch.Tensor:
+        """Final (normalised) hidden states (B, T, d) of the language model.
+
+        Args:
+            ids: (B, T) token ids (or pass embeds) (default: None)
+            embeds: (B, T, d) input embeddings (or pass ids) (default: None)
+            attention_mask: (B, T) bool, False at padding; None: all True (default: None)
+        """
         if (ids is None) == (embeds is None):
             raise ValueError("pass exactly one of ids and embeds")
         out = self.model.model(input_ids=ids, inputs_embeds=embeds, attention_mask=attention_mask)
         return out.last_hidden_state
 
     def token_logprobs(
-        self, targets, ids=None, embeds=None, attention_mask=None, ignore_index: int = -100
+        self,
+        targets,  # (B, T) next-token ids or ignore_index
+        ids=None,  # (B, T) token ids (or pass embeds)
+        embeds=None,  # (B, T, d) input embeddings (or pass ids)
+        attention_mask=None,  # (B, T) bool, False at padding; None: all True
+        ignore_index: int = -100,  # target id whose log-prob is 0
     ) -> torch.Tensor:
-        "log p(targets_t | prefix) (B, T) through `lm.kernels.token_logprobs`."
+        """log p(targets_t | prefix) (B, T) through `lm.kernels.token_logprobs`.
+
+        Args:
+            targets: (B, T) next-token ids or ignore_index
+            ids: (B, T) token ids (or pass embeds) (default: None)
+            embeds: (B, T, d) input embeddings (or pass ids) (default: None)
+            attention_mask: (B, T) bool, False at padding; None: all True (default: None)
+            ignore_index: target id whose log-prob is 0 (default: -100)
+        """
         h = self.hidden(ids, embeds, attention_mask)
         w = self.head_weight
         return token_logprobs(h.to(w.dtype), w, targets, ignore_index, backend=self.backend)
@@ -52,14 +92,16 @@ class PretrainedLM(nn.Module):
 # %% ../../nbs/16_ecg_r1/03b_lm_pretrained.ipynb #7cf71ba3
 def load_pretrained(
     name: str,  # Hugging Face id or local directory
-    dtype: torch.dtype = torch.float32,
-    backend: str = "auto",
+    dtype: torch.dtype = torch.float32,  # dtype of the weights
+    backend: str = "auto",  # token_logprobs backend of the head
     local_files_only: bool = True,  # never download unless asked
 ) -> PretrainedLM:
     """A transformers Llama-like causal LM or Qwen3-VL as a `PretrainedLM` (Chapter 16).
 
     Args:
         name: Hugging Face id or local directory
+        dtype: dtype of the weights (default: torch.float32)
+        backend: token_logprobs backend of the head (default: "auto")
         local_files_only: never download unless asked (default: True)
     """
     if not isinstance(name, str) or not name:

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import torch
+from fastcore.basics import patch
 
 from ..core import check_tensor
 from .graph import radius_graph, _check_batch
@@ -58,8 +59,17 @@ class ChainPrior(torch.nn.Module):
             pair_cutoff,
         )
 
-    def forward(self, pos: torch.Tensor, batch: torch.Tensor | None = None) -> torch.Tensor:
-        "Prior energy per replica (G,) of chains stored bead after bead."
+    def forward(
+        self,
+        pos: torch.Tensor,  # (N, 3) bead positions, angstrom, bead after bead
+        batch: torch.Tensor | None = None,  # (N,) sorted replica of each bead; None: one chain
+    ) -> torch.Tensor:
+        """Prior energy per replica (G,) of chains stored bead after bead.
+
+        Args:
+            pos: (N, 3) bead positions, angstrom, bead after bead
+            batch: (N,) sorted replica of each bead; None: one chain (default: None)
+        """
         pos = check_tensor(pos, "pos", shape=(None, 3), dtypes=(torch.float32, torch.float64))
         batch = _check_batch(batch, pos.shape[0], pos.device)
         n_graphs = int(batch.max()) + 1 if batch.numel() else 0
@@ -77,17 +87,36 @@ class ChainPrior(torch.nn.Module):
             e = e - far * self.eps_a * torch.exp(-((d - self.r_a) ** 2) / (2 * self.w**2))
         return energy.index_add(0, batch[dst], e)
 
-    def energy_and_forces(self, pos, batch=None):
-        "Prior energy (G,) and forces (N, 3) = minus the gradient."
-        with torch.enable_grad():
-            p = pos.detach().requires_grad_(True)
-            e = self(p, batch)
-            (g,) = torch.autograd.grad(e.sum(), p)
-        return e.detach(), -g
+# %% ../../nbs/06_flashschnet/04_md_chain.ipynb #3d666b23
+@patch
+def energy_and_forces(
+    self: ChainPrior,
+    pos,  # (N, 3) bead positions, angstrom
+    batch=None,  # (N,) sorted replica index of each bead; None: one chain
+):
+    """Prior energy (G,) and forces (N, 3) = minus the gradient.
+
+    Args:
+        pos: (N, 3) bead positions, angstrom
+        batch: (N,) sorted replica index of each bead; None: one chain (default: None)
+    """
+    with torch.enable_grad():
+        p = pos.detach().requires_grad_(True)
+        e = self(p, batch)
+        (g,) = torch.autograd.grad(e.sum(), p)
+    return e.detach(), -g
 
 # %% ../../nbs/06_flashschnet/04_md_chain.ipynb #c5bc5e8a
-def radius_of_gyration(pos: torch.Tensor, batch: torch.Tensor | None = None) -> torch.Tensor:
-    "Radius of gyration of each replica (G,) in angstrom (Chapter 06, *Observables*)."
+def radius_of_gyration(
+    pos: torch.Tensor,  # (N, 3) bead positions, angstrom
+    batch: torch.Tensor | None = None,  # (N,) sorted replica index of each bead; None: one chain
+) -> torch.Tensor:
+    """Radius of gyration of each replica (G,) in angstrom (Chapter 06, *Observables*).
+
+    Args:
+        pos: (N, 3) bead positions, angstrom
+        batch: (N,) sorted replica index of each bead; None: one chain (default: None)
+    """
     pos = check_tensor(pos, "pos", shape=(None, 3), dtypes=(torch.float32, torch.float64))
     batch = _check_batch(batch, pos.shape[0], pos.device)
     n_graphs = int(batch.max()) + 1
@@ -97,8 +126,16 @@ def radius_of_gyration(pos: torch.Tensor, batch: torch.Tensor | None = None) -> 
     return torch.sqrt(pos.new_zeros(n_graphs).index_add(0, batch, sq) / count)
 
 
-def bond_lengths(pos: torch.Tensor, batch: torch.Tensor | None = None) -> torch.Tensor:
-    "Lengths of the bonds i -> i+1 of all replicas (Chapter 06, *Observables*)."
+def bond_lengths(
+    pos: torch.Tensor,  # (N, 3) bead positions, angstrom
+    batch: torch.Tensor | None = None,  # (N,) sorted replica index of each bead; None: one chain
+) -> torch.Tensor:
+    """Lengths of the bonds i -> i+1 of all replicas (Chapter 06, *Observables*).
+
+    Args:
+        pos: (N, 3) bead positions, angstrom
+        batch: (N,) sorted replica index of each bead; None: one chain (default: None)
+    """
     pos = check_tensor(pos, "pos", shape=(None, 3), dtypes=(torch.float32, torch.float64))
     batch = _check_batch(batch, pos.shape[0], pos.device)
     bonded = torch.nonzero(batch[1:] == batch[:-1]).flatten()
@@ -112,7 +149,7 @@ def bead_chain(
     fold_steps: int = 300,  # Langevin steps of folding (0: the raw random walk)
     noise: float = 0.1,  # angstrom, Gaussian noise added to each replica
     bond_length: float = 3.8,  # angstrom
-    dtype: torch.dtype = torch.float32,
+    dtype: torch.dtype = torch.float32,  # dtype of the positions
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Compact bead chains: `(z (N,), pos (N, 3), batch (N,))` (Chapter 06, *Making compact chains*).
 
@@ -123,6 +160,7 @@ def bead_chain(
         fold_steps: Langevin steps of folding (0: the raw random walk) (default: 300)
         noise: angstrom, Gaussian noise added to each replica (default: 0.1)
         bond_length: angstrom (default: 3.8)
+        dtype: dtype of the positions (default: torch.float32)
     """
     for name, v, low in (
         ("n_beads", n_beads, 2),

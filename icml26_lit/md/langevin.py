@@ -22,8 +22,14 @@ KCAL_PER_MOL = 418.4  # amu * A^2 / ps^2 in one kcal/mol
 BOLTZMANN = 0.0019872041  # kcal / (mol K)
 
 
-def kT_at(temperature: float) -> float:
-    "Thermal energy $k_BT$ in kcal/mol at `temperature` kelvin (Chapter 06, *Units*)."
+def kT_at(
+    temperature: float,  # temperature, kelvin
+) -> float:
+    """Thermal energy $k_BT$ in kcal/mol at `temperature` kelvin (Chapter 06, *Units*).
+
+    Args:
+        temperature: temperature, kelvin
+    """
     if not temperature > 0:
         raise ValueError(f"temperature must be positive, got {temperature!r}")
     return BOLTZMANN * temperature
@@ -97,8 +103,17 @@ class BAOAB:
 
 # %% ../../nbs/06_flashschnet/03_md_langevin.ipynb #de88a5e0
 @patch
-def init(self: BAOAB, pos: torch.Tensor, vel: torch.Tensor | None = None) -> LangevinState:
-    "Start a run: forces at `pos`; velocities from Maxwell-Boltzmann unless given."
+def init(
+    self: BAOAB,
+    pos: torch.Tensor,  # (N, 3) start positions, angstrom
+    vel: torch.Tensor | None = None,  # (N, 3) start velocities, angstrom/ps; None: drawn
+) -> LangevinState:
+    """Start a run: forces at `pos`; velocities from Maxwell-Boltzmann unless given.
+
+    Args:
+        pos: (N, 3) start positions, angstrom
+        vel: (N, 3) start velocities, angstrom/ps; None: drawn (default: None)
+    """
     pos = check_tensor(pos, "pos", shape=(None, 3), dtypes=(torch.float32, torch.float64))
     inv_m = self._inv_mass(pos)
     if vel is None:
@@ -111,8 +126,15 @@ def init(self: BAOAB, pos: torch.Tensor, vel: torch.Tensor | None = None) -> Lan
 
 
 @patch
-def step(self: BAOAB, s: LangevinState) -> LangevinState:
-    "One B A O A B step (one force evaluation)."
+def step(
+    self: BAOAB,
+    s: LangevinState,  # the current state
+) -> LangevinState:
+    """One B A O A B step (one force evaluation).
+
+    Args:
+        s: the current state
+    """
     h, inv_m = self.dt, self._inv_mass(s.pos)
     vel = s.vel + 0.5 * h * KCAL_PER_MOL * inv_m * s.forces  # B: a = 418.4 F / m
     pos = s.pos + 0.5 * h * vel  # A
@@ -130,13 +152,21 @@ def step(self: BAOAB, s: LangevinState) -> LangevinState:
 @patch
 def run(
     self: BAOAB,
-    pos: torch.Tensor,
-    n_steps: int,
-    every: int = 1,
-    callback: Callable | None = None,
-    vel: torch.Tensor | None = None,
+    pos: torch.Tensor,  # (N, 3) start positions, angstrom
+    n_steps: int,  # steps to run
+    every: int = 1,  # steps between callbacks
+    callback: Callable | None = None,  # callback(step, state); None: none
+    vel: torch.Tensor | None = None,  # (N, 3) start velocities, angstrom/ps; None: drawn
 ) -> LangevinState:
-    "Run `n_steps`; call `callback(step, state)` every `every` steps; return the last state."
+    """Run `n_steps`; call `callback(step, state)` every `every` steps; return the last state.
+
+    Args:
+        pos: (N, 3) start positions, angstrom
+        n_steps: steps to run
+        every: steps between callbacks (default: 1)
+        callback: callback(step, state); None: none (default: None)
+        vel: (N, 3) start velocities, angstrom/ps; None: drawn (default: None)
+    """
     if isinstance(n_steps, bool) or not isinstance(n_steps, int) or n_steps < 0:
         raise ValueError(f"n_steps must be a non-negative integer, got {n_steps!r}")
     s = self.init(pos, vel)

@@ -68,8 +68,14 @@ RANGES = dict(
 )
 
 
-def check_labels(labels) -> tuple:
-    "`labels` as a tuple in `LABELS` order; errors name the argument (Chapter 16)."
+def check_labels(
+    labels,  # label names from `LABELS`, e.g. ('sinus', 'LVH')
+) -> tuple:
+    """`labels` as a tuple in `LABELS` order; errors name the argument (Chapter 16).
+
+    Args:
+        labels: label names from `LABELS`, e.g. ('sinus', 'LVH')
+    """
     if isinstance(labels, str) or not hasattr(labels, "__iter__"):
         raise TypeError(f"labels must be a list of label names, got {type(labels).__name__}")
     labels = list(labels)
@@ -87,9 +93,21 @@ def check_labels(labels) -> tuple:
 
 # %% ../../nbs/16_ecg_r1/01_physio.ipynb #f6a5dbab
 def draw_in_region(
-    lo: float, hi: float, thresholds: tuple, borderline_share: float, rng: np.random.Generator
+    lo: float,  # lower end of the region
+    hi: float,  # upper end of the region
+    thresholds: tuple,  # diagnostic thresholds inside (lo, hi)
+    borderline_share: float,  # probability of a value near a threshold
+    rng: np.random.Generator,  # random source
 ) -> float:
-    "A value in (lo, hi); with prob. `borderline_share` within 10% of one of `thresholds`."
+    """A value in (lo, hi); with prob. `borderline_share` within 10% of one of `thresholds`.
+
+    Args:
+        lo: lower end of the region
+        hi: upper end of the region
+        thresholds: diagnostic thresholds inside (lo, hi)
+        borderline_share: probability of a value near a threshold
+        rng: random source
+    """
     if thresholds and rng.random() < borderline_share:
         t = float(thresholds[rng.integers(len(thresholds))])
         if abs(t - lo) <= abs(t - hi):  # a lower threshold: band above it
@@ -102,8 +120,18 @@ def draw_in_region(
     return float(rng.uniform(a + m, b - m)) if b - a > 2 * m else 0.5 * (a + b)
 
 # %% ../../nbs/16_ecg_r1/01_physio.ipynb #0ca3b60f
-def draw_parameters(labels, rng: np.random.Generator, borderline_share: float = 0.3) -> dict:
-    "Physiological parameters inside the protocol region of each label (Chapter 16)."
+def draw_parameters(
+    labels,  # label names from `LABELS`, e.g. ('sinus', 'LVH')
+    rng: np.random.Generator,  # random source
+    borderline_share: float = 0.3,  # share of values drawn near a threshold
+) -> dict:
+    """Physiological parameters inside the protocol region of each label (Chapter 16).
+
+    Args:
+        labels: label names from `LABELS`, e.g. ('sinus', 'LVH')
+        rng: random source
+        borderline_share: share of values drawn near a threshold (default: 0.3)
+    """
     lab = set(check_labels(labels))
     if not (isinstance(borderline_share, (int, float)) and 0 <= borderline_share <= 1):
         raise ValueError(f"borderline_share must be in [0, 1], got {borderline_share!r}")
@@ -163,8 +191,16 @@ def _qrs_waves(p: dict) -> list:
     return waves
 
 
-def beat_waves(p: dict, qt_s: float) -> tuple[list, list]:
-    "(QRS waves, other waves) of one beat with parameters `p` and QT `qt_s` seconds."
+def beat_waves(
+    p: dict,  # physiological parameters from `draw_parameters`
+    qt_s: float,  # QT interval, seconds
+) -> tuple[list, list]:
+    """(QRS waves, other waves) of one beat with parameters `p` and QT `qt_s` seconds.
+
+    Args:
+        p: physiological parameters from `draw_parameters`
+        qt_s: QT interval, seconds
+    """
     q = p["qrs_ms"] / 1000.0
     qrs = _qrs_waves(p)
     sig_t = 0.045
@@ -179,8 +215,18 @@ def beat_waves(p: dict, qt_s: float) -> tuple[list, list]:
     return qrs, other
 
 # %% ../../nbs/16_ecg_r1/01_physio.ipynb #s1600007
-def wave_course(t: np.ndarray, onsets: np.ndarray, wave: tuple) -> np.ndarray:
-    "Time course (n,) of one wave summed over beats with QRS onsets `onsets` (nb,)."
+def wave_course(
+    t: np.ndarray,  # (n,) increasing sample times, s
+    onsets: np.ndarray,  # (nb,) QRS onset times, s
+    wave: tuple,  # ('g' or 'box', time s, width s, amplitude mV, unit direction (3,))
+) -> np.ndarray:
+    """Time course (n,) of one wave summed over beats with QRS onsets `onsets` (nb,).
+
+    Args:
+        t: (n,) increasing sample times, s
+        onsets: (nb,) QRS onset times, s
+        wave: ('g' or 'box', time s, width s, amplitude mV, unit direction (3,))
+    """
     if len(t) > 1 and not bool((t[1:] > t[:-1]).all()):
         raise ValueError("t must be strictly increasing (sample times)")
     kind, tau, width, amp, _ = wave
@@ -212,8 +258,18 @@ def wave_course(t: np.ndarray, onsets: np.ndarray, wave: tuple) -> np.ndarray:
     return amp * out
 
 
-def project(t: np.ndarray, onsets: np.ndarray, waves: list) -> np.ndarray:
-    "12-lead signal (12, n) of `waves` at beats `onsets`: v_l = sum_w (L_l . u_w) a_w g_w."
+def project(
+    t: np.ndarray,  # (n,) sample times, s
+    onsets: np.ndarray,  # (nb,) QRS onset times, s
+    waves: list,  # waves as `beat_waves` returns them
+) -> np.ndarray:
+    """12-lead signal (12, n) of `waves` at beats `onsets`: v_l = sum_w (L_l . u_w) a_w g_w.
+
+    Args:
+        t: (n,) sample times, s
+        onsets: (nb,) QRS onset times, s
+        waves: waves as `beat_waves` returns them
+    """
     if not waves:
         return np.zeros((12, len(t)))
     course = np.stack([wave_course(t, onsets, w) for w in waves])  # (nw, n)
@@ -221,16 +277,34 @@ def project(t: np.ndarray, onsets: np.ndarray, waves: list) -> np.ndarray:
     return LEAD_MATRIX @ dirs.T @ course
 
 # %% ../../nbs/16_ecg_r1/01_physio.ipynb #f0a286bd
-def qrs_amplitudes(p: dict, qrs: list, scale: float = 1.0) -> dict:
-    "R and S amplitudes (mm) of the noiseless QRS complex, per lead, at amplitude `scale`."
+def qrs_amplitudes(
+    p: dict,  # physiological parameters from `draw_parameters`
+    qrs: list,  # the QRS waves of `beat_waves`
+    scale: float = 1.0,  # amplitude factor of the QRS waves
+) -> dict:
+    """R and S amplitudes (mm) of the noiseless QRS complex, per lead, at amplitude `scale`.
+
+    Args:
+        p: physiological parameters from `draw_parameters`
+        qrs: the QRS waves of `beat_waves`
+        scale: amplitude factor of the QRS waves (default: 1.0)
+    """
     q = p["qrs_ms"] / 1000.0
     t = np.arange(-0.02, q + 0.02, 0.001)
     v = project(t, np.zeros(1), qrs) * scale * 10.0  # mV -> mm
     return dict(R=np.maximum(v.max(1), 0.0), S=np.maximum(-v.min(1), 0.0))
 
 
-def calibrate_voltage(p: dict, qrs: list) -> float:
-    "The QRS amplitude scale that makes S_V1 + R_V6 the drawn value (Chapter 16)."
+def calibrate_voltage(
+    p: dict,  # physiological parameters from `draw_parameters`
+    qrs: list,  # the QRS waves of `beat_waves`
+) -> float:
+    """The QRS amplitude scale that makes S_V1 + R_V6 the drawn value (Chapter 16).
+
+    Args:
+        p: physiological parameters from `draw_parameters`
+        qrs: the QRS waves of `beat_waves`
+    """
     a = qrs_amplitudes(p, qrs)
     i1, i6, iI, iL = LEADS.index("V1"), LEADS.index("V6"), LEADS.index("I"), LEADS.index("aVL")
     k = p["sv1rv6_mm"] / (a["S"][i1] + a["R"][i6])  # linear: amplitudes scale by k
@@ -243,8 +317,18 @@ def calibrate_voltage(p: dict, qrs: list) -> float:
     return float(k)
 
 # %% ../../nbs/16_ecg_r1/01_physio.ipynb #47e6152c
-def draw_beats(p: dict, duration: float, rng: np.random.Generator) -> tuple[np.ndarray, float]:
-    "QRS onsets (nb,) covering the record and the measured RR interval (s) (Chapter 16)."
+def draw_beats(
+    p: dict,  # physiological parameters from `draw_parameters`
+    duration: float,  # record length, s
+    rng: np.random.Generator,  # random source
+) -> tuple[np.ndarray, float]:
+    """QRS onsets (nb,) covering the record and the measured RR interval (s) (Chapter 16).
+
+    Args:
+        p: physiological parameters from `draw_parameters`
+        duration: record length, s
+        rng: random source
+    """
     rr0 = 60.0 / p["hr_bpm"]
     n_rr = int(math.ceil((duration + 2.0) / (0.5 * rr0))) + 2
     if p["rhythm"] == "AF":
@@ -311,15 +395,25 @@ def _check_sim_args(fs, duration, noise_mv):
 
 # %% ../../nbs/16_ecg_r1/01_physio.ipynb #s1600005
 def simulate_record(
-    labels,
-    rng: np.random.Generator | int = 0,
-    fs: float = 100.0,
-    duration: float = 10.0,
-    borderline_share: float = 0.3,
-    noise_mv: float = 0.03,
-    image_size: tuple = (48, 192),
+    labels,  # label names from `LABELS`, e.g. ('sinus', 'LVH')
+    rng: np.random.Generator | int = 0,  # random source, or a seed
+    fs: float = 100.0,  # sampling rate, Hz
+    duration: float = 10.0,  # record length, s
+    borderline_share: float = 0.3,  # share of values drawn near a threshold
+    noise_mv: float = 0.03,  # baseline noise, mV
+    image_size: tuple = (48, 192),  # (height, width) of the rendered image
 ) -> dict:
-    "A 12-lead record: signal (12, n) mV, exact measurements, 3x4 image (Chapter 16)."
+    """A 12-lead record: signal (12, n) mV, exact measurements, 3x4 image (Chapter 16).
+
+    Args:
+        labels: label names from `LABELS`, e.g. ('sinus', 'LVH')
+        rng: random source, or a seed (default: 0)
+        fs: sampling rate, Hz (default: 100.0)
+        duration: record length, s (default: 10.0)
+        borderline_share: share of values drawn near a threshold (default: 0.3)
+        noise_mv: baseline noise, mV (default: 0.03)
+        image_size: (height, width) of the rendered image (default: (48, 192))
+    """
     _check_sim_args(fs, duration, noise_mv)
     rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
     labels = check_labels(labels)
@@ -357,15 +451,25 @@ LAYOUT = (("I", "aVR", "V1", "V4"), ("II", "aVL", "V2", "V5"), ("III", "aVF", "V
 
 
 def rasterise_ecg(
-    signal: torch.Tensor,
-    fs: float,
-    height: int = 48,
-    width: int = 192,
-    grid: bool = True,
-    pixel_noise: float = 0.05,
-    rng: np.random.Generator | None = None,
+    signal: torch.Tensor,  # (12, n) leads, mV
+    fs: float,  # sampling rate, Hz
+    height: int = 48,  # image height, pixels
+    width: int = 192,  # image width, pixels
+    grid: bool = True,  # draw the ECG paper's grid
+    pixel_noise: float = 0.05,  # std of the added pixel noise
+    rng: np.random.Generator | None = None,  # random source of the noise; None: seed 0
 ) -> torch.Tensor:
-    "A grayscale (height, width) image of the 3x4 layout of `signal` (12, n) (Chapter 16)."
+    """A grayscale (height, width) image of the 3x4 layout of `signal` (12, n) (Chapter 16).
+
+    Args:
+        signal: (12, n) leads, mV
+        fs: sampling rate, Hz
+        height: image height, pixels (default: 48)
+        width: image width, pixels (default: 192)
+        grid: draw the ECG paper's grid (default: True)
+        pixel_noise: std of the added pixel noise (default: 0.05)
+        rng: random source of the noise; None: seed 0 (default: None)
+    """
     if not isinstance(signal, torch.Tensor) or signal.dim() != 2 or signal.shape[0] != 12:
         raise ValueError(
             f"signal must be a tensor of shape (12, n) (12 leads), got "
@@ -402,9 +506,17 @@ def rasterise_ecg(
 
 # %% ../../nbs/16_ecg_r1/01_physio.ipynb #d05303d1
 def random_labels(
-    rng: np.random.Generator, p_finding: float = 0.15, max_findings: int = 2
+    rng: np.random.Generator,  # random source
+    p_finding: float = 0.15,  # probability of each extra finding
+    max_findings: int = 2,  # most findings per record
 ) -> tuple:
-    "A random valid label set (Chapter 16, *Physiology substrate*)."
+    """A random valid label set (Chapter 16, *Physiology substrate*).
+
+    Args:
+        rng: random source
+        p_finding: probability of each extra finding (default: 0.15)
+        max_findings: most findings per record (default: 2)
+    """
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy Generator, got {type(rng).__name__}")
     if not (isinstance(p_finding, (int, float)) and 0 <= p_finding <= 1):

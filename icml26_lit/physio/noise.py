@@ -26,7 +26,7 @@ def pink_noise(
     shape,  # int or tuple; time is the last axis
     alpha: float = 1.0,  # spectral exponent: S(f) ~ 1/f^alpha
     generator: torch.Generator | None = None,  # random source
-    dtype: torch.dtype = torch.float64,
+    dtype: torch.dtype = torch.float64,  # dtype of the result
 ) -> torch.Tensor:
     """Unit-variance 1/f^alpha noise along the last axis (Chapter 16, *Physiology substrate*).
 
@@ -34,6 +34,7 @@ def pink_noise(
         shape: int or tuple; time is the last axis
         alpha: spectral exponent: S(f) ~ 1/f^alpha (default: 1.0)
         generator: random source (default: None)
+        dtype: dtype of the result (default: torch.float64)
     """
     shape = _shape(shape)
     if not (isinstance(alpha, (int, float)) and np.isfinite(alpha) and 0 <= alpha <= 3):
@@ -55,7 +56,7 @@ def ar1_noise(
     phi: float,  # lag-1 autocorrelation, |phi| < 1
     sigma: float = 1.0,  # stationary standard deviation
     generator: torch.Generator | None = None,  # random source
-    dtype: torch.dtype = torch.float64,
+    dtype: torch.dtype = torch.float64,  # dtype of the result
 ) -> torch.Tensor:
     """Stationary AR(1) noise x_t = phi x_(t-1) + sqrt(1 - phi^2) sigma e_t (Chapter 16).
 
@@ -64,6 +65,7 @@ def ar1_noise(
         phi: lag-1 autocorrelation, |phi| < 1
         sigma: stationary standard deviation (default: 1.0)
         generator: random source (default: None)
+        dtype: dtype of the result (default: torch.float64)
     """
     shape = _shape(shape)
     if not (isinstance(phi, (int, float)) and -1 < phi < 1):

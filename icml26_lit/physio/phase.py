@@ -11,14 +11,15 @@ import torch
 
 def integrate_phase(
     rate_hz,  # instantaneous rate (..., n) in Hz, finite and >= 0
-    fs: float,
-) -> torch.Tensor:  # sampling rate in Hz
+    fs: float,  # sampling rate, Hz
+) -> torch.Tensor:  # (..., n) phase, radians
     """Phase 2 pi sum_(k<n) f_k / fs (..., n) of a sampled rate, phi_0 = 0 (Chapter 16).
 
     Args:
         rate_hz: instantaneous rate (..., n) in Hz, finite and >= 0
+        fs: sampling rate, Hz
     Returns:
-        sampling rate in Hz
+        (..., n) phase, radians
     """
     r = torch.as_tensor(rate_hz, dtype=torch.float64)
     if r.dim() == 0 or r.shape[-1] == 0:
@@ -33,8 +34,16 @@ def integrate_phase(
     return torch.cat([torch.zeros_like(c[..., :1]), c[..., :-1]], dim=-1)
 
 
-def beat_times(phase: torch.Tensor, fs: float) -> torch.Tensor:
-    "Times (s) at which a phase (n,) crosses a multiple of 2 pi, linearly interpolated."
+def beat_times(
+    phase: torch.Tensor,  # (n,) phase, radians
+    fs: float,  # sampling rate, Hz
+) -> torch.Tensor:
+    """Times (s) at which a phase (n,) crosses a multiple of 2 pi, linearly interpolated.
+
+    Args:
+        phase: (n,) phase, radians
+        fs: sampling rate, Hz
+    """
     k = torch.floor(torch.as_tensor(phase, dtype=torch.float64) / (2 * np.pi))
     idx = torch.nonzero(k[1:] > k[:-1]).flatten()  # crossing between samples i and i+1
     p0, p1 = phase[idx], phase[idx + 1]

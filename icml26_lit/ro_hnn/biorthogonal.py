@@ -161,7 +161,6 @@ class Biorthogonal(geoopt.Manifold):
 
     def transp(self, x, y, v):  # transport by projection onto the tangent space at y
         """
-
         Args:
             x: transport by projection onto the tangent space at y
             y: transport by projection onto the tangent space at y

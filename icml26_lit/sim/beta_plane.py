@@ -41,6 +41,8 @@ class BetaPlane:
         nu: viscosity (>= 0) (default: 0.0)
         drag: linear drag mu (>= 0) (default: 0.0)
         forcing: None or a finite (ny, nx) vorticity source (default: None)
+        dtype: dtype of the grid and fields (default: torch.float64)
+        device: device of the grid and fields (default: "cpu")
     """
 
     def __init__(
@@ -52,8 +54,8 @@ class BetaPlane:
         nu: float = 0.0,  # viscosity (>= 0)
         drag: float = 0.0,  # linear drag mu (>= 0)
         forcing=None,  # None or a finite (ny, nx) vorticity source
-        dtype=torch.float64,
-        device="cpu",
+        dtype=torch.float64,  # dtype of the grid and fields
+        device="cpu",  # device of the grid and fields
     ):
         _positive_int("ny", ny, even=True, low=4)
         _positive_int("nx", nx, even=True, low=4)
@@ -88,8 +90,15 @@ def _check_zeta(self, zeta, name="zeta0"):
     return zeta.to(dtype=self.dtype, device=self.device)
 
 
-def _rhs_hat(self, z_hat):
-    "d zeta_hat / dt = -J(psi, zeta) - beta psi_x + nu Lap zeta - mu zeta + F, dealiased."
+def _rhs_hat(
+    self,
+    z_hat,  # (..., ny, nx//2+1) vorticity coefficients
+):
+    """d zeta_hat / dt = -J(psi, zeta) - beta psi_x + nu Lap zeta - mu zeta + F, dealiased.
+
+    Args:
+        z_hat: (..., ny, nx//2+1) vorticity coefficients
+    """
     z_hat = z_hat * self.mask
     psi_hat = -z_hat * self.inv_k2  # zeta = Lap psi
     irf = lambda a: torch.fft.irfft2(a, s=(self.ny, self.nx))
@@ -100,8 +109,15 @@ def _rhs_hat(self, z_hat):
     return out if self.forcing_hat is None else out + self.forcing_hat
 
 
-def _velocity(self, zeta: torch.Tensor):
-    "Velocity (u, v) = (-psi_y, psi_x) of vorticity (..., ny, nx), with zeta = Lap psi."
+def _velocity(
+    self,
+    zeta: torch.Tensor,  # (..., ny, nx) vorticity
+):
+    """Velocity (u, v) = (-psi_y, psi_x) of vorticity (..., ny, nx), with zeta = Lap psi.
+
+    Args:
+        zeta: (..., ny, nx) vorticity
+    """
     zeta = check_tensor(zeta, "zeta")
     if zeta.shape[-2:] != (self.ny, self.nx):
         raise ValueError(
@@ -122,7 +138,14 @@ def _run(
     n_steps: int,  # number of steps
     save_every: int = 1,  # keep every save_every-th state
 ) -> torch.Tensor:
-    "States (n_steps // save_every + 1, B, ny, nx) of an RK4 run (Chapter 05, *Time stepping*)."
+    """States (n_steps // save_every + 1, B, ny, nx) of an RK4 run (Chapter 05, *Time stepping*).
+
+    Args:
+        zeta0: initial vorticity (B, ny, nx)
+        dt: RK4 step
+        n_steps: number of steps
+        save_every: keep every save_every-th state (default: 1)
+    """
     zeta0 = self._check_zeta(zeta0)
     dt = _finite_number("dt", dt, 0, strict=True)
     _positive_int("n_steps", n_steps, low=0)
@@ -152,7 +175,14 @@ def _random_field(
     peak_wavenumber: float = 4.0,  # |k| of the spectral peak
     rms_velocity: float = 1.0,  # root-mean-square speed of each field
 ) -> torch.Tensor:
-    "Random vorticity (B, ny, nx) peaked at |k| = peak_wavenumber, rms speed scaled (Chapter 05)."
+    """Random vorticity (B, ny, nx) peaked at |k| = peak_wavenumber, rms speed scaled (Chapter 05).
+
+    Args:
+        batch: number of fields B
+        generator: source of the random phases
+        peak_wavenumber: |k| of the spectral peak (default: 4.0)
+        rms_velocity: root-mean-square speed of each field (default: 1.0)
+    """
     _positive_int("batch", batch)
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
@@ -168,8 +198,22 @@ def _random_field(
     return w * (vrms / rms)[:, None, None]
 
 
-def rossby_wave(solver: BetaPlane, m: int, n: int, amplitude: float, t: float = 0.0):
-    "Vorticity (1, ny, nx) of psi = A cos(kx + ly - omega t), omega = -beta k / |k|^2 (Chapter 05)."
+def rossby_wave(
+    solver: BetaPlane,  # the grid and beta
+    m: int,  # zonal wave number (waves per width)
+    n: int,  # meridional wave number (waves per height)
+    amplitude: float,  # streamfunction amplitude A
+    t: float = 0.0,  # time
+):
+    """Vorticity (1, ny, nx) of psi = A cos(kx + ly - omega t), omega = -beta k / |k|^2 (Chapter 05).
+
+    Args:
+        solver: the grid and beta
+        m: zonal wave number (waves per width)
+        n: meridional wave number (waves per height)
+        amplitude: streamfunction amplitude A
+        t: time (default: 0.0)
+    """
     k, l = 2 * math.pi / solver.lx * m, 2 * math.pi / solver.ly * n
     omega = -solver.beta * k / (k * k + l * l)
     psi = amplitude * torch.cos(k * solver.x + l * solver.y - omega * t)

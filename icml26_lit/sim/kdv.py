@@ -35,6 +35,8 @@ class KdV1D:
         length: domain length L (default: 10 * math.pi)
         alpha: nonlinear coefficient (default: 1.0)
         dt: RK4 step; None: 1.5 / k_max^3 (default: None)
+        dtype: dtype of the grid and fields (default: torch.float64)
+        device: device of the grid and fields (default: "cpu")
     """
 
     def __init__(
@@ -44,8 +46,8 @@ class KdV1D:
         alpha: float = 1.0,  # nonlinear coefficient
         dt: float | None = None,  # RK4 step; None: 1.5 / k_max^3
         *,
-        dtype=torch.float64,
-        device="cpu",
+        dtype=torch.float64,  # dtype of the grid and fields
+        device="cpu",  # device of the grid and fields
     ):
         if isinstance(n, bool) or not isinstance(n, int):
             raise TypeError(f"n must be an int, got {type(n).__name__}")
@@ -89,39 +91,85 @@ def _check_field(self: KdV1D, u, name="u"):
 
 
 @patch
-def to_hat(self: KdV1D, u: torch.Tensor) -> torch.Tensor:
-    "Normalised real FFT (the official rfft(u) / n), shape (..., n//2 + 1)."
+def to_hat(
+    self: KdV1D,
+    u: torch.Tensor,  # (..., n) field on the grid
+) -> torch.Tensor:
+    """Normalised real FFT (the official rfft(u) / n), shape (..., n//2 + 1).
+
+    Args:
+        u: (..., n) field on the grid
+    """
     return torch.fft.rfft(u, norm="forward")
 
 
 @patch
-def to_real(self: KdV1D, u_hat: torch.Tensor) -> torch.Tensor:
-    "Real field of Fourier coefficients, shape (..., n)."
+def to_real(
+    self: KdV1D,
+    u_hat: torch.Tensor,  # (..., n//2+1) Fourier coefficients
+) -> torch.Tensor:
+    """Real field of Fourier coefficients, shape (..., n).
+
+    Args:
+        u_hat: (..., n//2+1) Fourier coefficients
+    """
     return torch.fft.irfft(u_hat, n=self.n, norm="forward")
 
 
 @patch
-def derivative(self: KdV1D, u: torch.Tensor, order: int = 1) -> torch.Tensor:
-    "Spectral x-derivative of the given order."
+def derivative(
+    self: KdV1D,
+    u: torch.Tensor,  # (..., n) field on the grid
+    order: int = 1,  # order of the derivative
+) -> torch.Tensor:
+    """Spectral x-derivative of the given order.
+
+    Args:
+        u: (..., n) field on the grid
+        order: order of the derivative (default: 1)
+    """
     return self.to_real((1j * self.k) ** order * self.to_hat(self._check_field(u)))
 
 # %% ../../nbs/04_antic/09_kdv.ipynb #d668d812
 @patch
-def rhs_hat(self: KdV1D, t: float, u_hat: torch.Tensor) -> torch.Tensor:
-    "d(u_hat)/dt = i (k^3 u_hat - alpha/2 k FFT(u^2)), the signature f(t, y) of rk4_step."
+def rhs_hat(
+    self: KdV1D,
+    t: float,  # time (unused: autonomous)
+    u_hat: torch.Tensor,  # (..., n//2+1) Fourier coefficients
+) -> torch.Tensor:
+    """d(u_hat)/dt = i (k^3 u_hat - alpha/2 k FFT(u^2)), the signature f(t, y) of rk4_step.
+
+    Args:
+        t: time (unused: autonomous)
+        u_hat: (..., n//2+1) Fourier coefficients
+    """
     u = self.to_real(u_hat)
     return self._lin * u_hat + self._nl * self.to_hat(u * u)
 
 
 @patch
-def rhs(self: KdV1D, u: torch.Tensor) -> torch.Tensor:
-    "u_t = -u_xxx - alpha u u_x on the grid, shape (..., n)."
+def rhs(
+    self: KdV1D,
+    u: torch.Tensor,  # (..., n) field on the grid
+) -> torch.Tensor:
+    """u_t = -u_xxx - alpha u u_x on the grid, shape (..., n).
+
+    Args:
+        u: (..., n) field on the grid
+    """
     return self.to_real(self.rhs_hat(0.0, self.to_hat(self._check_field(u))))
 
 
 @patch
-def max_stable_dt(self: KdV1D, u: torch.Tensor) -> float:
-    "Largest step with dt (k_max^3 + |alpha| k_max max|u|) <= 2.8 for this field."
+def max_stable_dt(
+    self: KdV1D,
+    u: torch.Tensor,  # (..., n) field on the grid
+) -> float:
+    """Largest step with dt (k_max^3 + |alpha| k_max max|u|) <= 2.8 for this field.
+
+    Args:
+        u: (..., n) field on the grid
+    """
     return RK4_IMAG_LIMIT / (self.k_max**3 + abs(self.alpha) * self.k_max * float(u.abs().max()))
 
 
@@ -180,8 +228,19 @@ def frames(
 
 
 @patch
-def rollout(self: KdV1D, u0: torch.Tensor, n_steps: int, dt_out: float) -> torch.Tensor:
-    "All frames of a run, shape (n_steps + 1, n)."
+def rollout(
+    self: KdV1D,
+    u0: torch.Tensor,  # (n,) initial field
+    n_steps: int,  # frames after the first
+    dt_out: float,  # time between frames
+) -> torch.Tensor:
+    """All frames of a run, shape (n_steps + 1, n).
+
+    Args:
+        u0: (n,) initial field
+        n_steps: frames after the first
+        dt_out: time between frames
+    """
     return torch.stack(list(self.frames(u0, n_steps, dt_out)))
 
 # %% ../../nbs/04_antic/09_kdv.ipynb #601b91d3
@@ -216,8 +275,17 @@ def soliton(
 
 
 @patch
-def solitons(self: KdV1D, velocities, positions) -> torch.Tensor:
-    "Superposition of solitons (as the official initial condition), shape (n,)."
+def solitons(
+    self: KdV1D,
+    velocities,  # speed of each soliton
+    positions,  # centre of each soliton
+) -> torch.Tensor:
+    """Superposition of solitons (as the official initial condition), shape (n,).
+
+    Args:
+        velocities: speed of each soliton
+        positions: centre of each soliton
+    """
     velocities, positions = list(velocities), list(positions)
     if len(velocities) != len(positions) or not velocities:
         raise ValueError(
@@ -228,20 +296,41 @@ def solitons(self: KdV1D, velocities, positions) -> torch.Tensor:
 
 # %% ../../nbs/04_antic/09_kdv.ipynb #67c793a3
 @patch
-def mass(self: KdV1D, u: torch.Tensor) -> torch.Tensor:
-    "M = integral of u, shape (...)."
+def mass(
+    self: KdV1D,
+    u: torch.Tensor,  # (..., n) field on the grid
+) -> torch.Tensor:
+    """M = integral of u, shape (...).
+
+    Args:
+        u: (..., n) field on the grid
+    """
     return self._check_field(u).sum(-1) * self.dx
 
 
 @patch
-def momentum(self: KdV1D, u: torch.Tensor) -> torch.Tensor:
-    "P = integral of u^2, shape (...)."
+def momentum(
+    self: KdV1D,
+    u: torch.Tensor,  # (..., n) field on the grid
+) -> torch.Tensor:
+    """P = integral of u^2, shape (...).
+
+    Args:
+        u: (..., n) field on the grid
+    """
     return (self._check_field(u) ** 2).sum(-1) * self.dx
 
 
 @patch
-def energy(self: KdV1D, u: torch.Tensor) -> torch.Tensor:
-    "H = integral of (u_x^2 / 2 - alpha u^3 / 6), conserved by KdV, shape (...)."
+def energy(
+    self: KdV1D,
+    u: torch.Tensor,  # (..., n) field on the grid
+) -> torch.Tensor:
+    """H = integral of (u_x^2 / 2 - alpha u^3 / 6), conserved by KdV, shape (...).
+
+    Args:
+        u: (..., n) field on the grid
+    """
     u = self._check_field(u)
     ux = self.derivative(u)
     return (0.5 * ux**2 - (self.alpha / 6) * u**3).sum(-1) * self.dx

@@ -28,8 +28,8 @@ def kolmogorov_forcing(
     n: int,  # grid points per side
     k_f: int = 4,  # forcing wavenumber
     length: float = 2 * math.pi,  # box side
-    dtype=torch.float64,
-    device="cpu",
+    dtype=torch.float64,  # dtype of the result
+    device="cpu",  # device of the result
 ) -> torch.Tensor:
     """-k_f cos(k_f y), the curl of (sin k_f y, 0) (Chapter 04, *Vorticity form on a periodic box*).
 
@@ -37,6 +37,8 @@ def kolmogorov_forcing(
         n: grid points per side
         k_f: forcing wavenumber (default: 4)
         length: box side (default: 2 * math.pi)
+        dtype: dtype of the result (default: torch.float64)
+        device: device of the result (default: "cpu")
     """
     _check_grid(n)
     y = torch.arange(n, dtype=dtype, device=device) * (length / n)
@@ -87,6 +89,8 @@ class NavierStokes2D:
         max_velocity: speed floor used by the CFL step (default: 5.0)
         cfl: Courant number (default: 0.5)
         dealias: apply the 2/3 rule (default: True)
+        dtype: dtype of the grid and fields (default: torch.float64)
+        device: device of the grid and fields (default: "cpu")
     """
 
     def __init__(
@@ -100,8 +104,8 @@ class NavierStokes2D:
         max_velocity: float = 5.0,  # speed floor used by the CFL step
         cfl: float = 0.5,  # Courant number
         dealias: bool = True,  # apply the 2/3 rule
-        dtype=torch.float64,
-        device="cpu",
+        dtype=torch.float64,  # dtype of the grid and fields
+        device="cpu",  # device of the grid and fields
     ):
         _check_solver_args(n, nu, length, max_velocity, cfl)
         self.n, self.nu, self.length = n, float(nu), float(length)
@@ -145,28 +149,58 @@ def _check_field(self: NavierStokes2D, omega, name="omega"):
 
 
 @patch
-def to_hat(self: NavierStokes2D, omega: torch.Tensor) -> torch.Tensor:
-    "Dealiased Fourier coefficients of a real field, shape (..., n, n//2+1)."
+def to_hat(
+    self: NavierStokes2D,
+    omega: torch.Tensor,  # (..., n, n) vorticity on the grid
+) -> torch.Tensor:
+    """Dealiased Fourier coefficients of a real field, shape (..., n, n//2+1).
+
+    Args:
+        omega: (..., n, n) vorticity on the grid
+    """
     return torch.fft.rfft2(omega) * self.mask
 
 
 @patch
-def to_real(self: NavierStokes2D, omega_hat: torch.Tensor) -> torch.Tensor:
-    "Real field of Fourier coefficients, shape (..., n, n)."
+def to_real(
+    self: NavierStokes2D,
+    omega_hat: torch.Tensor,  # (..., n, n//2+1) Fourier coefficients
+) -> torch.Tensor:
+    """Real field of Fourier coefficients, shape (..., n, n).
+
+    Args:
+        omega_hat: (..., n, n//2+1) Fourier coefficients
+    """
     return torch.fft.irfft2(omega_hat, s=(self.n, self.n))
 
 
 @patch
-def velocity(self: NavierStokes2D, omega: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    "Velocity (u, v) = (d psi/dy, -d psi/dx) with -Laplacian psi = omega."
+def velocity(
+    self: NavierStokes2D,
+    omega: torch.Tensor,  # (..., n, n) vorticity on the grid
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Velocity (u, v) = (d psi/dy, -d psi/dx) with -Laplacian psi = omega.
+
+    Args:
+        omega: (..., n, n) vorticity on the grid
+    """
     w_hat = torch.fft.rfft2(self._check_field(omega))
     psi_hat = w_hat * self.inv_k2
     return self.to_real(1j * self.ky * psi_hat), self.to_real(-1j * self.kx * psi_hat)
 
 # %% ../../nbs/04_antic/02_navier_stokes.ipynb #6ea05e14
 @patch
-def rhs_hat(self: NavierStokes2D, t: float, w_hat: torch.Tensor) -> torch.Tensor:
-    "d(omega_hat)/dt: dealiased -(u . grad omega) + nu Lap omega - drag omega + F."
+def rhs_hat(
+    self: NavierStokes2D,
+    t: float,  # time (unused: autonomous)
+    w_hat: torch.Tensor,  # (..., n, n//2+1) vorticity coefficients
+) -> torch.Tensor:
+    """d(omega_hat)/dt: dealiased -(u . grad omega) + nu Lap omega - drag omega + F.
+
+    Args:
+        t: time (unused: autonomous)
+        w_hat: (..., n, n//2+1) vorticity coefficients
+    """
     w_hat = w_hat * self.mask
     psi_hat = w_hat * self.inv_k2
     u = self.to_real(1j * self.ky * psi_hat)
@@ -182,14 +216,28 @@ def rhs_hat(self: NavierStokes2D, t: float, w_hat: torch.Tensor) -> torch.Tensor
 
 
 @patch
-def rhs(self: NavierStokes2D, omega: torch.Tensor) -> torch.Tensor:
-    "d omega/dt on the grid (physical space)."
+def rhs(
+    self: NavierStokes2D,
+    omega: torch.Tensor,  # (..., n, n) vorticity on the grid
+) -> torch.Tensor:
+    """d omega/dt on the grid (physical space).
+
+    Args:
+        omega: (..., n, n) vorticity on the grid
+    """
     return self.to_real(self.rhs_hat(0.0, self.to_hat(self._check_field(omega))))
 
 # %% ../../nbs/04_antic/02_navier_stokes.ipynb #c062e377
 @patch
-def stable_dt(self: NavierStokes2D, omega: torch.Tensor) -> float:
-    "Largest step allowed by the CFL (advective) and diffusive limits."
+def stable_dt(
+    self: NavierStokes2D,
+    omega: torch.Tensor,  # (..., n, n) vorticity on the grid
+) -> float:
+    """Largest step allowed by the CFL (advective) and diffusive limits.
+
+    Args:
+        omega: (..., n, n) vorticity on the grid
+    """
     u, v = self.velocity(omega)
     speed = max(float(torch.sqrt(u**2 + v**2).max()), self.max_velocity)
     dt = self.cfl * self.dx / speed
@@ -199,8 +247,17 @@ def stable_dt(self: NavierStokes2D, omega: torch.Tensor) -> float:
 
 
 @patch
-def step(self: NavierStokes2D, omega: torch.Tensor, dt: float) -> torch.Tensor:
-    "One RK4 step of size dt."
+def step(
+    self: NavierStokes2D,
+    omega: torch.Tensor,  # (..., n, n) vorticity on the grid
+    dt: float,  # time step
+) -> torch.Tensor:
+    """One RK4 step of size dt.
+
+    Args:
+        omega: (..., n, n) vorticity on the grid
+        dt: time step
+    """
     w_hat = rk4_step(self.rhs_hat, 0.0, self.to_hat(self._check_field(omega)), dt)
     return self.to_real(w_hat)
 
@@ -256,15 +313,33 @@ def frames(
 
 @patch
 def rollout(
-    self: NavierStokes2D, omega0: torch.Tensor, n_steps: int, dt_out: float
+    self: NavierStokes2D,
+    omega0: torch.Tensor,  # (n, n) initial vorticity
+    n_steps: int,  # frames after the first
+    dt_out: float,  # time between frames
 ) -> torch.Tensor:
-    "All frames of a run, shape (n_steps + 1, n, n)."
+    """All frames of a run, shape (n_steps + 1, n, n).
+
+    Args:
+        omega0: (n, n) initial vorticity
+        n_steps: frames after the first
+        dt_out: time between frames
+    """
     return torch.stack(list(self.frames(omega0, n_steps, dt_out)))
 
 # %% ../../nbs/04_antic/02_navier_stokes.ipynb #5c0015e1
 @patch
-def taylor_green(self: NavierStokes2D, k: int = 1, amplitude: float = 1.0) -> torch.Tensor:
-    "Taylor-Green vorticity 2 k A cos(kx) cos(ky) of psi = A cos(kx) cos(ky)."
+def taylor_green(
+    self: NavierStokes2D,
+    k: int = 1,  # wave number (periods per box side)
+    amplitude: float = 1.0,  # streamfunction amplitude A
+) -> torch.Tensor:
+    """Taylor-Green vorticity 2 k A cos(kx) cos(ky) of psi = A cos(kx) cos(ky).
+
+    Args:
+        k: wave number (periods per box side) (default: 1)
+        amplitude: streamfunction amplitude A (default: 1.0)
+    """
     kk = 2 * math.pi * k / self.length
     return 2 * kk * amplitude * torch.cos(kk * self.x) * torch.cos(kk * self.y)
 
@@ -305,14 +380,28 @@ def random_field(
     return w * (vmax / float(torch.sqrt(u**2 + v**2).max()))
 
 # %% ../../nbs/04_antic/02_navier_stokes.ipynb #1668d5bb
-def energy(solver: NavierStokes2D, omega: torch.Tensor) -> torch.Tensor:
-    "Kinetic energy 1/2 <|u|^2> of each field in (..., n, n) (Chapter 04, *Diagnostics*)."
+def energy(
+    solver: NavierStokes2D,  # the solver of the grid
+    omega: torch.Tensor,  # (..., n, n) vorticity on the grid
+) -> torch.Tensor:
+    """Kinetic energy 1/2 <|u|^2> of each field in (..., n, n) (Chapter 04, *Diagnostics*).
+
+    Args:
+        solver: the solver of the grid
+        omega: (..., n, n) vorticity on the grid
+    """
     u, v = solver.velocity(omega)
     return 0.5 * (u**2 + v**2).mean(dim=(-2, -1))
 
 
-def enstrophy(omega: torch.Tensor) -> torch.Tensor:
-    "Enstrophy 1/2 <omega^2> of each field in (..., n, n) (Chapter 04, *Diagnostics*)."
+def enstrophy(
+    omega: torch.Tensor,  # (..., n, n) vorticity on the grid
+) -> torch.Tensor:
+    """Enstrophy 1/2 <omega^2> of each field in (..., n, n) (Chapter 04, *Diagnostics*).
+
+    Args:
+        omega: (..., n, n) vorticity on the grid
+    """
     return 0.5 * (omega**2).mean(dim=(-2, -1))
 
 
@@ -338,8 +427,16 @@ def energy_spectrum(
     return out.index_add_(-1, shell.flatten(), e.flatten(-2))
 
 # %% ../../nbs/04_antic/02_navier_stokes.ipynb #b3f9e3b1
-def budget_rates(solver: NavierStokes2D, omega: torch.Tensor) -> dict:
-    "dE/dt and dZ/dt: exact budgets and the solver's right-hand side (Chapter 04, *Check 3*)."
+def budget_rates(
+    solver: NavierStokes2D,  # the solver of the grid and forcing
+    omega: torch.Tensor,  # (..., n, n) vorticity on the grid
+) -> dict:
+    """dE/dt and dZ/dt: exact budgets and the solver's right-hand side (Chapter 04, *Check 3*).
+
+    Args:
+        solver: the solver of the grid and forcing
+        omega: (..., n, n) vorticity on the grid
+    """
     w_hat = solver.to_hat(solver._check_field(omega))
     w = solver.to_real(w_hat)
     psi = solver.to_real(w_hat * solver.inv_k2)

@@ -217,7 +217,15 @@ def _sheet_velocity(
     gamma: torch.Tensor,  # (P,) nodal vortex strengths
     points: torch.Tensor,  # (M, 2) points on the contour
 ) -> torch.Tensor:  # (M, 2) incompressible surface velocity
-    "The sheet's velocity at points on the contour: gamma linear along each panel (Panels)."
+    """The sheet's velocity at points on the contour: gamma linear along each panel (Panels).
+
+    Args:
+        system: the factorised contour
+        gamma: (P,) nodal vortex strengths
+        points: (M, 2) points on the contour
+    Returns:
+        (M, 2) incompressible surface velocity
+    """
     s = system
     a, ab = s.coords[:-1], s.coords[1:] - s.coords[:-1]
     t = ((points[:, None] - a) * ab).sum(-1) / (ab * ab).sum(-1)
@@ -235,12 +243,13 @@ class PanelResult:
     """The flow around one contour at one condition (Panel method, *The solver*).
 
     Args:
+        system: the contour's panels and influence matrices
         gamma: (P,) nodal vortex strengths (incompressible)
         alpha: radians
         beta: Prandtl-Glauert factor sqrt(1 - M^2)
     """
 
-    system: PanelSystem
+    system: PanelSystem  # the contour's panels and influence matrices
     gamma: torch.Tensor  # (P,) nodal vortex strengths (incompressible)
     alpha: float  # radians
     beta: float  # Prandtl-Glauert factor sqrt(1 - M^2)

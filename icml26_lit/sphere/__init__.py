@@ -18,8 +18,19 @@ __all__ = ['check_latlon', 'latlon_to_xyz', 'xyz_to_latlon', 'angular_distance',
            'sphere_quadrature', 'addition_kernel', 'real_sph_harm_xyz']
 
 # %% ../../nbs/01_slepian/01_spherical_harmonics.ipynb #be390772
-def check_latlon(lat, lon, *, degrees: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
-    "Validate lat/lon batches; return them as 1-D float tensors (Chapter 01, *Coordinates*)."
+def check_latlon(
+    lat,  # (N,) latitudes (or a scalar), degrees unless degrees=False
+    lon,  # (N,) longitudes (or a scalar), same units
+    *,
+    degrees: bool = True,  # angles in degrees (True) or radians
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Validate lat/lon batches; return them as 1-D float tensors (Chapter 01, *Coordinates*).
+
+    Args:
+        lat: (N,) latitudes (or a scalar), degrees unless degrees=False
+        lon: (N,) longitudes (or a scalar), same units
+        degrees: angles in degrees (True) or radians (default: True)
+    """
     out = []
     for x, name in ((lat, "lat"), (lon, "lon")):
         if not isinstance(x, torch.Tensor):
@@ -46,9 +57,20 @@ def check_latlon(lat, lon, *, degrees: bool = True) -> tuple[torch.Tensor, torch
     dtype = torch.promote_types(lat.dtype, lon.dtype)
     return lat.to(dtype), lon.to(dtype)
 
+# %% ../../nbs/01_slepian/01_spherical_harmonics.ipynb #36092675
+def latlon_to_xyz(
+    lat,  # (N,) latitudes (or a scalar), degrees unless degrees=False
+    lon,  # (N,) longitudes (or a scalar), same units
+    *,
+    degrees: bool = True,  # angles in degrees (True) or radians
+) -> torch.Tensor:
+    """Unit vectors (N, 3) of the points (lat, lon) (Chapter 01, *Coordinates*).
 
-def latlon_to_xyz(lat, lon, *, degrees: bool = True) -> torch.Tensor:
-    "Unit vectors (N, 3) of the points (lat, lon) (Chapter 01, *Coordinates*)."
+    Args:
+        lat: (N,) latitudes (or a scalar), degrees unless degrees=False
+        lon: (N,) longitudes (or a scalar), same units
+        degrees: angles in degrees (True) or radians (default: True)
+    """
     lat, lon = check_latlon(lat, lon, degrees=degrees)
     if degrees:
         lat, lon = torch.deg2rad(lat), torch.deg2rad(lon)
@@ -57,8 +79,17 @@ def latlon_to_xyz(lat, lon, *, degrees: bool = True) -> torch.Tensor:
     )
 
 
-def xyz_to_latlon(xyz: torch.Tensor, *, degrees: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
-    "Latitude and longitude of (N, 3) vectors (Chapter 01, *Coordinates*)."
+def xyz_to_latlon(
+    xyz: torch.Tensor,  # (N, 3) vectors, any non-zero length
+    *,
+    degrees: bool = True,  # return degrees (True) or radians
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Latitude and longitude of (N, 3) vectors (Chapter 01, *Coordinates*).
+
+    Args:
+        xyz: (N, 3) vectors, any non-zero length
+        degrees: return degrees (True) or radians (default: True)
+    """
     xyz = check_tensor(xyz, "xyz", shape=(None, 3))
     r = xyz.norm(dim=-1).clamp_min(torch.finfo(xyz.dtype).tiny)
     lat = torch.asin((xyz[:, 2] / r).clamp(-1, 1))
@@ -66,15 +97,36 @@ def xyz_to_latlon(xyz: torch.Tensor, *, degrees: bool = True) -> tuple[torch.Ten
     return (torch.rad2deg(lat), torch.rad2deg(lon)) if degrees else (lat, lon)
 
 
-def angular_distance(lat1, lon1, lat2, lon2, *, degrees: bool = True) -> torch.Tensor:
-    "Great-circle angle between matching points, in radians (Chapter 01, *Coordinates*)."
+def angular_distance(
+    lat1,  # (N,) latitudes of the first points
+    lon1,  # (N,) longitudes of the first points
+    lat2,  # (N,) latitudes of the second points
+    lon2,  # (N,) longitudes of the second points
+    *,
+    degrees: bool = True,  # angles in degrees (True) or radians
+) -> torch.Tensor:
+    """Great-circle angle between matching points, in radians (Chapter 01, *Coordinates*).
+
+    Args:
+        lat1: (N,) latitudes of the first points
+        lon1: (N,) longitudes of the first points
+        lat2: (N,) latitudes of the second points
+        lon2: (N,) longitudes of the second points
+        degrees: angles in degrees (True) or radians (default: True)
+    """
     a, b = latlon_to_xyz(lat1, lon1, degrees=degrees), latlon_to_xyz(lat2, lon2, degrees=degrees)
     # atan2(|a x b|, a.b) is accurate for tiny and near-antipodal angles alike
     return torch.atan2(torch.linalg.cross(a, b).norm(dim=-1), (a * b).sum(-1))
 
 # %% ../../nbs/01_slepian/01_spherical_harmonics.ipynb #c8cabbfb
-def legendre_coefficients(L: int) -> tuple[torch.Tensor, torch.Tensor]:
-    "Recursion tables a[l, m], b[l, m] (Chapter 01, *Real orthonormal spherical harmonics*)."
+def legendre_coefficients(
+    L: int,  # maximum degree
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Recursion tables a[l, m], b[l, m] (Chapter 01, *Real orthonormal spherical harmonics*).
+
+    Args:
+        L: maximum degree
+    """
     L = check_degree(L)
     l = torch.arange(L + 1, dtype=torch.float64)[:, None]
     m = torch.arange(L + 1, dtype=torch.float64)[None, :]
@@ -86,8 +138,16 @@ def legendre_coefficients(L: int) -> tuple[torch.Tensor, torch.Tensor]:
     return a, b  # float64, zero where unused
 
 
-def check_degree(L, name: str = "L") -> int:
-    "Validate a degree: a non-negative int (Chapter 01, *Real orthonormal spherical harmonics*)."
+def check_degree(
+    L,  # the degree to check
+    name: str = "L",  # the argument's name, for errors
+) -> int:
+    """Validate a degree: a non-negative int (Chapter 01, *Real orthonormal spherical harmonics*).
+
+    Args:
+        L: the degree to check
+        name: the argument's name, for errors (default: "L")
+    """
     if isinstance(L, bool) or not isinstance(L, (int, np.integer)):
         raise TypeError(f"{name} must be an int (the maximum degree), got {type(L).__name__}")
     if L < 0:
@@ -95,8 +155,18 @@ def check_degree(L, name: str = "L") -> int:
     return int(L)
 
 
-def normalized_legendre(z: torch.Tensor, s: torch.Tensor, L: int) -> torch.Tensor:
-    "P̄_l^m(z) as (N, L+1, L+1), 0 for m > l (Chapter 01, *Real orthonormal spherical harmonics*)."
+def normalized_legendre(
+    z: torch.Tensor,  # (N,) cos(colatitude)
+    s: torch.Tensor,  # (N,) sin(colatitude)
+    L: int,  # maximum degree
+) -> torch.Tensor:
+    """P̄_l^m(z) as (N, L+1, L+1), 0 for m > l (Chapter 01, *Real orthonormal spherical harmonics*).
+
+    Args:
+        z: (N,) cos(colatitude)
+        s: (N,) sin(colatitude)
+        L: maximum degree
+    """
     L = check_degree(L)
     z = check_tensor(z, "z", ndim=1, dtypes=(torch.float32, torch.float64))
     s = check_tensor(s, "s", shape=(z.shape[0],), dtypes=(z.dtype,))
@@ -125,15 +195,29 @@ def normalized_legendre(z: torch.Tensor, s: torch.Tensor, L: int) -> torch.Tenso
     return torch.stack(rows, dim=1)  # (N, L+1, L+1): [point, l, m]
 
 # %% ../../nbs/01_slepian/01_spherical_harmonics.ipynb #ace1550b
-def sph_harm_index(l: int, m: int) -> int:
-    "real_sph_harm column of Y_lm: l^2+l+m (Chapter 01, *Real orthonormal spherical harmonics*)."
+def sph_harm_index(
+    l: int,  # degree, >= 0
+    m: int,  # order, -l <= m <= l
+) -> int:
+    """real_sph_harm column of Y_lm: l^2+l+m (Chapter 01, *Real orthonormal spherical harmonics*).
+
+    Args:
+        l: degree, >= 0
+        m: order, -l <= m <= l
+    """
     if not -l <= m <= l:
         raise ValueError(f"m must satisfy -l <= m <= l, got l={l}, m={m}")
     return l * l + l + m
 
 
-def degree_order(L: int) -> tuple[torch.Tensor, torch.Tensor]:
-    "Degree l and order m of each column (Chapter 01, *Real orthonormal spherical harmonics*)."
+def degree_order(
+    L: int,  # maximum degree
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Degree l and order m of each column (Chapter 01, *Real orthonormal spherical harmonics*).
+
+    Args:
+        L: maximum degree
+    """
     L = check_degree(L)
     i = torch.arange((L + 1) ** 2)
     l = torch.floor(torch.sqrt(i.double())).long()
@@ -167,8 +251,21 @@ def real_sph_harm_zs(
     return torch.cat(blocks, dim=1)
 
 
-def real_sph_harm(lat, lon, L: int, *, degrees: bool = True) -> torch.Tensor:
-    "Real SH Y (N, (L+1)^2) at (lat, lon) (Chapter 01, *Real orthonormal spherical harmonics*)."
+def real_sph_harm(
+    lat,  # (N,) latitudes (or a scalar), degrees unless degrees=False
+    lon,  # (N,) longitudes (or a scalar), same units
+    L: int,  # maximum degree
+    *,
+    degrees: bool = True,  # angles in degrees (True) or radians
+) -> torch.Tensor:
+    """Real SH Y (N, (L+1)^2) at (lat, lon) (Chapter 01, *Real orthonormal spherical harmonics*).
+
+    Args:
+        lat: (N,) latitudes (or a scalar), degrees unless degrees=False
+        lon: (N,) longitudes (or a scalar), same units
+        L: maximum degree
+        degrees: angles in degrees (True) or radians (default: True)
+    """
     L = check_degree(L)
     lat, lon = check_latlon(lat, lon, degrees=degrees)
     if not lat.is_floating_point() or lat.dtype not in (torch.float32, torch.float64):
@@ -183,9 +280,15 @@ def real_sph_harm(lat, lon, L: int, *, degrees: bool = True) -> torch.Tensor:
 
 # %% ../../nbs/01_slepian/01_spherical_harmonics.ipynb #5327e850
 def sphere_quadrature(
-    L: int, dtype=torch.float64
+    L: int,  # maximum degree (exact to degree 2L)
+    dtype=torch.float64,  # dtype of the nodes and weights
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    "Nodes (lat, lon) and weights exact to 2L (Chapter 01, *Orthonormality by exact quadrature*)."
+    """Nodes (lat, lon) and weights exact to 2L (Chapter 01, *Orthonormality by exact quadrature*).
+
+    Args:
+        L: maximum degree (exact to degree 2L)
+        dtype: dtype of the nodes and weights (default: torch.float64)
+    """
     L = check_degree(L)
     x, w = np.polynomial.legendre.leggauss(L + 1)
     n_lon = 2 * L + 2
@@ -200,8 +303,16 @@ def sphere_quadrature(
     )
 
 # %% ../../nbs/01_slepian/01_spherical_harmonics.ipynb #09b469d3
-def addition_kernel(gamma: torch.Tensor, L: int) -> torch.Tensor:
-    "Σ_{l<=L} (2l+1)/(4π) P_l(cos γ): the SH Gram kernel (Chapter 01, *Distance preservation*)."
+def addition_kernel(
+    gamma: torch.Tensor,  # angles between points, radians, any shape
+    L: int,  # maximum degree
+) -> torch.Tensor:
+    """Σ_{l<=L} (2l+1)/(4π) P_l(cos γ): the SH Gram kernel (Chapter 01, *Distance preservation*).
+
+    Args:
+        gamma: angles between points, radians, any shape
+        L: maximum degree
+    """
     L = check_degree(L)
     x = torch.cos(gamma)
     p_prev, p = torch.ones_like(x), x

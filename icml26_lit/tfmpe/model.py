@@ -42,7 +42,6 @@ class EncoderBlock(nn.Module):
         key_mask: torch.Tensor | None = None,  # (B, T) True for real tokens
     ) -> torch.Tensor:
         """
-
         Args:
             x: (B, T, D)
             key_mask: (B, T) True for real tokens (default: None)

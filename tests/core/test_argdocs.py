@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT / "book"))
 import argdocs  # noqa: E402
 
 # `core` and the substrates: every public callable (a class: its constructor and public methods)
-SUBSTRATES = ["core"]
+SUBSTRATES = ["core", "sphere", "sim", "md", "flows", "physio", "lm"]
 
 # Each chapter's main entry points: its models, losses, estimators and training function.
 ENTRY_POINTS = {}
@@ -190,7 +190,10 @@ class Model:
     ):
         self.width = width
 
-    def forward(self, x):
+    def forward(
+        self,
+        x,  # (N, F) features
+    ):
         return x
 
 
@@ -215,6 +218,7 @@ def test_rewrite_documents_arguments_defaults_and_return():
     assert "Returns:\n    the energy, eV" in doc
     assert "    width: hidden width (default: 8)" in inspect.getdoc(ns["Model"])
     assert "    size: how many (default: 3)" in inspect.getdoc(ns["Record"])
+    assert inspect.getdoc(ns["Model"].forward) == "Args:\n    x: (N, F) features"  # no summary
     assert inspect.getdoc(ns["plain"]) == "No docments here."  # no docments: left alone
     assert 'def plain(x, y=2):\n    "No docments here."\n' in out
     assert out.startswith("# %% ../nbs/x.ipynb #abc\n")  # the cell marker is kept exactly
