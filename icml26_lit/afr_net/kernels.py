@@ -22,6 +22,7 @@ from icml26_lit.core import (
     register_kernel,
     resolve_backend,
 )
+from ..core.kernels import check_devices
 
 if HAS_TRITON:
     import triton
@@ -257,6 +258,12 @@ def energy_mask_bias(
         backend: "auto", "triton" or "torch" (default: "auto")
         scale: s (default: 100.0)
     """
+    check_devices(
+        m_matrix=m_matrix,
+        edge_index=edge_index,
+        conductance=conductance,
+        sc_weight=sc_weight,
+    )
     m_matrix = check_tensor(m_matrix, "m_matrix", ndim=3, dtypes=(torch.float32, torch.float64))
     B, N, N2 = m_matrix.shape
     if N != N2:

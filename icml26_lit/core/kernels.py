@@ -28,8 +28,8 @@ except ImportError:  # the package works without Triton: every op falls back to 
 
 # %% auto #0
 __all__ = ['BACKENDS', 'SHARED_MEMORY_LIMIT', 'KERNELS', 'interpreter_enabled', 'resolve_backend', 'auto_backend', 'check_tensor',
-           'MixedDeviceError', 'SameDevice', 'check_same_device', 'check_kernel', 'CompileReport', 'compile_check',
-           'KernelSpec', 'register_kernel', 'compile_registered']
+           'check_devices', 'MixedDeviceError', 'SameDevice', 'check_same_device', 'check_kernel', 'CompileReport',
+           'compile_check', 'KernelSpec', 'register_kernel', 'compile_registered']
 
 # %% ../../nbs/00_core/02_kernels.ipynb #ff4a6dc0
 BACKENDS = ("auto", "triton", "torch")
@@ -181,6 +181,28 @@ def check_tensor(
     if finite and real and not bool(torch.isfinite(x).all()):
         raise ValueError(f"{name} contains NaN or infinite values")
     return x.contiguous()
+
+# %% ../../nbs/00_core/02_kernels.ipynb #87cbe899
+def check_devices(
+    **tensors,  # the op's tensor arguments by name, in signature order; other values are skipped
+) -> torch.device | None:
+    """The one device of the named tensors; a ValueError names the first input on another device.
+
+    Args:
+        **tensors: the op's tensor arguments by name, in signature order; other values are skipped
+    """
+    first = None
+    for name, t in tensors.items():
+        if not isinstance(t, torch.Tensor):
+            continue  # None or a non-tensor: the wrapper's own checks name it
+        if first is None:
+            first = name, t.device
+        elif t.device != first[1]:
+            raise ValueError(
+                f"{name} is on {t.device} but {first[0]} is on {first[1]}: pass every input on "
+                "one device"
+            )
+    return None if first is None else first[1]
 
 # %% ../../nbs/00_core/02_kernels.ipynb #d6f30dc4
 _TRANSFERS = {"aten::_to_copy", "aten::copy_", "aten::_copy_from", "aten::_copy_from_and_resize"}

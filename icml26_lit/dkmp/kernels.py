@@ -17,6 +17,7 @@ from icml26_lit.core import (
     resolve_backend,
 )
 from ..md import build_csr
+from ..core.kernels import check_devices
 
 if HAS_TRITON:
     import triton
@@ -210,6 +211,14 @@ def star_message(
         width: cosine ramp width, A (default: 1.0)
         backend: "auto" (Triton on CUDA), "triton", "torch" (default: "auto")
     """
+    check_devices(
+        pos=pos,
+        hub_pos=hub_pos,
+        hub_feat=hub_feat,
+        edge_index=edge_index,
+        mu=mu,
+        weight=weight,
+    )
     pos = check_tensor(pos, "pos", shape=(None, 3), dtypes=FLOAT_DTYPES)
     hub_pos = check_tensor(hub_pos, "hub_pos", shape=(None, 3), dtypes=(pos.dtype,))
     hub_feat = check_tensor(

@@ -15,6 +15,7 @@ from icml26_lit.core import (
     register_kernel,
     resolve_backend,
 )
+from ..core.kernels import check_devices
 
 if HAS_TRITON:
     import triton
@@ -333,6 +334,7 @@ def multiscale_conv_tokens(
         grid: the map (H, W)
         w5: (C,1,k,k)
     """
+    check_devices(x=x, w1=w1, w3=w3, w5=w5)
     x = _check_grid_tokens(x, grid)
     _check_weights(w1, w3, w5, channels=x.shape[2])
     H, W = int(grid[0]), int(grid[1])
@@ -356,6 +358,7 @@ def multiscale_conv(
         x: map (B, C, H, W)
         w5: (C, 1, k, k)
     """
+    check_devices(x=x, w1=w1, w3=w3, w5=w5)
     x = check_tensor(x, "x", ndim=4)
     _check_weights(w1, w3, w5, channels=x.shape[1])
     if resolve_backend(backend, x, w1, w3, w5) == "torch":

@@ -15,6 +15,7 @@ from icml26_lit.core import (
     resolve_backend,
 )
 from .features import fourier_features_reference
+from ..core.kernels import check_devices
 
 if HAS_TRITON:
     import triton
@@ -124,6 +125,7 @@ def fourier_features(
     Returns:
         features (N, 2m)
     """
+    check_devices(x=x, B=B)
     x = check_tensor(x, "x", ndim=2, dtypes=(torch.float32, torch.float64))
     B = check_tensor(B, "B", ndim=2, dtypes=(x.dtype,))
     if B.shape[0] != x.shape[1]:

@@ -17,6 +17,7 @@ from icml26_lit.core import (
     resolve_backend,
 )
 from ..md.graph import build_csr_pair
+from ..core.kernels import check_devices
 
 if HAS_TRITON:
     import triton
@@ -370,6 +371,7 @@ def flash_radial_basis(
         csr: build_csr_pair(edge_index, N), built if None (default: None)
         backend: "auto" | "triton" | "torch" (the CPU twin) (default: "auto")
     """
+    check_devices(pos=pos, edge_index=edge_index, mu=mu)
     pos = check_tensor(pos, "pos", shape=(None, 3), dtypes=FLOAT_DTYPES)
     cutoff = _check_cutoff(cutoff)
     if not isinstance(gamma, (int, float)) or not gamma < 0:
@@ -682,6 +684,7 @@ def cfconv(
         cutoff_grad: keep the cutoff-derivative force term (False: to study its loss) (default:
             True)
     """
+    check_devices(x=x, filter=filter, edge_index=edge_index, dist=dist)
     x = check_tensor(x, "x", ndim=2, dtypes=FLOAT_DTYPES)
     n, f = x.shape
     filter = check_tensor(
@@ -915,6 +918,7 @@ def linear16(
         out_dtype: dtype of the output (default: torch.float16)
         backend: "auto" | "triton" | "torch" (the CPU twin) (default: "auto")
     """
+    check_devices(x=x, weight=weight, bias=bias)
     x = check_tensor(x, "x", ndim=2, dtypes=(torch.float16, torch.float32))
     weight = check_tensor(weight, "weight", ndim=2, dtypes=(torch.float16,), finite=False)
     if weight.shape[1] != x.shape[1]:

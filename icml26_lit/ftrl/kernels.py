@@ -15,6 +15,7 @@ from icml26_lit.core import (
     resolve_backend,
 )
 from .regret import check_betas
+from ..core.kernels import check_devices
 
 if HAS_TRITON:
     import triton
@@ -163,6 +164,7 @@ def o2nc_adam_step(
         v: state, in place
         avg: running average, in place
     """
+    check_devices(w=w, g=g, x=x, m=m, v=v, avg=avg)
     g = _check_step_inputs(w, g, (x, m, v, avg), s, (beta1, beta2), clip)
     work = w if w.is_contiguous() else w.contiguous()  # in place through a dense copy
     if resolve_backend(backend, w, g, x) == "torch":

@@ -15,6 +15,7 @@ from icml26_lit.core import (
     resolve_backend,
 )
 from .noise import GaussianNoise
+from ..core.kernels import check_devices
 
 if HAS_TRITON:
     import triton
@@ -123,6 +124,7 @@ def weighted_cm_norm(
     delta_v: torch.Tensor, noise: GaussianNoise, t: torch.Tensor, backend: str = "auto"
 ) -> torch.Tensor:
     "Fused t/(1-t) ||delta_v||^2_CM per path: (B, M, D), (B,) -> (B,); Triton on CUDA under 'auto'."
+    check_devices(delta_v=delta_v, t=t)
     delta_v, t = _check_cm_inputs(delta_v, noise, t)
     if resolve_backend(backend, delta_v) == "torch":
         return weighted_cm_norm_reference(delta_v, noise, t)

@@ -23,6 +23,7 @@ from icml26_lit.gcn_sr.fitness import (
     nrmse,
 )
 from .spbt import MAX_VARS, TOKEN_ID, V, X1, _as_tokens, check_fill
+from ..core.kernels import check_devices
 
 if HAS_TRITON:
     import triton
@@ -250,6 +251,7 @@ def spbt_fitness(
         y: targets (N,)
         backend: "auto", "triton" or "torch" (default: "auto")
     """
+    check_devices(tokens=tokens, constants=constants, X=X, y=y)
     t = _as_tokens(tokens)
     if t.dim() != 2:
         raise ValueError(f"tokens must have shape (B, S), got {tuple(t.shape)}")
@@ -290,6 +292,7 @@ def score(
         fit_steps: BFGS iterations for the constants (default: 30)
         backend: "auto", "triton" or "torch", as in `spbt_fitness` (default: "auto")
     """
+    check_devices(tokens=tokens, X=X, y=y)
     X, y, t, c = prepare_batch(tokens, X, y, fit_steps)
     with torch.no_grad():
         _, err = spbt_fitness(t, c, X, y, backend=backend)

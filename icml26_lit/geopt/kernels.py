@@ -16,6 +16,7 @@ from icml26_lit.core import (
     register_kernel,
     resolve_backend,
 )
+from ..core.kernels import check_devices
 
 if HAS_TRITON:
     import triton
@@ -318,6 +319,7 @@ def slice_tokens(
     Returns:
         (B, H, G, C) slice tokens
     """
+    check_devices(x=x, f=f, w=w, b=b, tau=tau)
     x, w, b, tau = _check(x, w, b, tau)
     f = check_tensor(f, "f", shape=tuple(x.shape), dtypes=(x.dtype,), device=x.device)
     if resolve_backend(backend, x) == "torch":
@@ -344,6 +346,7 @@ def deslice(
     Returns:
         (B, H, N, C)
     """
+    check_devices(z=z, x=x, w=w, b=b, tau=tau)
     x, w, b, tau = _check(x, w, b, tau)
     B, H, N, C = x.shape
     z = check_tensor(z, "z", shape=(B, H, w.shape[1], C), dtypes=(x.dtype,), device=x.device)

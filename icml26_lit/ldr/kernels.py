@@ -19,6 +19,7 @@ from icml26_lit.core import (
     resolve_backend,
 )
 from ..flows.coupling import check_knots, rqs_knots, rqs_transform
+from ..core.kernels import check_devices
 
 if HAS_TRITON:
     import triton
@@ -414,6 +415,7 @@ def rq_spline(
         backend: "auto", "triton" or "torch" (default: "auto")
         check: validate the knots (False: they come from `rqs_knots`) (default: True)
     """
+    check_devices(x=x, xk=xk, yk=yk, dk=dk)
     x = check_tensor(x, "x", dtypes=(torch.float32, torch.float64))
     shape = tuple(x.shape) + (None,)
     xk = check_tensor(xk, "xk", shape=shape, dtypes=(x.dtype,))

@@ -14,6 +14,7 @@ from icml26_lit.core import (
     register_kernel,
     resolve_backend,
 )
+from ..core.kernels import check_devices
 
 if HAS_TRITON:
     import triton
@@ -373,6 +374,7 @@ def token_logprobs(
         ignore_index: target id whose log-prob is 0 (default: -100)
         backend: "auto", "triton" or "torch" (default: "auto")
     """
+    check_devices(hidden=hidden, weight=weight, targets=targets)
     hidden = check_tensor(hidden, "hidden", ndim=3, dtypes=(torch.float32, torch.float64))
     B, T, D = hidden.shape
     weight = check_tensor(weight, "weight", ndim=2, dtypes=(hidden.dtype,), device=hidden.device)

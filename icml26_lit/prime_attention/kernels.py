@@ -18,6 +18,7 @@ from icml26_lit.core import (
     register_kernel,
     resolve_backend,
 )
+from ..core.kernels import check_devices
 
 if HAS_TRITON:
     import triton
@@ -449,6 +450,7 @@ def prime_attention(
         filters: F (H, N, N, d), shared by the batch, or (B, H, N, N, d)
         backend: "auto", "triton" or "torch" (default: "auto")
     """
+    check_devices(q=q, k=k, v=v, filters=filters)
     q, k, v, filters = check_attention_inputs(q, k, v, filters)
     if resolve_backend(backend, q, k, v, filters) == "torch":
         return prime_attention_reference(q, k, v, filters)

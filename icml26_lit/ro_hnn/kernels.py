@@ -28,6 +28,7 @@ from icml26_lit.ro_hnn.biorthogonal import (
     sigma_e,
     sigma_e_prime,
 )
+from ..core.kernels import check_devices
 
 # %% auto #0
 __all__ = ['biorthogonal_layer', 'biorthogonal_decoder_layer', 'decoder_transpose_jacobian', 'bytes_model']
@@ -67,6 +68,7 @@ def biorthogonal_layer(
         tangent: (B, N) input tangent x_dot, or None (default: None)
         backend: "auto" (Triton on CUDA), "triton" or "torch" (default: "auto")
     """
+    check_devices(x=x, psi=psi, bias=bias, tangent=tangent)
     _check_layer_args(x, psi, bias, alpha, tangent, "tangent", backend)
     if x.shape[1] != psi.shape[0]:
         raise ValueError(f"x must have {psi.shape[0]} columns (psi's rows), got {x.shape[1]}")
@@ -105,6 +107,7 @@ def biorthogonal_decoder_layer(
         cotangent: (B, r) latent momentum, or None (default: None)
         backend: "auto" (Triton on CUDA), "triton" or "torch" (default: "auto")
     """
+    check_devices(z=z, phi=phi, psi=psi, bias=bias, cotangent=cotangent)
     _check_layer_args(z, psi, bias, alpha, cotangent, "cotangent", backend)
     check_tensor(phi, "phi", shape=tuple(psi.shape), dtypes=(z.dtype,), finite=False)
     if z.shape[1] != psi.shape[1]:

@@ -16,6 +16,7 @@ from icml26_lit.core import (
 )
 from .neuron import parallel_scan_2x2
 from .neuron import spike
+from ..core.kernels import check_devices
 
 if HAS_TRITON:
     import triton
@@ -266,6 +267,7 @@ def hrf_scan_spike(
         chunk: time steps per chunk (a power of two) (default: 64)
         block_h: neurons per program (a power of two) (default: 32)
     """
+    check_devices(current=current, M=M, F=F, theta=theta)
     current = check_tensor(current, "current", ndim=3, dtypes=(torch.float32, torch.float64))
     B, L, H = current.shape
     if L == 0:

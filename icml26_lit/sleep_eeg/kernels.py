@@ -14,6 +14,7 @@ from icml26_lit.core import (
     register_kernel,
     resolve_backend,
 )
+from ..core.kernels import check_devices
 
 if HAS_TRITON:
     import triton
@@ -127,6 +128,7 @@ def vq_nearest(
         backend: "auto" | "triton" | "torch" (default: "auto")
         return_partial: also return the commitment sum (default: False)
     """
+    check_devices(z=z, codebook=codebook)
     z, codebook = check_vq_inputs(z, codebook)
     be = resolve_backend(backend, z, codebook)
     if len(z) == 0:

@@ -18,6 +18,7 @@ from icml26_lit.core import (
 )
 from ..sphere import check_degree, degree_order, legendre_coefficients, normalized_legendre
 from .concentration import slepian_cap, slepian_synthesis
+from ..core.kernels import check_devices
 
 if HAS_TRITON:
     import triton
@@ -160,6 +161,7 @@ def slepian_features(
     block_k: int = 32,
 ) -> torch.Tensor:
     "(N, K) Slepian features at N cap-frame points, Triton or PyTorch (Chapter 01, *Kernels*)."
+    check_devices(z=z, s=s, phi=phi, orders=orders, degree_coefficients=degree_coefficients)
     z = check_tensor(z, "z", ndim=1, dtypes=(torch.float32, torch.float64))
     s = check_tensor(s, "s", shape=(z.shape[0],), dtypes=(z.dtype,), device=z.device)
     phi = check_tensor(phi, "phi", shape=(z.shape[0],), dtypes=(z.dtype,), device=z.device)

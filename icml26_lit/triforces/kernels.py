@@ -18,6 +18,7 @@ from icml26_lit.core import (
 )
 from ..md import build_csr
 from ..sphere import normalized_legendre, real_sph_harm_xyz
+from ..core.kernels import check_devices
 
 if HAS_TRITON:
     import triton
@@ -474,6 +475,7 @@ def power_spectrum(
         l_max: harmonics up to this degree (default: 4)
         backend: "auto" (Triton on CUDA) | "torch" | "triton" (interpreter on CPU) (default: "auto")
     """
+    check_devices(edge_vec=edge_vec, edge_dst=edge_dst, radial_weights=radial_weights)
     if backend not in ("auto", "torch", "triton"):
         raise ValueError(f"backend must be 'auto', 'torch' or 'triton', got {backend!r}")
     edge_vec = check_tensor(

@@ -10,6 +10,7 @@ import torch.nn.functional as F
 
 from ..core import check_tensor
 from ..lm.kernels import token_logprobs
+from ..core.kernels import check_devices
 
 # %% auto #0
 __all__ = ['score_messages_reference', 'score_messages', 'bench_score_messages']
@@ -41,6 +42,7 @@ def score_messages(
         mask: (B, T) bool: True on the message's tokens
         backend: "auto", "triton" or "torch" (default: "auto")
     """
+    check_devices(hidden=hidden, weight=weight, targets=targets, mask=mask)
     hidden = check_tensor(hidden, "hidden", ndim=3, dtypes=(torch.float32, torch.float64))
     B, T, _ = hidden.shape
     targets = check_tensor(targets, "targets", shape=(B, T), dtypes=(torch.int64,))
