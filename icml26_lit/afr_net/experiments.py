@@ -422,8 +422,16 @@ def group_edges(cohort: Cohort) -> tuple[np.ndarray, np.ndarray]:
     return np.stack([u, v]), np.array([(a, b) in planted for a, b in zip(u.tolist(), v.tolist())])
 
 
-def pathway_auroc(scores, planted) -> float:
-    "ROC-AUC of edge `scores` (G,) for the `planted` edges, bool (G,) (Chapter 17)."
+def pathway_auroc(
+    scores,  # (G,) score of each candidate edge
+    planted,  # (G,) bool, True on the planted pathway
+) -> float:
+    """ROC-AUC of edge `scores` (G,) for the `planted` edges, bool (G,) (Chapter 17).
+
+    Args:
+        scores: (G,) score of each candidate edge
+        planted: (G,) bool, True on the planted pathway
+    """
     scores, planted = np.asarray(scores, dtype=float), np.asarray(planted, dtype=bool)
     if scores.shape != planted.shape or scores.ndim != 1:
         raise ValueError(

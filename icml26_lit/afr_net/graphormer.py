@@ -86,18 +86,29 @@ class GraphormerLayer(nn.Module):
 
 # %% ../../nbs/17_afr_net/03_graphormer.ipynb #f228aad5
 class GraphormerEncoder(nn.Module):
-    "Input MLP + degree embedding + virtual token + SPD/path bias + layers + LN (Chapter 17)."
+    """Input MLP + degree embedding + virtual token + SPD/path bias + layers + LN (Chapter 17).
+
+    Args:
+        n_nodes: brain regions N
+        d: hidden width (default: 32)
+        n_layers: Graphormer layers (default: 1)
+        n_heads: attention heads (default: 4)
+        dropout: dropout probability (default: 0.3)
+        max_degree: largest degree embedded (larger clamp) (default: 511)
+        max_spd: largest hop distance embedded (default: 32)
+        generator: source of the initial weights (default: None)
+    """
 
     def __init__(
         self,
-        n_nodes: int,
-        d: int = 32,
-        n_layers: int = 1,
-        n_heads: int = 4,
-        dropout: float = 0.3,
-        max_degree: int = 511,
-        max_spd: int = 32,
-        generator: torch.Generator | None = None,
+        n_nodes: int,  # brain regions N
+        d: int = 32,  # hidden width
+        n_layers: int = 1,  # Graphormer layers
+        n_heads: int = 4,  # attention heads
+        dropout: float = 0.3,  # dropout probability
+        max_degree: int = 511,  # largest degree embedded (larger clamp)
+        max_spd: int = 32,  # largest hop distance embedded
+        generator: torch.Generator | None = None,  # source of the initial weights
     ):
         super().__init__()
         self.n_heads, self.max_degree, self.max_spd = n_heads, max_degree, max_spd
@@ -137,7 +148,8 @@ class GraphormerEncoder(nn.Module):
         spd: torch.Tensor,  # (B, N, N) long hop distances
         path: torch.Tensor,  # (B, N, N) mean edge feature on the path
     ) -> torch.Tensor:
-        """
+        """Node embeddings H (B, N, d) from FC rows, degrees and path biases.
+
         Args:
             x: (B, N, N) node features: FC rows
             degree: (B, N) long

@@ -18,9 +18,18 @@ __all__ = ['EdgeGate', 'AFRNet', 'edge_mask_from_bias']
 
 # %% ../../nbs/17_afr_net/04_routing_and_mask.ipynb #c8754a46
 class EdgeGate(nn.Module):
-    "a_e = MLP([|h_u - h_v|, h_u * h_v, S_e, F_e]), 2d + 2 -> 64 -> 1, SiLU (Chapter 17)."
+    """a_e = MLP([|h_u - h_v|, h_u * h_v, S_e, F_e]), 2d + 2 -> 64 -> 1, SiLU (Chapter 17).
 
-    def __init__(self, d: int, hidden: int = 64):
+    Args:
+        d: node embedding width
+        hidden: width of the gate's MLP (default: 64)
+    """
+
+    def __init__(
+        self,
+        d: int,  # node embedding width
+        hidden: int = 64,  # width of the gate's MLP
+    ):
         super().__init__()
         self.mlp = nn.Sequential(nn.Linear(2 * d + 2, hidden), nn.SiLU(), nn.Linear(hidden, 1))
 
@@ -28,13 +37,15 @@ class EdgeGate(nn.Module):
         self,
         h: torch.Tensor,  # H (B, N, d)
         edge_index: torch.Tensor,  # (B, 2, E), (-1, -1) pads
-        s_e: torch.Tensor,
+        s_e: torch.Tensor,  # (B, E) structural connectivity weight
         f_e: torch.Tensor,  # (B, E)
     ) -> torch.Tensor:
-        """
+        """Edge gate logits a_e (B, E) from the end nodes' embeddings and s_e, f_e.
+
         Args:
             h: H (B, N, d)
             edge_index: (B, 2, E), (-1, -1) pads
+            s_e: (B, E) structural connectivity weight
             f_e: (B, E)
         """
         u, v = edge_index[:, 0].clamp(min=0), edge_index[:, 1].clamp(min=0)
@@ -47,22 +58,37 @@ class EdgeGate(nn.Module):
 
 # %% ../../nbs/17_afr_net/04_routing_and_mask.ipynb #fb7ce233
 class AFRNet(nn.Module):
-    "AFR-Net: Graphormer, edge gate, routed-energy mask, masked transformer, head (Chapter 17)."
+    """AFR-Net: Graphormer, edge gate, routed-energy mask, masked transformer, head (Chapter 17).
+
+    Args:
+        n_nodes: brain regions N
+        d: hidden width (default: 32)
+        n_layers: (Graphormer layers, masked-transformer layers) (default: (1, 1))
+        n_heads: attention heads (default: 4)
+        n_classes: output classes C (default: 2)
+        dropout: dropout probability (default: 0.3)
+        tau: mask sharpness: m = sigmoid(tau (...)) (default: 8.0)
+        lam: weight of the structural term in the mask (default: 1.0)
+        ridge: ridge of the routing solve (default: 1e-6)
+        mask_mode: `energy` (routed energy), `ones` or `sc` (default: "energy")
+        backend: mask kernel: `auto`, `triton` or `torch` (default: "auto")
+        generator: source of the initial weights (default: None)
+    """
 
     def __init__(
         self,
-        n_nodes: int,
-        d: int = 32,
-        n_layers: tuple = (1, 1),
-        n_heads: int = 4,
-        n_classes: int = 2,
-        dropout: float = 0.3,
-        tau: float = 8.0,
-        lam: float = 1.0,
-        ridge: float = 1e-6,
-        mask_mode: str = "energy",
-        backend: str = "auto",
-        generator: torch.Generator | None = None,
+        n_nodes: int,  # brain regions N
+        d: int = 32,  # hidden width
+        n_layers: tuple = (1, 1),  # (Graphormer layers, masked-transformer layers)
+        n_heads: int = 4,  # attention heads
+        n_classes: int = 2,  # output classes C
+        dropout: float = 0.3,  # dropout probability
+        tau: float = 8.0,  # mask sharpness: m = sigmoid(tau (...))
+        lam: float = 1.0,  # weight of the structural term in the mask
+        ridge: float = 1e-6,  # ridge of the routing solve
+        mask_mode: str = "energy",  # `energy` (routed energy), `ones` or `sc`
+        backend: str = "auto",  # mask kernel: `auto`, `triton` or `torch`
+        generator: torch.Generator | None = None,  # source of the initial weights
     ):
         super().__init__()
         if mask_mode not in ("energy", "ones", "sc"):
@@ -138,8 +164,17 @@ def edge_mask_from_bias(bias: torch.Tensor, edge_index: torch.Tensor) -> torch.T
 
 # %% ../../nbs/17_afr_net/04_routing_and_mask.ipynb #854d12ea
 @patch
-def forward(self: AFRNet, batch: dict, return_mask: bool = False):
-    "Class logits (B, C); with `return_mask`, also the edge masks m (B, E) (Chapter 17)."
+def forward(
+    self: AFRNet,
+    batch: dict,  # collated graphs: x, fc, edge_index, s_e, f_e, degree, spd, path
+    return_mask: bool = False,  # also return the edge masks (B, E)
+):
+    """Class logits (B, C); with `return_mask`, also the edge masks m (B, E) (Chapter 17).
+
+    Args:
+        batch: collated graphs: x, fc, edge_index, s_e, f_e, degree, spd, path
+        return_mask: also return the edge masks (B, E) (default: False)
+    """
     for key in ("x", "fc", "edge_index", "s_e", "f_e", "degree", "spd", "path"):
         if key not in batch:
             raise ValueError(f"batch is missing {key!r} (see prepare_graphs)")

@@ -50,6 +50,8 @@ class NeuralField(nn.Module):
         n_layers: number of hidden layers (default: 3)
         n_freq: Fourier frequencies m (features 2m) (default: 32)
         fourier_scale: std of the initial Fourier matrix (default: 7.0)
+        in_dim: coordinate dimensions (default: 2)
+        out_dim: values per coordinate (default: 1)
         seed: seed of the initial weights (default: 0)
         backend: forward: "auto" (fused Triton kernel on CUDA), "triton", "torch" (default: "auto")
     """
@@ -60,8 +62,8 @@ class NeuralField(nn.Module):
         n_layers: int = 3,  # number of hidden layers
         n_freq: int = 32,  # Fourier frequencies m (features 2m)
         fourier_scale: float = 7.0,  # std of the initial Fourier matrix
-        in_dim: int = 2,
-        out_dim: int = 1,
+        in_dim: int = 2,  # coordinate dimensions
+        out_dim: int = 1,  # values per coordinate
         seed: int = 0,  # seed of the initial weights
         backend: str = "auto",  # forward: "auto" (fused Triton kernel on CUDA), "triton", "torch"
     ):
@@ -316,9 +318,9 @@ def fit_field(
     target: torch.Tensor,  # (N,) normalised values
     steps: int,  # optimiser steps
     params: str = "all",  # "all" or "lora"
-    lr: float = 1e-3,
-    lr_end: float = 1e-5,
-    weight_decay: float = 1e-4,
+    lr: float = 1e-3,  # initial learning rate
+    lr_end: float = 1e-5,  # learning rate at the last step
+    weight_decay: float = 1e-4,  # AdamW weight decay
     batch_size: int | None = None,  # coordinates per step (None: all)
     seed: int = 0,  # seed of the mini-batch draws
 ) -> float:
@@ -330,6 +332,9 @@ def fit_field(
         target: (N,) normalised values
         steps: optimiser steps
         params: "all" or "lora" (default: "all")
+        lr: initial learning rate (default: 1e-3)
+        lr_end: learning rate at the last step (default: 1e-5)
+        weight_decay: AdamW weight decay (default: 1e-4)
         batch_size: coordinates per step (None: all) (default: None)
         seed: seed of the mini-batch draws (default: 0)
     """

@@ -153,9 +153,26 @@ def _cutoff_graph(cutoff: float):
 
 
 class SchNetArm(torch.nn.Module):
-    "PyG SchNet on one molecule: frames (B, N, 3) -> energies (B,) (Chapter 07, *Arms*)."
+    """PyG SchNet on one molecule: frames (B, N, 3) -> energies (B,) (Chapter 07, *Arms*).
 
-    def __init__(self, types, width=32, n_rbf=16, n_interactions=4, cutoff=5.0, seed=0):
+    Args:
+        types: (N,) atom types
+        width: hidden width (default: 32)
+        n_rbf: radial basis functions (default: 16)
+        n_interactions: interaction blocks (default: 4)
+        cutoff: cutoff radius, angstrom (default: 5.0)
+        seed: seed of the initial weights (default: 0)
+    """
+
+    def __init__(
+        self,
+        types,  # (N,) atom types
+        width=32,  # hidden width
+        n_rbf=16,  # radial basis functions
+        n_interactions=4,  # interaction blocks
+        cutoff=5.0,  # cutoff radius, angstrom
+        seed=0,  # seed of the initial weights
+    ):
         super().__init__()
         with torch.random.fork_rng(devices=[]):  # PyG initialises from the global RNG
             torch.manual_seed(seed)
@@ -178,11 +195,30 @@ class SchNetArm(torch.nn.Module):
         batch = torch.arange(b, device=pos.device).repeat_interleave(n)
         return self.net(self.types.repeat(b), pos.reshape(-1, 3), batch)[:, 0]
 
-
+# %% ../../nbs/07_dkmp/06_experiments.ipynb #f722b9eb
 class DKMPArm(torch.nn.Module):
-    "DKMP with its regions frozen on the first training frame (Chapter 07, *Arms*)."
+    """DKMP with its regions frozen on the first training frame (Chapter 07, *Arms*).
 
-    def __init__(self, types, reference, width=32, n_rbf=16, n_levels=3, seed=0, backend="auto"):
+    Args:
+        types: (N,) atom types
+        reference: (N, 3) frame the regions are frozen on
+        width: hidden width (default: 32)
+        n_rbf: radial basis functions (default: 16)
+        n_levels: message-passing levels (default: 3)
+        seed: seed of the initial weights (default: 0)
+        backend: `auto`, `triton` or `torch` (default: "auto")
+    """
+
+    def __init__(
+        self,
+        types,  # (N,) atom types
+        reference,  # (N, 3) frame the regions are frozen on
+        width=32,  # hidden width
+        n_rbf=16,  # radial basis functions
+        n_levels=3,  # message-passing levels
+        seed=0,  # seed of the initial weights
+        backend="auto",  # `auto`, `triton` or `torch`
+    ):
         super().__init__()
         g = torch.Generator().manual_seed(seed)
         self.net = DKMP(width=width, n_rbf=n_rbf, n_levels=n_levels, backend=backend, generator=g)
@@ -331,8 +367,22 @@ def trivial_maes(data: dict, train_idx, test_idx) -> dict:
     )
 
 
-def run_seed(data: dict, cfg, seed: int, dev, n_points: int = 6) -> dict:
-    "Train both arms on frames 0..n_train-1 and test on frames test_from..end (Chapter 07)."
+def run_seed(
+    data: dict,  # the toy field's frames, energies, forces, types
+    cfg,  # the experiment's config
+    seed: int,  # seed of both arms
+    dev,  # device to train on
+    n_points: int = 6,  # learning-curve checkpoints
+) -> dict:
+    """Train both arms on frames 0..n_train-1 and test on frames test_from..end (Chapter 07).
+
+    Args:
+        data: the toy field's frames, energies, forces, types
+        cfg: the experiment's config
+        seed: seed of both arms
+        dev: device to train on
+        n_points: learning-curve checkpoints (default: 6)
+    """
     train_idx, test_idx = torch.arange(cfg.n_train), torch.arange(cfg.test_from, cfg.n_frames)
     at = {max(1, round(cfg.steps * k / n_points)) for k in range(1, n_points + 1)}
     out = {}

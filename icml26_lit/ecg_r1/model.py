@@ -20,9 +20,22 @@ __all__ = ['SignalEncoder', 'ImageEncoder', 'reinit', 'measurement_targets', 'si
 
 # %% ../../nbs/16_ecg_r1/04_model.ipynb #57c3e242
 class SignalEncoder(nn.Module):
-    "12-lead signal (B, 12, n) -> 10 tokens (B, 10, d) (Chapter 16, *The model*)."
+    """12-lead signal (B, 12, n) -> 10 tokens (B, 10, d) (Chapter 16, *The model*).
 
-    def __init__(self, n_samples: int = 1000, patch: int = 20, d: int = 32, n_tokens: int = 10):
+    Args:
+        n_samples: samples per lead n (default: 1000)
+        patch: samples per patch (default: 20)
+        d: token width (default: 32)
+        n_tokens: tokens out (patches are pooled into them) (default: 10)
+    """
+
+    def __init__(
+        self,
+        n_samples: int = 1000,  # samples per lead n
+        patch: int = 20,  # samples per patch
+        d: int = 32,  # token width
+        n_tokens: int = 10,  # tokens out (patches are pooled into them)
+    ):
         super().__init__()
         if n_samples % patch or (n_samples // patch) % n_tokens:
             raise ValueError(
@@ -34,7 +47,15 @@ class SignalEncoder(nn.Module):
         self.pos = nn.Parameter(torch.zeros(n_samples // patch, d))
         self.block = nn.TransformerEncoderLayer(d, 4, 2 * d, dropout=0.0, batch_first=True)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self,
+        x: torch.Tensor,  # (B, 12, n_samples) signal, mV
+    ) -> torch.Tensor:
+        """Signal (B, 12, n) -> tokens (B, n_tokens, d).
+
+        Args:
+            x: (B, 12, n_samples) signal, mV
+        """
         if x.dim() != 3 or x.shape[1] != 12 or x.shape[2] != self.n_samples:
             raise ValueError(
                 f"signal must have shape (B, 12, {self.n_samples}) (12 leads), got {tuple(x.shape)}"
@@ -44,11 +65,18 @@ class SignalEncoder(nn.Module):
         h = self.block(self.embed(p) + self.pos)
         return h.view(B, self.n_tokens, -1, h.shape[-1]).mean(2)
 
-
+# %% ../../nbs/16_ecg_r1/04_model.ipynb #c5f09301
 class ImageEncoder(nn.Module):
-    "Grey image (B, H, W) of the 3x4 layout -> 12 panel tokens (B, 12, d) (Chapter 16)."
+    """Grey image (B, H, W) of the 3x4 layout -> 12 panel tokens (B, 12, d) (Chapter 16).
 
-    def __init__(self, d: int = 32):
+    Args:
+        d: token width (default: 32)
+    """
+
+    def __init__(
+        self,
+        d: int = 32,  # token width
+    ):
         super().__init__()
         self.convs = nn.Sequential(
             nn.Conv2d(1, 8, 3, 2, 1),
@@ -58,7 +86,15 @@ class ImageEncoder(nn.Module):
             nn.Conv2d(16, d, 3, 2, 1),
         )
 
-    def forward(self, img: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self,
+        img: torch.Tensor,  # (B, H, W) grey image, H % 24 == 0, W % 32 == 0
+    ) -> torch.Tensor:
+        """Image (B, H, W) -> 12 panel tokens (B, 12, d).
+
+        Args:
+            img: (B, H, W) grey image, H % 24 == 0, W % 32 == 0
+        """
         if img.dim() != 3 or img.shape[1] % 24 or img.shape[2] % 32:
             raise ValueError(
                 f"image must have shape (B, H, W) with H a multiple of 24 and W of "
@@ -207,19 +243,31 @@ def mlp2x_gelu(d_in: int, d_out: int) -> nn.Sequential:
 
 
 class ECGR1Model(nn.Module):
-    "Frozen encoders + projectors + tiny LM (Chapter 16, *The model*)."
+    """Frozen encoders + projectors + tiny LM (Chapter 16, *The model*).
+
+    Args:
+        tokenizer: word tokenizer of the reports
+        signal_encoder: encoder of the 12-lead signal
+        image_encoder: encoder of the printed image
+        d_model: width of the language model (default: 64)
+        n_layers: transformer blocks (default: 2)
+        n_heads: attention heads (default: 4)
+        max_len: longest sequence, tokens (default: 96)
+        generator: source of the initial weights (default: None)
+        backend: token_logprobs backend (default: "auto")
+    """
 
     def __init__(
         self,
-        tokenizer: WordTokenizer,
-        signal_encoder: SignalEncoder,
-        image_encoder: ImageEncoder,
-        d_model: int = 64,
-        n_layers: int = 2,
-        n_heads: int = 4,
-        max_len: int = 96,
-        generator: torch.Generator | None = None,
-        backend: str = "auto",
+        tokenizer: WordTokenizer,  # word tokenizer of the reports
+        signal_encoder: SignalEncoder,  # encoder of the 12-lead signal
+        image_encoder: ImageEncoder,  # encoder of the printed image
+        d_model: int = 64,  # width of the language model
+        n_layers: int = 2,  # transformer blocks
+        n_heads: int = 4,  # attention heads
+        max_len: int = 96,  # longest sequence, tokens
+        generator: torch.Generator | None = None,  # source of the initial weights
+        backend: str = "auto",  # token_logprobs backend
     ):
         super().__init__()
         if backend not in BACKENDS:

@@ -261,8 +261,16 @@ def _answer_set(text: str) -> set:
     return {text} if text else set()
 
 
-def diagnosis_reward(completion: str, labels) -> float:
-    "Jaccard of the `<answer>` labels with `labels` (Chapter 16, *The rewards*)."
+def diagnosis_reward(
+    completion: str,  # the model's text with an <answer> block
+    labels,  # the record's true labels
+) -> float:
+    """Jaccard of the `<answer>` labels with `labels` (Chapter 16, *The rewards*).
+
+    Args:
+        completion: the model's text with an <answer> block
+        labels: the record's true labels
+    """
     if not isinstance(completion, str):
         raise TypeError(f"completion must be a str, got {type(completion).__name__}")
     m = re.search(r"<answer>(.*?)</answer>", completion, flags=re.S)

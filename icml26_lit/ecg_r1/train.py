@@ -51,16 +51,27 @@ SFT_ARMS = ("imd", "both", "signal", "image")  # "both": both modalities always,
 
 
 def train_sft(
-    model: ECGR1Model,
-    data: dict,
-    steps: int,
-    batch: int = 16,
-    lr: float = 1e-3,
-    arm: str = "imd",
-    generator: torch.Generator | None = None,
-    records: np.ndarray | None = None,
+    model: ECGR1Model,  # the ECG-R1 model, trained in place
+    data: dict,  # prepared records (`prepare`): features, targets, labels
+    steps: int,  # Adam steps
+    batch: int = 16,  # examples per step
+    lr: float = 1e-3,  # learning rate
+    arm: str = "imd",  # `imd`, `both`, `signal` or `image` (`SFT_ARMS`)
+    generator: torch.Generator | None = None,  # source of batches and dropout
+    records: np.ndarray | None = None,  # record indices to train on; None: all
 ) -> list[float]:
-    "SFT for `steps` Adam steps; returns the losses (Chapter 16, *Training*)."
+    """SFT for `steps` Adam steps; returns the losses (Chapter 16, *Training*).
+
+    Args:
+        model: the ECG-R1 model, trained in place
+        data: prepared records (`prepare`): features, targets, labels
+        steps: Adam steps
+        batch: examples per step (default: 16)
+        lr: learning rate (default: 1e-3)
+        arm: `imd`, `both`, `signal` or `image` (`SFT_ARMS`) (default: "imd")
+        generator: source of batches and dropout (default: None)
+        records: record indices to train on; None: all (default: None)
+    """
     if arm not in SFT_ARMS:
         raise ValueError(f"arm must be one of {SFT_ARMS}, got {arm!r}")
     if not isinstance(steps, int) or steps < 0:
@@ -97,13 +108,21 @@ def completion_rewards(
 
 @torch.no_grad()
 def evaluate(
-    model: ECGR1Model,
-    data: dict,
-    condition: str = "both",
-    max_new_tokens: int = 48,
-    batch: int = 256,
+    model: ECGR1Model,  # the ECG-R1 model
+    data: dict,  # prepared records (`prepare`): features, targets, labels
+    condition: str = "both",  # inputs shown: `both`, `signal` or `image`
+    max_new_tokens: int = 48,  # longest completion
+    batch: int = 256,  # records per generation batch
 ) -> dict:
-    "Greedy completions under `condition`: mean Jaccard, evidence and format (Chapter 16)."
+    """Greedy completions under `condition`: mean Jaccard, evidence and format (Chapter 16).
+
+    Args:
+        model: the ECG-R1 model
+        data: prepared records (`prepare`): features, targets, labels
+        condition: inputs shown: `both`, `signal` or `image` (default: "both")
+        max_new_tokens: longest completion (default: 48)
+        batch: records per generation batch (default: 256)
+    """
     model.eval()
     n = len(data["targets"])
     texts = []
@@ -121,19 +140,33 @@ def evaluate(
 
 # %% ../../nbs/16_ecg_r1/05_grpo.ipynb #7f144650
 def grpo_step(
-    model: ECGR1Model,
-    data: dict,
-    opt: torch.optim.Optimizer,
-    idx: torch.Tensor,
-    G: int = 4,
-    max_new_tokens: int = 48,
-    cache_len: int = 8,
-    max_groups: int = 8,
-    eps_low: float = 0.2,
-    eps_high: float = 0.30,
-    generator: torch.Generator | None = None,
+    model: ECGR1Model,  # the ECG-R1 model, trained in place
+    data: dict,  # prepared records (`prepare`): features, targets, labels
+    opt: torch.optim.Optimizer,  # the optimiser
+    idx: torch.Tensor,  # (P,) record indices of the prompts
+    G: int = 4,  # completions sampled per prompt
+    max_new_tokens: int = 48,  # longest completion
+    cache_len: int = 8,  # soft overlong-penalty window, tokens
+    max_groups: int = 8,  # most groups kept per update
+    eps_low: float = 0.2,  # lower clip: ratio >= 1 - eps_low
+    eps_high: float = 0.30,  # upper clip: ratio <= 1 + eps_high
+    generator: torch.Generator | None = None,  # source of the samples
 ) -> dict:
-    "One DAPO-style GRPO update on prompts `idx`; returns its statistics (Chapter 16)."
+    """One DAPO-style GRPO update on prompts `idx`; returns its statistics (Chapter 16).
+
+    Args:
+        model: the ECG-R1 model, trained in place
+        data: prepared records (`prepare`): features, targets, labels
+        opt: the optimiser
+        idx: (P,) record indices of the prompts
+        G: completions sampled per prompt (default: 4)
+        max_new_tokens: longest completion (default: 48)
+        cache_len: soft overlong-penalty window, tokens (default: 8)
+        max_groups: most groups kept per update (default: 8)
+        eps_low: lower clip: ratio >= 1 - eps_low (default: 0.2)
+        eps_high: upper clip: ratio <= 1 + eps_high (default: 0.30)
+        generator: source of the samples (default: None)
+    """
     if G < 2:
         raise ValueError(f"G must be >= 2 (a group needs two completions), got {G}")
     exs = _examples(data, idx, "imd", generator)
@@ -173,15 +206,25 @@ def grpo_step(
 
 # %% ../../nbs/16_ecg_r1/05_grpo.ipynb #s160000f
 def train_grpo(
-    model: ECGR1Model,
-    data: dict,
-    steps: int,
-    n_prompts: int = 12,
-    lr: float = 1e-4,
-    generator: torch.Generator | None = None,
-    **kw,
+    model: ECGR1Model,  # the ECG-R1 model, trained in place
+    data: dict,  # prepared records (`prepare`): features, targets, labels
+    steps: int,  # GRPO updates
+    n_prompts: int = 12,  # prompts per update
+    lr: float = 1e-4,  # learning rate
+    generator: torch.Generator | None = None,  # source of prompts and samples
+    **kw,  # passed on to `grpo_step`
 ) -> list[dict]:
-    "`steps` GRPO updates on prompts drawn from `data` (Chapter 16, *Training*)."
+    """`steps` GRPO updates on prompts drawn from `data` (Chapter 16, *Training*).
+
+    Args:
+        model: the ECG-R1 model, trained in place
+        data: prepared records (`prepare`): features, targets, labels
+        steps: GRPO updates
+        n_prompts: prompts per update (default: 12)
+        lr: learning rate (default: 1e-4)
+        generator: source of prompts and samples (default: None)
+        **kw: passed on to `grpo_step`
+    """
     opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=lr)
     n = len(data["targets"])
     return [

@@ -32,7 +32,7 @@ __all__ = ['MODES', 'forecast', 'pretrain', 'finetune']
 
 # %% ../../nbs/05_emformer/04_finetune.ipynb #35461c51
 def forecast(
-    model: EMFormer,
+    model: EMFormer,  # the trained EMFormer
     x0: torch.Tensor,  # initial states (B, C, H, W)
     leads,  # lead times (model steps) to return, e.g. [1, 4, 12]
     K: int = 1,  # context length: 1 = plain rollout, K > 1 = K - 1 cached steps
@@ -40,6 +40,7 @@ def forecast(
     """Autoregressive forecasts at `leads`, (len(leads), B, C, H, W) (Chapter 05, *Forecasts*).
 
     Args:
+        model: the trained EMFormer
         x0: initial states (B, C, H, W)
         leads: lead times (model steps) to return, e.g. [1, 4, 12]
         K: context length: 1 = plain rollout, K > 1 = K - 1 cached steps (default: 1)
@@ -86,20 +87,27 @@ def _loss(model, pred, target, w):
 
 # %% ../../nbs/05_emformer/04_finetune.ipynb #d284ad53
 def pretrain(
-    model: EMFormer,
+    model: EMFormer,  # the EMFormer, trained in place
     train: torch.Tensor,  # (N, T, C, H, W) normalised trajectories
-    steps: int,
-    batch: int = 8,
-    lr: float = 1e-3,
-    weight_decay: float = 1e-4,
-    generator: torch.Generator | None = None,
-    clip: float = 20.0,
+    steps: int,  # optimiser steps
+    batch: int = 8,  # trajectories per step
+    lr: float = 1e-3,  # peak learning rate
+    weight_decay: float = 1e-4,  # AdamW weight decay
+    generator: torch.Generator | None = None,  # source of the batches
+    clip: float = 20.0,  # gradient-norm clip
     callback=None,  # None, or called as callback(step, model) after every optimiser step
 ) -> list:
     """One-step-ahead training, AdamW with a cosine schedule; returns the loss history (Chapter 05).
 
     Args:
+        model: the EMFormer, trained in place
         train: (N, T, C, H, W) normalised trajectories
+        steps: optimiser steps
+        batch: trajectories per step (default: 8)
+        lr: peak learning rate (default: 1e-3)
+        weight_decay: AdamW weight decay (default: 1e-4)
+        generator: source of the batches (default: None)
+        clip: gradient-norm clip (default: 20.0)
         callback: None, or called as callback(step, model) after every optimiser step (default:
             None)
     """
@@ -184,26 +192,33 @@ def _rollout(model, seq, mode, k_ctx, update, w_at, step, hist) -> int:
 
 # %% ../../nbs/05_emformer/04_finetune.ipynb #bdac2070
 def finetune(
-    model: EMFormer,
+    model: EMFormer,  # the EMFormer, trained in place
     train: torch.Tensor,  # (N, T, C, H, W) normalised trajectories
     mode: str = "detach",  # "detach", "accumulative", "bptt" or "one-step"
     K: int = 4,  # context length of "accumulative" (K - 1 cached steps)
-    rollouts: int = 10,
-    rollout_len: int = 4,  # rollouts and their length J
-    batch: int = 8,
-    lr: float = 2e-4,
-    weight_decay: float = 1e-4,
-    generator: torch.Generator | None = None,
-    clip: float = 20.0,
+    rollouts: int = 10,  # number of rollouts
+    rollout_len: int = 4,  # length J of each rollout
+    batch: int = 8,  # trajectories per rollout
+    lr: float = 2e-4,  # peak learning rate
+    weight_decay: float = 1e-4,  # AdamW weight decay
+    generator: torch.Generator | None = None,  # source of the batches
+    clip: float = 20.0,  # gradient-norm clip
     w_schedule=None,  # None (learned w) or a callable step -> w
 ) -> list:
     """Fine-tune in one of the four modes; returns the loss history (Chapter 05, *The modes*).
 
     Args:
+        model: the EMFormer, trained in place
         train: (N, T, C, H, W) normalised trajectories
         mode: "detach", "accumulative", "bptt" or "one-step" (default: "detach")
         K: context length of "accumulative" (K - 1 cached steps) (default: 4)
-        rollout_len: rollouts and their length J (default: 4)
+        rollouts: number of rollouts (default: 10)
+        rollout_len: length J of each rollout (default: 4)
+        batch: trajectories per rollout (default: 8)
+        lr: peak learning rate (default: 2e-4)
+        weight_decay: AdamW weight decay (default: 1e-4)
+        generator: source of the batches (default: None)
+        clip: gradient-norm clip (default: 20.0)
         w_schedule: None (learned w) or a callable step -> w (default: None)
     """
     train = _check_finetune_args(mode, K, rollouts, rollout_len, batch, train)

@@ -37,8 +37,17 @@ class MultiScaleConv(nn.Module):
         u = lambda k: (torch.rand(channels, 1, k, k, generator=generator) * 2 - 1) / k
         self.w1, self.w3, self.w5 = (nn.Parameter(u(k)) for k in (1, 3, 5))
 
-    def forward(self, x: torch.Tensor, grid: tuple) -> torch.Tensor:
-        "Tokens (B, H*W, C) -> (B, H*W, C)."
+    def forward(
+        self,
+        x: torch.Tensor,  # (B, H*W, C) tokens
+        grid: tuple,  # (H, W) of the token grid
+    ) -> torch.Tensor:
+        """Tokens (B, H*W, C) -> (B, H*W, C).
+
+        Args:
+            x: (B, H*W, C) tokens
+            grid: (H, W) of the token grid
+        """
         return multiscale_conv_tokens(x, grid, self.w1, self.w3, self.w5, backend=self.backend)
 
     def merged(self) -> torch.Tensor:

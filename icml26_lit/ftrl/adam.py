@@ -73,9 +73,22 @@ def adam_ftrl_step(
 
 # %% ../../nbs/12_ftrl/04_adam.ipynb #3c9aa9d1
 class FTRLAdam(torch.optim.Optimizer):
-    "Adam computed as discounted FTRL from the gradient history (Chapter 12, *Adam as FTRL*)."
+    """Adam computed as discounted FTRL from the gradient history (Chapter 12, *Adam as FTRL*).
 
-    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8):
+    Args:
+        params: parameters (or groups) to optimise
+        lr: step size alpha (default: 1e-3)
+        betas: (beta1, beta2), each in [0, 1) (default: (0.9, 0.999))
+        eps: added to sqrt(v) (default: 1e-8)
+    """
+
+    def __init__(
+        self,
+        params,  # parameters (or groups) to optimise
+        lr: float = 1e-3,  # step size alpha
+        betas=(0.9, 0.999),  # (beta1, beta2), each in [0, 1)
+        eps: float = 1e-8,  # added to sqrt(v)
+    ):
         if not lr > 0:
             raise ValueError(f"lr must be positive, got {lr}")
         super().__init__(params, dict(lr=lr, betas=check_betas(betas), eps=eps))
@@ -209,6 +222,7 @@ class O2NCAdam(torch.optim.Optimizer):
     """Adam inside online-to-nonconvex conversion, clipped or clip-free (Chapter 12, *O2NC-Adam*).
 
     Args:
+        params: parameters (or groups) to optimise
         lr: alpha, the scale of each update (default: 1e-3)
         betas: (beta1, beta2), each in [0, 1) (default: (0.9, 0.999))
         clip: D: clip m/sqrt(v) to [-D, D]; None = clip-free (default: None)
@@ -220,7 +234,7 @@ class O2NCAdam(torch.optim.Optimizer):
 
     def __init__(
         self,
-        params,
+        params,  # parameters (or groups) to optimise
         lr: float = 1e-3,  # alpha, the scale of each update
         betas=(0.9, 0.999),  # (beta1, beta2), each in [0, 1)
         clip: float | None = None,  # D: clip m/sqrt(v) to [-D, D]; None = clip-free

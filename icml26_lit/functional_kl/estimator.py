@@ -94,18 +94,31 @@ def _velocity(fn: Callable, name: str, xt: torch.Tensor, t: torch.Tensor) -> tor
 
 
 def functional_kl(
-    velocity_a: Callable,
-    velocity_b: Callable,
-    paths_a: torch.Tensor,
-    noise: GaussianNoise,
-    n_t: int = 100,
-    schedule: str = "uniform",
-    t_eps: float = 0.96,
-    generator: torch.Generator | None = None,
-    backend: str = "auto",
-    n_noise: int = 1,
+    velocity_a: Callable,  # v_A(x, t) of the model the paths come from
+    velocity_b: Callable,  # v_B(x, t) of the other model
+    paths_a: torch.Tensor,  # (B, M, D) paths drawn from A
+    noise: GaussianNoise,  # the Gaussian noise of the flow
+    n_t: int = 100,  # time points per path
+    schedule: str = "uniform",  # `uniform` or `importance` (`SCHEDULES`)
+    t_eps: float = 0.96,  # importance weight capped from this time on
+    generator: torch.Generator | None = None,  # source of the noise and times
+    backend: str = "auto",  # norm kernel: `auto`, `triton` or `torch`
+    n_noise: int = 1,  # noise draws averaged per path
 ) -> KLEstimate:
-    "FKL(A || B) from paths of A (B, M, D) and velocities v(x, t), x (B, M, D), t (B,)."
+    """FKL(A || B) from paths of A (B, M, D) and velocities v(x, t), x (B, M, D), t (B,).
+
+    Args:
+        velocity_a: v_A(x, t) of the model the paths come from
+        velocity_b: v_B(x, t) of the other model
+        paths_a: (B, M, D) paths drawn from A
+        noise: the Gaussian noise of the flow
+        n_t: time points per path (default: 100)
+        schedule: `uniform` or `importance` (`SCHEDULES`) (default: "uniform")
+        t_eps: importance weight capped from this time on (default: 0.96)
+        generator: source of the noise and times (default: None)
+        backend: norm kernel: `auto`, `triton` or `torch` (default: "auto")
+        n_noise: noise draws averaged per path (default: 1)
+    """
     x1 = _check_kl_args(paths_a, noise, n_t, schedule, t_eps, n_noise)
     B, M, D = x1.shape
     per_path = torch.zeros(B, dtype=torch.float64, device="cpu")  # summed on the host

@@ -16,16 +16,25 @@ from .noise import GaussianNoise
 
 
 class VelocityMLP(nn.Module):
-    "Class-conditional MLP v(x, t, y): flat path + 16 Fourier features of t + 8-d class embedding."
+    """Class-conditional MLP v(x, t, y): flat path + 16 Fourier features of t + 8-d class embedding.
+
+    Args:
+        M: grid points per path
+        dim: channels D per grid point
+        n_classes: classes embedded
+        width: hidden width (default: 256)
+        depth: hidden layers (default: 3)
+        generator: source of the initial weights (default: None)
+    """
 
     def __init__(
         self,
-        M: int,
-        dim: int,
-        n_classes: int,
-        width: int = 256,
-        depth: int = 3,
-        generator: torch.Generator | None = None,
+        M: int,  # grid points per path
+        dim: int,  # channels D per grid point
+        n_classes: int,  # classes embedded
+        width: int = 256,  # hidden width
+        depth: int = 3,  # hidden layers
+        generator: torch.Generator | None = None,  # source of the initial weights
     ):
         super().__init__()
         self.M, self.dim = M, dim
@@ -50,8 +59,19 @@ class VelocityMLP(nn.Module):
         h = torch.cat([x.reshape(len(x), -1).float(), ft.sin(), ft.cos(), self.embed(y)], 1)
         return self.net(h).reshape(x.shape)
 
-    def forward(self, x, t, y):
-        "v = x + m(x, t, y) - m(x, 1, y): v(x, 1) = x for every class, as the true velocity."
+    def forward(
+        self,
+        x,  # (B, M, D) paths
+        t,  # (B,) times in [0, 1]
+        y,  # (B,) class labels
+    ):
+        """v = x + m(x, t, y) - m(x, 1, y): v(x, 1) = x for every class, as the true velocity.
+
+        Args:
+            x: (B, M, D) paths
+            t: (B,) times in [0, 1]
+            y: (B,) class labels
+        """
         m = self.raw(
             torch.cat([x, x]), torch.cat([t.float(), torch.ones_like(t.float())]), y.repeat(2)
         )
@@ -72,18 +92,25 @@ class FunctionalFlowMatching:
     """One class-conditional FFM velocity per path law in `paths` (a list of (n_c, M, D) tensors).
 
     Args:
+        noise: the Gaussian noise process of the paths
+        dim: channels D per grid point
+        n_classes: classes the velocity is conditioned on
+        width: hidden width of the velocity MLP (default: 256)
+        generator: source of the initial weights (default: None)
+        lr: Adam learning rate (default: 1e-3)
+        ema: decay of the weights' moving average (default: 0.999)
         device: where the networks live (default: CPU) (default: None)
     """
 
     def __init__(
         self,
-        noise: GaussianNoise,
-        dim: int,
-        n_classes: int,
-        width: int = 256,
-        generator: torch.Generator | None = None,
-        lr: float = 1e-3,
-        ema: float = 0.999,
+        noise: GaussianNoise,  # the Gaussian noise process of the paths
+        dim: int,  # channels D per grid point
+        n_classes: int,  # classes the velocity is conditioned on
+        width: int = 256,  # hidden width of the velocity MLP
+        generator: torch.Generator | None = None,  # source of the initial weights
+        lr: float = 1e-3,  # Adam learning rate
+        ema: float = 0.999,  # decay of the weights' moving average
         device: torch.device | str | None = None,  # where the networks live (default: CPU)
     ):
         if not isinstance(noise, GaussianNoise):

@@ -70,8 +70,20 @@ class OUProcess:
         return (z @ L.T)[..., None]
 
 
-def gaussian_kl(mean_a, cov_a, mean_b, cov_b) -> float:
-    "KL(N(mean_a, cov_a) || N(mean_b, cov_b)) in float64 by Cholesky factors."
+def gaussian_kl(
+    mean_a,  # (D,) mean of A
+    cov_a,  # (D, D) covariance of A
+    mean_b,  # (D,) mean of B
+    cov_b,  # (D, D) covariance of B
+) -> float:
+    """KL(N(mean_a, cov_a) || N(mean_b, cov_b)) in float64 by Cholesky factors.
+
+    Args:
+        mean_a: (D,) mean of A
+        cov_a: (D, D) covariance of A
+        mean_b: (D,) mean of B
+        cov_b: (D, D) covariance of B
+    """
     ma, mb = (
         check_tensor(v, n, ndim=1).double() for v, n in ((mean_a, "mean_a"), (mean_b, "mean_b"))
     )

@@ -113,13 +113,13 @@ def gp_refine(
     tokens: torch.Tensor,  # seed population (P, S), e.g. the generator's batch
     rewards: torch.Tensor,  # their rewards (P,)
     scorer,  # callable tokens (n, S) -> (rewards (n,), constants)
-    index: SubtreeIndex,
+    index: SubtreeIndex,  # subtree index of the token layout
     generations: int = 1,  # GP generations
     n_offspring: int | None = None,  # offspring per generation (default P)
     tournament: int = 5,  # tournament size
-    p_crossover: float = 0.5,
-    p_mutation: float = 0.4,
-    rng: np.random.Generator | None = None,
+    p_crossover: float = 0.5,  # probability of crossover per offspring
+    p_mutation: float = 0.4,  # probability of mutation per offspring
+    rng: np.random.Generator | None = None,  # random source; None: seed 0
 ):
     """Refine a population by GP; all scored offspring as (tokens, rewards, constants) (Chapter 18).
 
@@ -127,9 +127,13 @@ def gp_refine(
         tokens: seed population (P, S), e.g. the generator's batch
         rewards: their rewards (P,)
         scorer: callable tokens (n, S) -> (rewards (n,), constants)
+        index: subtree index of the token layout
         generations: GP generations (default: 1)
         n_offspring: offspring per generation (default P) (default: None)
         tournament: tournament size (default: 5)
+        p_crossover: probability of crossover per offspring (default: 0.5)
+        p_mutation: probability of mutation per offspring (default: 0.4)
+        rng: random source; None: seed 0 (default: None)
     """
     rng = rng or np.random.default_rng(0)
     pop = tokens.cpu().numpy().copy()
@@ -220,7 +224,7 @@ def swpg_loss(
     rewards: torch.Tensor,  # their shaped rewards r~_i (I,)
     threshold: torch.Tensor | float,  # the quantile r~_eps
     entropy: torch.Tensor | None = None,  # their entropies (I,)
-    entropy_weight: float = 0.005,
+    entropy_weight: float = 0.005,  # weight of the entropy bonus
 ) -> torch.Tensor:
     """Risk-seeking policy-gradient loss on shaped rewards, with entropy bonus (Chapter 18).
 
@@ -229,6 +233,7 @@ def swpg_loss(
         rewards: their shaped rewards r~_i (I,)
         threshold: the quantile r~_eps
         entropy: their entropies (I,) (default: None)
+        entropy_weight: weight of the entropy bonus (default: 0.005)
     """
     if log_prob.shape != rewards.shape:
         raise ValueError(
@@ -305,35 +310,51 @@ class GCNSR:
     """Graph-based symbolic regression on an SPBT scaffold (Chapter 18, *The GCN-SR loop*).
 
     Args:
+        depth: depth of the expression trees (default: 5)
+        library: operators and terminals; None: the default (default: None)
         mode: "swpg", "pg" or "imitation" (default: "swpg")
         decoder: "gcn" (level order on the scaffold) or "sequence" (prefix LSTM) (default: "gcn")
         budget: expression evaluations, GP offspring included (default: 5000)
         batch_size: generator samples per iteration (default: 250)
+        width: hidden width of the generator (default: 32)
+        n_layers: generator layers (default: 2)
+        lr: Adam learning rate (default: 3e-3)
+        epsilon: risk-seeking quantile: top epsilon kept (default: 0.1)
+        entropy_weight: weight of the entropy bonus (default: 0.005)
+        beta: weight of the similarity bonus (default: 0.5)
+        temperature: softmax temperature over elite rewards (default: 0.1)
+        n_elites: elites kept for the similarity bonus (default: 10)
+        gp_generations: GP generations per iteration (default: 1)
+        gp_offspring: GP offspring per generation; None: batch size (default: None)
+        soft_constraints: mask invalid tokens while sampling (default: True)
+        min_len: shortest expression, tokens (default: 3)
+        max_len: longest expression, tokens; None: the tree's (default: None)
+        seed: seed of weights and sampling (default: 0)
         device: where the generator and the scoring run; GP on the CPU (default: "cpu")
     """
 
     def __init__(
         self,
-        depth: int = 5,
-        library: Library | None = None,
+        depth: int = 5,  # depth of the expression trees
+        library: Library | None = None,  # operators and terminals; None: the default
         mode: str = "swpg",  # "swpg", "pg" or "imitation"
         decoder: str = "gcn",  # "gcn" (level order on the scaffold) or "sequence" (prefix LSTM)
         budget: int = 5000,  # expression evaluations, GP offspring included
         batch_size: int = 250,  # generator samples per iteration
-        width: int = 32,
-        n_layers: int = 2,
-        lr: float = 3e-3,
-        epsilon: float = 0.1,
-        entropy_weight: float = 0.005,
-        beta: float = 0.5,
-        temperature: float = 0.1,
-        n_elites: int = 10,
-        gp_generations: int = 1,
-        gp_offspring: int | None = None,
-        soft_constraints: bool = True,
-        min_len: int = 3,
-        max_len: int | None = None,
-        seed: int = 0,
+        width: int = 32,  # hidden width of the generator
+        n_layers: int = 2,  # generator layers
+        lr: float = 3e-3,  # Adam learning rate
+        epsilon: float = 0.1,  # risk-seeking quantile: top epsilon kept
+        entropy_weight: float = 0.005,  # weight of the entropy bonus
+        beta: float = 0.5,  # weight of the similarity bonus
+        temperature: float = 0.1,  # softmax temperature over elite rewards
+        n_elites: int = 10,  # elites kept for the similarity bonus
+        gp_generations: int = 1,  # GP generations per iteration
+        gp_offspring: int | None = None,  # GP offspring per generation; None: batch size
+        soft_constraints: bool = True,  # mask invalid tokens while sampling
+        min_len: int = 3,  # shortest expression, tokens
+        max_len: int | None = None,  # longest expression, tokens; None: the tree's
+        seed: int = 0,  # seed of weights and sampling
         device: str = "cpu",  # where the generator and the scoring run; GP on the CPU
     ):
         _check_gcnsr_args(

@@ -185,7 +185,7 @@ def lift(
     n_base: int = 10,  # freshly drawn walks; the rest perturb them
     step_max: float = 1.0,  # step lengths ~ U(0, step_max)
     sigma: float = 0.05,  # direction perturbation of the non-base walks
-    seed: int = 0,
+    seed: int = 0,  # seed of the points and walks
 ) -> Lifted:
     """Lift a geometry into synthetic dynamics: GeoPT's pre-training data in 2-D (Lifting).
 
@@ -197,6 +197,7 @@ def lift(
         n_base: freshly drawn walks; the rest perturb them (default: 10)
         step_max: step lengths ~ U(0, step_max) (default: 1.0)
         sigma: direction perturbation of the non-base walks (default: 0.05)
+        seed: seed of the points and walks (default: 0)
     """
     _check_lift_args(n_volume, n_surface, n_walks, n_base, step_max, sigma)
     coords = validate_contour(coords)

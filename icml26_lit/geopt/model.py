@@ -27,9 +27,22 @@ def _init(module: nn.Module, generator: torch.Generator) -> None:
 
 
 class PhysicsAttention(nn.Module):
-    "Transolver's Physics-Attention for irregular meshes (Transolver, *Physics-Attention*)."
+    """Transolver's Physics-Attention for irregular meshes (Transolver, *Physics-Attention*).
 
-    def __init__(self, dim: int, heads: int, slices: int, backend: str = "auto"):
+    Args:
+        dim: token width
+        heads: attention heads
+        slices: learned slices per head
+        backend: slice/de-slice: `auto`, `triton` or `torch` (default: "auto")
+    """
+
+    def __init__(
+        self,
+        dim: int,  # token width
+        heads: int,  # attention heads
+        slices: int,  # learned slices per head
+        backend: str = "auto",  # slice/de-slice: `auto`, `triton` or `torch`
+    ):
         super().__init__()
         if dim % heads:
             raise ValueError(f"dim ({dim}) must be a multiple of heads ({heads})")
@@ -43,10 +56,16 @@ class PhysicsAttention(nn.Module):
         self.to_v = nn.Linear(self.dim_head, self.dim_head, bias=False)
         self.to_out = nn.Linear(dim, dim)
 
-    def forward(self, h: torch.Tensor) -> torch.Tensor:  # (B, N, dim) -> (B, N, dim)
-        """
+    def forward(
+        self,
+        h: torch.Tensor,  # (B, N, dim) point tokens
+    ) -> torch.Tensor:  # (B, N, dim)
+        """Physics-Attention: points to slices, attention among slices, back to points.
+
         Args:
-            h: (B, N, dim) -> (B, N, dim)
+            h: (B, N, dim) point tokens
+        Returns:
+            (B, N, dim)
         """
         B, N, _ = h.shape
         split = lambda t: t.view(B, N, self.heads, self.dim_head).transpose(1, 2).contiguous()
@@ -78,13 +97,18 @@ class Block(nn.Module):
         h = h + self.mlp(self.ln_2(h))
         return self.mlp2(self.ln_3(h)) if self.last else h
 
-
+# %% ../../nbs/02_geopt/04_transolver.ipynb #d9af9cf5
 class Transolver(nn.Module):
     """Transolver on point clouds, as the official GeoPT code (Transolver, *The model*).
 
     Args:
         in_dim: per-point input width (features + condition)
         out_dim: per-point output width
+        hidden: token width (default: 64)
+        layers: Transolver blocks (default: 4)
+        heads: attention heads (default: 4)
+        slices: learned slices per head (default: 16)
+        mlp_ratio: MLP width / token width (default: 2)
         backend: slice/de-slice: "auto", "triton" or "torch" (default: "auto")
         generator: initialisation (default: None)
     """
@@ -93,11 +117,11 @@ class Transolver(nn.Module):
         self,
         in_dim: int,  # per-point input width (features + condition)
         out_dim: int,  # per-point output width
-        hidden: int = 64,
-        layers: int = 4,
-        heads: int = 4,
-        slices: int = 16,
-        mlp_ratio: int = 2,
+        hidden: int = 64,  # token width
+        layers: int = 4,  # Transolver blocks
+        heads: int = 4,  # attention heads
+        slices: int = 16,  # learned slices per head
+        mlp_ratio: int = 2,  # MLP width / token width
         backend: str = "auto",  # slice/de-slice: "auto", "triton" or "torch"
         generator: torch.Generator | None = None,  # initialisation
     ):
@@ -119,10 +143,16 @@ class Transolver(nn.Module):
         for blk in self.blocks:
             nn.init.orthogonal_(blk.attn.in_project_slice.weight, generator=g)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, N, in_dim) -> (B, N, out_dim)
-        """
+    def forward(
+        self,
+        x: torch.Tensor,  # (B, N, in_dim) point features and condition
+    ) -> torch.Tensor:  # (B, N, out_dim)
+        """Per-point outputs of the Transolver stack.
+
         Args:
-            x: (B, N, in_dim) -> (B, N, out_dim)
+            x: (B, N, in_dim) point features and condition
+        Returns:
+            (B, N, out_dim)
         """
         h = self.preprocess(x) + self.placeholder
         for blk in self.blocks:

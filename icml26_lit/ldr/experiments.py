@@ -105,9 +105,22 @@ def nll_weight_decay(cfg, n: int) -> float:
 
 # %% ../../nbs/09_ldr/06_experiments.ipynb #dd56c3ca
 class ZukoNSF(nn.Module):
-    "zuko's NSF behind the interface `fit` and `evaluate` use (Chapter 09, *Experiments*)."
+    """zuko's NSF behind the interface `fit` and `evaluate` use (Chapter 09, *Experiments*).
 
-    def __init__(self, dim: int, n_layers: int, hidden: int, bins: int):
+    Args:
+        dim: dimension D
+        n_layers: transforms
+        hidden: conditioner width
+        bins: spline bins
+    """
+
+    def __init__(
+        self,
+        dim: int,  # dimension D
+        n_layers: int,  # transforms
+        hidden: int,  # conditioner width
+        bins: int,  # spline bins
+    ):
         super().__init__()
         import zuko  # an optional dependency, needed only for this baseline
 
@@ -128,8 +141,20 @@ class ZukoNSF(nn.Module):
             return self.flow().rsample_and_log_prob((n,))
 
 
-def make_flow(model: str, dim: int, cfg, dev):
-    "Our spline coupling flow (Triton spline on CUDA) or zuko's NSF, same size."
+def make_flow(
+    model: str,  # `zuko` (zuko NSF); anything else: our coupling flow
+    dim: int,  # dimension D
+    cfg,  # the experiment's config (sizes)
+    dev,  # device of the flow
+):
+    """Our spline coupling flow (Triton spline on CUDA) or zuko's NSF, same size.
+
+    Args:
+        model: `zuko` (zuko NSF); anything else: our coupling flow
+        dim: dimension D
+        cfg: the experiment's config (sizes)
+        dev: device of the flow
+    """
     if model == "zuko":
         return ZukoNSF(dim, cfg.n_layers, cfg.hidden, cfg.bins).to(dev)
     return CouplingFlow(dim, cfg.n_layers, cfg.hidden, bins=cfg.bins, spline_fn=rq_spline).to(dev)

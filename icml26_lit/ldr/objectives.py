@@ -119,7 +119,7 @@ def reverse_kl_loss(
     flow,  # flow
     energy_fn,  # u(x) -> (N,)
     n: int,  # number of flow samples
-    generator: torch.Generator | None = None,
+    generator: torch.Generator | None = None,  # source of the flow samples
 ):
     """Reparameterised E_q[log q + u] (= KL(q||p) - log Z), with the detached samples and energies.
 
@@ -127,6 +127,7 @@ def reverse_kl_loss(
         flow: flow
         energy_fn: u(x) -> (N,)
         n: number of flow samples
+        generator: source of the flow samples (default: None)
     """
     x, log_q = flow.sample_and_log_prob(n, generator)
     u = energy_fn(x)
@@ -276,7 +277,7 @@ def fit(
     lr: float = 3e-3,  # learning rate
     weight_decay: float = 0.0,  # decoupled weight decay (AdamW); 0 is plain Adam
     buffer_size: int = 4096,  # replay buffer capacity (variational methods)
-    generator: torch.Generator | None = None,
+    generator: torch.Generator | None = None,  # source of batches and flow samples
 ) -> dict:
     """Train `flow` with one of `METHODS`; returns the loss history (Chapter 09, *Training*).
 
@@ -295,6 +296,7 @@ def fit(
         lr: learning rate (default: 3e-3)
         weight_decay: decoupled weight decay (AdamW); 0 is plain Adam (default: 0.0)
         buffer_size: replay buffer capacity (variational methods) (default: 4096)
+        generator: source of batches and flow samples (default: None)
     """
     x, u, weights = check_fit_args(
         flow,

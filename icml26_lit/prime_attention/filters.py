@@ -130,8 +130,15 @@ class PrimeFilters(nn.Module):
             self.b = nn.Parameter((torch.rand(rank, d_model, generator=generator) * 2 - 1) * bound)
             self.w = nn.Parameter(torch.zeros(H * d, rank))
 
-    def forward(self, z: torch.Tensor | None = None) -> torch.Tensor:
-        "F: (H, N, N, d) for P1 and P2; (B, H, N, N, d) from tokens z (B, N, d_model) for P3."
+    def forward(
+        self,
+        z: torch.Tensor | None = None,  # (B, N, d_model) tokens (P3 only); None for P1, P2
+    ) -> torch.Tensor:
+        """F: (H, N, N, d) for P1 and P2; (B, H, N, N, d) from tokens z (B, N, d_model) for P3.
+
+        Args:
+            z: (B, N, d_model) tokens (P3 only); None for P1, P2 (default: None)
+        """
         H, N, d = self.n_heads, self.n_channels, self.head_dim
         if self.mode == "full":
             return self.weight

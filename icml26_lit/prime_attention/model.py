@@ -24,9 +24,18 @@ __all__ = ['ATTENTIONS', 'RevIN', 'PrimeAttentionLayer', 'EncoderLayer', 'PrimeI
 
 # %% ../../nbs/14_prime_attention/02_backbone.ipynb #cc6c0abb
 class RevIN(nn.Module):
-    "Reversible instance normalisation over time, per window and channel (Chapter 14, *Backbone*)."
+    """Reversible instance normalisation over time, per window and channel (Chapter 14, *Backbone*).
 
-    def __init__(self, n_channels: int, eps: float = 1e-5):
+    Args:
+        n_channels: channels N
+        eps: added to the variance (default: 1e-5)
+    """
+
+    def __init__(
+        self,
+        n_channels: int,  # channels N
+        eps: float = 1e-5,  # added to the variance
+    ):
         super().__init__()
         self.eps = eps
         self.gamma = nn.Parameter(torch.ones(n_channels))
@@ -106,7 +115,15 @@ class PrimeAttentionLayer(nn.Module):
         for lin in (self.q, self.k, self.v, self.out) if redraw else ():
             _init_linears(lin, generator)
 
-    def forward(self, z: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self,
+        z: torch.Tensor,  # (B, N, D) channel tokens
+    ) -> torch.Tensor:
+        """Tokens (B, N, D) -> (B, N, D): attention and feed-forward, residual.
+
+        Args:
+            z: (B, N, D) channel tokens
+        """
         B, N, D = z.shape
         # q, k, v: (B, H, N, d_h)
         q, k, v = (
@@ -174,6 +191,13 @@ class PrimeITransformer(nn.Module):
     """iTransformer forecaster with prime or standard attention (Chapter 14, *Backbone*).
 
     Args:
+        n_channels: channels N
+        lookback: input steps per window
+        horizon: steps forecast
+        d_model: token width (default: 32)
+        n_layers: attention layers (default: 2)
+        n_heads: attention heads (default: 4)
+        d_ff: feed-forward width (default: 64)
         attention: "prime", "standard" or "pair_bias" (the additive control) (default: "prime")
         mode: filters: "full" (P1), "sparse" (P2), "dynamic" (P3) (default: "full")
         sparsity: P2 without a mask: random fraction of pairs (default: 1.0)
@@ -186,13 +210,13 @@ class PrimeITransformer(nn.Module):
 
     def __init__(
         self,
-        n_channels: int,
-        lookback: int,
-        horizon: int,
-        d_model: int = 32,
-        n_layers: int = 2,
-        n_heads: int = 4,
-        d_ff: int = 64,
+        n_channels: int,  # channels N
+        lookback: int,  # input steps per window
+        horizon: int,  # steps forecast
+        d_model: int = 32,  # token width
+        n_layers: int = 2,  # attention layers
+        n_heads: int = 4,  # attention heads
+        d_ff: int = 64,  # feed-forward width
         attention: str = "prime",  # "prime", "standard" or "pair_bias" (the additive control)
         mode: str = "full",  # filters: "full" (P1), "sparse" (P2), "dynamic" (P3)
         sparsity: float = 1.0,  # P2 without a mask: random fraction of pairs
@@ -239,8 +263,15 @@ class PrimeITransformer(nn.Module):
 
 # %% ../../nbs/14_prime_attention/02_backbone.ipynb #3ccc6daa
 @patch
-def forward(self: PrimeITransformer, x: torch.Tensor) -> torch.Tensor:
-    "x (B, lookback, N) -> forecast (B, horizon, N)."
+def forward(
+    self: PrimeITransformer,
+    x: torch.Tensor,  # (B, lookback, N) input window
+) -> torch.Tensor:
+    """x (B, lookback, N) -> forecast (B, horizon, N).
+
+    Args:
+        x: (B, lookback, N) input window
+    """
     if (
         not isinstance(x, torch.Tensor)
         or x.dim() != 3

@@ -251,6 +251,7 @@ class HRFLayer(nn.Module):
         spiking: False: the non-spiking variant, GELU(u - theta) (default: True)
         slope: surrogate-gradient slope (default: 5.0)
         mode: 'auto', 'scan', 'fft', 'iir' or 'triton' (default: "auto")
+        generator: source of the initial weights (default: None)
     """
 
     def __init__(
@@ -266,7 +267,7 @@ class HRFLayer(nn.Module):
         spiking: bool = True,  # False: the non-spiking variant, GELU(u - theta)
         slope: float = 5.0,  # surrogate-gradient slope
         mode: str = "auto",  # 'auto', 'scan', 'fft', 'iir' or 'triton'
-        generator: torch.Generator | None = None,
+        generator: torch.Generator | None = None,  # source of the initial weights
     ):
         super().__init__()
         if method not in METHODS:
@@ -305,9 +306,20 @@ class HRFLayer(nn.Module):
             w = torch.randn(hidden, in_features, generator=generator) / math.sqrt(in_features)
             self.proj.weight.copy_(w)
 
-    def forward(self, x: torch.Tensor, return_state: bool = False):
-        "Spikes (B, L, H) for inputs `x` (B, L, C); with `return_state`, also `(u, v)`."
-        return hrf_layer_forward(self, x, return_state)
+# %% ../../nbs/13_sh2rfssm/02_scan_and_network.ipynb #7b2432a7
+@patch
+def forward(
+    self: HRFLayer,
+    x: torch.Tensor,  # (B, L, C) inputs
+    return_state: bool = False,  # also return the states (u, v)
+):
+    """Spikes (B, L, H) for inputs `x` (B, L, C); with `return_state`, also `(u, v)`.
+
+    Args:
+        x: (B, L, C) inputs
+        return_state: also return the states (u, v) (default: False)
+    """
+    return hrf_layer_forward(self, x, return_state)
 
 # %% ../../nbs/13_sh2rfssm/02_scan_and_network.ipynb #ef4ebf11
 @patch
@@ -408,6 +420,7 @@ class KernelRegressor(nn.Module):
         out_features: targets per step (default: 1)
         tau_range: initial time constants (steps), log-uniform (default: (2.0, 200.0))
         method: 'fft' or 'scan' (default: "fft")
+        generator: source of the initial weights (default: None)
     """
 
     def __init__(
@@ -416,7 +429,7 @@ class KernelRegressor(nn.Module):
         out_features: int = 1,  # targets per step
         tau_range: tuple = (2.0, 200.0),  # initial time constants (steps), log-uniform
         method: str = "fft",  # 'fft' or 'scan'
-        generator: torch.Generator | None = None,
+        generator: torch.Generator | None = None,  # source of the initial weights
     ):
         super().__init__()
         _positive_int(hidden, "hidden")
@@ -426,7 +439,15 @@ class KernelRegressor(nn.Module):
         self.readout = _linear(hidden, out_features, True, generator)
         self.method = method
 
-    def forward(self, z):
+    def forward(
+        self,
+        z,  # (B, L, H) spikes
+    ):
+        """Predictions (B, L, out) from decaying traces of the spikes (B, L, H).
+
+        Args:
+            z: (B, L, H) spikes
+        """
         tau = self.log_tau.exp()
         return self.readout(decaying_trace(z, tau, self.method) / tau)  # /tau: traces of order 1
 
@@ -474,8 +495,17 @@ class SH2RFSSM(nn.Module):
         else:
             self.head = KernelRegressor(hidden, out_features, generator=g)
 
-    def forward(self, x: torch.Tensor, return_spikes: bool = False):
-        "Logits (B, classes) or predictions (B, L, out) for `x` (B, L, C)."
+    def forward(
+        self,
+        x: torch.Tensor,  # (B, L, C) input sequences
+        return_spikes: bool = False,  # also return each layer's spikes
+    ):
+        """Logits (B, classes) or predictions (B, L, out) for `x` (B, L, C).
+
+        Args:
+            x: (B, L, C) input sequences
+            return_spikes: also return each layer's spikes (default: False)
+        """
         outs, h = [], x
         for layer in self.layers:
             h = layer(h)

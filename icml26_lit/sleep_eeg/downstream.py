@@ -86,15 +86,18 @@ def respiration_features(
 def fit_stager(
     x,  # (S, E, F) features of labelled nights
     y,  # (S, E) stages 0-4
-    Cs=(0.1, 1.0, 10.0),
-    n_folds: int = 3,
-    seed: int = 0,
+    Cs=(0.1, 1.0, 10.0),  # inverse regularisation strengths tried
+    n_folds: int = 3,  # subject-grouped CV folds
+    seed: int = 0,  # seed of the classifier
 ):
     """Logistic-regression stager, C by subject-grouped CV; returns (model, C) (Chapter 15).
 
     Args:
         x: (S, E, F) features of labelled nights
         y: (S, E) stages 0-4
+        Cs: inverse regularisation strengths tried (default: (0.1, 1.0, 10.0))
+        n_folds: subject-grouped CV folds (default: 3)
+        seed: seed of the classifier (default: 0)
     """
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y)
     if x.ndim != 3 or y.shape != x.shape[:2]:

@@ -107,16 +107,20 @@ class RespirationToEEG(nn.Module):
     Args:
         n_codes: K of the tokenizer
         window_len: samples per 4-minute window (default: 2400)
+        d: token width (default: 64)
+        n_layers: transformer layers (default: 2)
+        n_heads: attention heads (default: 4)
+        generator: source of the initial weights (default: None)
     """
 
     def __init__(
         self,
         n_codes: int,  # K of the tokenizer
         window_len: int = 2400,  # samples per 4-minute window
-        d: int = 64,
-        n_layers: int = 2,
-        n_heads: int = 4,
-        generator: torch.Generator | None = None,
+        d: int = 64,  # token width
+        n_layers: int = 2,  # transformer layers
+        n_heads: int = 4,  # attention heads
+        generator: torch.Generator | None = None,  # source of the initial weights
     ):
         super().__init__()
         self.n_codes = _check_positive_int(n_codes, "n_codes")
@@ -127,8 +131,17 @@ class RespirationToEEG(nn.Module):
             head = nn.Linear(d, n_codes)
         self.head = _init_linear(head, generator)
 
-    def forward(self, windows: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
-        "Logits (B, 80, K) given windows (B, 10, L) and tokens (B, 80), K meaning [MASK]."
+    def forward(
+        self,
+        windows: torch.Tensor,  # (B, 10, L) respiration windows
+        tokens: torch.Tensor,  # (B, 80) EEG tokens, K where masked
+    ) -> torch.Tensor:
+        """Logits (B, 80, K) given windows (B, 10, L) and tokens (B, 80), K meaning [MASK].
+
+        Args:
+            windows: (B, 10, L) respiration windows
+            tokens: (B, 80) EEG tokens, K where masked
+        """
         _check_windows(windows, self.window_len)
         return self.head(self.backbone(windows, self.token_emb[tokens]))
 
@@ -233,10 +246,10 @@ def fit_translator(
     model: nn.Module,  # RespirationToEEG or LaplaceControl
     windows: torch.Tensor,  # (N, 10, L) training chunks
     target: torch.Tensor,  # (N, 80) tokens or (N, 80, 160) spectrograms
-    steps: int = 200,
-    batch: int = 12,
-    lr: float = 1e-3,
-    generator: torch.Generator | None = None,
+    steps: int = 200,  # AdamW steps
+    batch: int = 12,  # chunks per step
+    lr: float = 1e-3,  # learning rate
+    generator: torch.Generator | None = None,  # source of the chunk draws
     on_step=None,  # called as on_step(step) after each step (1-based); None: nothing
 ) -> list[float]:
     """AdamW on the model's own loss over random chunks; returns the loss per step.
@@ -245,6 +258,10 @@ def fit_translator(
         model: RespirationToEEG or LaplaceControl
         windows: (N, 10, L) training chunks
         target: (N, 80) tokens or (N, 80, 160) spectrograms
+        steps: AdamW steps (default: 200)
+        batch: chunks per step (default: 12)
+        lr: learning rate (default: 1e-3)
+        generator: source of the chunk draws (default: None)
         on_step: called as on_step(step) after each step (1-based); None: nothing (default: None)
     """
     if on_step is not None and not callable(on_step):

@@ -100,8 +100,15 @@ def _ema_update(self, z: torch.Tensor, idx: torch.Tensor) -> None:
         self.n_restarts += len(dead)
 
 
-def _vq_forward(self, z: torch.Tensor):
-    "Straight-through codes (N, D), indices (N,) and the commitment loss beta ||z - sg(q)||^2."
+def _vq_forward(
+    self,
+    z: torch.Tensor,  # (N, D) encoder outputs
+):
+    """Straight-through codes (N, D), indices (N,) and the commitment loss beta ||z - sg(q)||^2.
+
+    Args:
+        z: (N, D) encoder outputs
+    """
     if z.dim() != 2 or z.shape[1] != self.dim:
         raise ValueError(f"z must have shape (N, {self.dim}), got {tuple(z.shape)}")
     if self.training:
@@ -123,19 +130,24 @@ class SpectrogramTokenizer(nn.Module):
     Args:
         n_codes: K (default: 64)
         code_dim: D (default: 16)
+        hidden: encoder/decoder width (default: 64)
         shape: sub-windows x frequency bins of one epoch (default: (5, 32))
+        commitment: commitment weight beta (default: 0.25)
+        decay: EMA decay of the codebook (default: 0.99)
+        backend: nearest-code kernel: `auto`, `triton` or `torch` (default: "auto")
+        generator: source of the initial weights (default: None)
     """
 
     def __init__(
         self,
         n_codes: int = 64,  # K
         code_dim: int = 16,  # D
-        hidden: int = 64,
+        hidden: int = 64,  # encoder/decoder width
         shape: tuple = (5, 32),  # sub-windows x frequency bins of one epoch
-        commitment: float = 0.25,
-        decay: float = 0.99,
-        backend: str = "auto",
-        generator: torch.Generator | None = None,
+        commitment: float = 0.25,  # commitment weight beta
+        decay: float = 0.99,  # EMA decay of the codebook
+        backend: str = "auto",  # nearest-code kernel: `auto`, `triton` or `torch`
+        generator: torch.Generator | None = None,  # source of the initial weights
     ):
         super().__init__()
         self.shape, n_in = tuple(shape), int(np.prod(shape))
@@ -159,8 +171,15 @@ class SpectrogramTokenizer(nn.Module):
             raise ValueError("s contains NaN or infinite values")
         return s.reshape(-1, self.shape[0] * self.shape[1])
 
-    def forward(self, s: torch.Tensor):
-        "Reconstruction (..., 5, 32), tokens (...,) and the commitment loss."
+    def forward(
+        self,
+        s: torch.Tensor,  # (..., 5, 32) epoch spectrograms, normalised
+    ):
+        """Reconstruction (..., 5, 32), tokens (...,) and the commitment loss.
+
+        Args:
+            s: (..., 5, 32) epoch spectrograms, normalised
+        """
         z = self.encoder(self._flat(s))
         q, idx, commit = self.quantizer(z)
         recon = self.decoder(q).reshape(*s.shape)
@@ -173,14 +192,16 @@ class SpectrogramTokenizer(nn.Module):
         idx, _ = vq_nearest(z, self.quantizer.codebook, backend=self.quantizer.backend)
         return idx.reshape(s.shape[:-2])
 
-    def decode(self, tokens: torch.Tensor) -> torch.Tensor:
-        "Spectrograms (..., 5, 32) of tokens (...,)."
-        t = torch.as_tensor(tokens)
-        if t.dtype != torch.long or (
-            t.numel() and (t.min() < 0 or t.max() >= self.quantizer.n_codes)
-        ):
-            raise ValueError(f"tokens must be int64 in [0, {self.quantizer.n_codes})")
-        return self.decoder(self.quantizer.codebook[t.reshape(-1)]).reshape(*t.shape, *self.shape)
+# %% ../../nbs/15_sleep_eeg/03_tokenizer.ipynb #94bbe896
+def _decode(self: SpectrogramTokenizer, tokens: torch.Tensor) -> torch.Tensor:
+    "Spectrograms (..., 5, 32) of tokens (...,)."
+    t = torch.as_tensor(tokens)
+    if t.dtype != torch.long or (t.numel() and (t.min() < 0 or t.max() >= self.quantizer.n_codes)):
+        raise ValueError(f"tokens must be int64 in [0, {self.quantizer.n_codes})")
+    return self.decoder(self.quantizer.codebook[t.reshape(-1)]).reshape(*t.shape, *self.shape)
+
+
+SpectrogramTokenizer.decode = _decode
 
 # %% ../../nbs/15_sleep_eeg/03_tokenizer.ipynb #0a519d47
 def spectrogram_mae(
@@ -203,17 +224,21 @@ def spectrogram_mae(
 
 
 def fit_tokenizer(
-    tok: SpectrogramTokenizer,
+    tok: SpectrogramTokenizer,  # the tokenizer, trained in place
     spec: torch.Tensor,  # (N, 5, 32) training spectrograms (normalised)
-    steps: int = 300,
-    batch: int = 256,
-    lr: float = 1e-3,
+    steps: int = 300,  # Adam steps
+    batch: int = 256,  # spectrograms per step
+    lr: float = 1e-3,  # learning rate
     generator: torch.Generator | None = None,  # batch draws
 ) -> list[float]:
     """Adam on L1 reconstruction + commitment; returns the loss per step (Chapter 15).
 
     Args:
+        tok: the tokenizer, trained in place
         spec: (N, 5, 32) training spectrograms (normalised)
+        steps: Adam steps (default: 300)
+        batch: spectrograms per step (default: 256)
+        lr: learning rate (default: 1e-3)
         generator: batch draws (default: None)
     """
     _check_positive_int(batch, "batch")

@@ -84,7 +84,15 @@ class SphericalHarmonicsEncoder(nn.Module):
         self.register_buffer("orders", orders, persistent=False)
         self.register_buffer("degree_coefficients", coefficients, persistent=False)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self,
+        x: torch.Tensor,  # (N, 2) (lat, lon) in degrees
+    ) -> torch.Tensor:
+        """Spherical-harmonic features (N, (L+1)^2) of locations (N, 2).
+
+        Args:
+            x: (N, 2) (lat, lon) in degrees
+        """
         x = check_locations(x)
         if x.requires_grad or resolve_backend(self.backend, x) == "torch":
             return real_sph_harm(x[:, 0], x[:, 1], self.L).to(x.dtype)
@@ -136,7 +144,15 @@ class SlepianEncoder(nn.Module):
         self.shannon_number = cap.shannon_number
         self.out_dim = int(idx.numel())
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self,
+        x: torch.Tensor,  # (N, 2) (lat, lon) in degrees
+    ) -> torch.Tensor:
+        """Slepian features (N, out_dim) of locations (N, 2).
+
+        Args:
+            x: (N, 2) (lat, lon) in degrees
+        """
         x = check_locations(x)
         xyz = latlon_to_xyz(x[:, 0], x[:, 1])
         z, s, phi = cap_frame(xyz, self.rotation)
@@ -208,7 +224,15 @@ class HybridEncoder(nn.Module):
         )
         self.out_dim = self.global_encoder.out_dim + sum(c.out_dim for c in self.caps)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self,
+        x: torch.Tensor,  # (N, 2) (lat, lon) in degrees
+    ) -> torch.Tensor:
+        """Global and cap features, concatenated, (N, out_dim).
+
+        Args:
+            x: (N, 2) (lat, lon) in degrees
+        """
         return torch.cat([self.global_encoder(x)] + [c(x) for c in self.caps], dim=1)
 
 # %% ../../nbs/01_slepian/03_encoders.ipynb #573e53df
@@ -274,18 +298,24 @@ class SirenHead(nn.Module):
     """SIREN trunk (sine activations, SIREN init) plus a linear output (Chapter 01, *Heads*).
 
     Args:
+        in_dim: input features
+        out_dim: outputs (default: 1)
+        hidden: trunk width (default: 256)
+        trunk_out: width of the trunk's last layer (default: 128)
         depth: linear layers in the trunk (default: 4)
+        omega_first: frequency factor of the first layer (default: 30.0)
+        omega: frequency factor of the other layers (default: 1.0)
     """
 
     def __init__(
         self,
-        in_dim: int,
-        out_dim: int = 1,
-        hidden: int = 256,
-        trunk_out: int = 128,
+        in_dim: int,  # input features
+        out_dim: int = 1,  # outputs
+        hidden: int = 256,  # trunk width
+        trunk_out: int = 128,  # width of the trunk's last layer
         depth: int = 4,  # linear layers in the trunk
-        omega_first: float = 30.0,
-        omega: float = 1.0,
+        omega_first: float = 30.0,  # frequency factor of the first layer
+        omega: float = 1.0,  # frequency factor of the other layers
     ):
         super().__init__()
         if depth < 2:
@@ -302,7 +332,15 @@ class SirenHead(nn.Module):
                 lin.bias.uniform_(-bound, bound)
         self.out = nn.Linear(trunk_out, out_dim)
 
-    def forward(self, f: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self,
+        f: torch.Tensor,  # (N, in_dim) features
+    ) -> torch.Tensor:
+        """Outputs (N, out_dim) of the SIREN trunk and linear layer.
+
+        Args:
+            f: (N, in_dim) features
+        """
         for i, (lin, w) in enumerate(zip(self.layers, self.omegas)):
             f = lin(f)
             if i < len(self.layers) - 1:
@@ -313,23 +351,52 @@ class SirenHead(nn.Module):
 HEADS = {"linear": linear_head, "mlp": mlp_head, "siren": SirenHead}
 
 
-def make_head(name: str, in_dim: int, out_dim: int = 1) -> nn.Module:
-    "A head by name: 'linear', 'mlp' or 'siren' (Chapter 01, *Heads*)."
+def make_head(
+    name: str,  # `linear`, `mlp` or `siren`
+    in_dim: int,  # input features
+    out_dim: int = 1,  # outputs
+) -> nn.Module:
+    """A head by name: 'linear', 'mlp' or 'siren' (Chapter 01, *Heads*).
+
+    Args:
+        name: `linear`, `mlp` or `siren`
+        in_dim: input features
+        out_dim: outputs (default: 1)
+    """
     if name not in HEADS:
         raise ValueError(f"head={name!r} is not known; use one of {sorted(HEADS)}")
     return HEADS[name](in_dim, out_dim)
 
 
 class LocationModel(nn.Module):
-    "encoder -> standardizer -> head; the encoder has no trainable weights (Chapter 01, *Heads*)."
+    """encoder -> standardizer -> head; the encoder has no trainable weights (Chapter 01, *Heads*).
 
-    def __init__(self, encoder: nn.Module, head: str = "mlp", out_dim: int = 1):
+    Args:
+        encoder: location encoder (no trainable weights)
+        head: `linear`, `mlp` or `siren` (default: "mlp")
+        out_dim: outputs (default: 1)
+    """
+
+    def __init__(
+        self,
+        encoder: nn.Module,  # location encoder (no trainable weights)
+        head: str = "mlp",  # `linear`, `mlp` or `siren`
+        out_dim: int = 1,  # outputs
+    ):
         super().__init__()
         self.encoder = encoder
         self.standardizer = FeatureStandardizer(encoder.out_dim)
         self.head = make_head(head, encoder.out_dim, out_dim)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self,
+        x: torch.Tensor,  # (N, 2) (lat, lon) in degrees
+    ) -> torch.Tensor:
+        """Predictions (N, out_dim) at locations (N, 2).
+
+        Args:
+            x: (N, 2) (lat, lon) in degrees
+        """
         return self.head(self.standardizer(self.encoder(x)))
 
 # %% ../../nbs/01_slepian/03_encoders.ipynb #99f832d1

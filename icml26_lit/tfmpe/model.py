@@ -79,22 +79,33 @@ class VelocityTransformer(nn.Module):
     """Token embedding, encoder blocks, and a velocity per target token (Chapter 10, *The encoder*).
 
     Args:
+        n_labels: size of the label table
+        latent_dim: token width D (default: 64)
+        n_encoder: transformer encoder blocks (default: 2)
+        n_heads: attention heads (default: 4)
+        n_ff: feed-forward width / D (default: 2)
+        label_dim: width of a label embedding (default: 16)
+        pos_dim: Fourier features of the position (default: 16)
+        functional_dim: width of functional inputs (0: none) (default: 0)
+        functional_features: Fourier features of the functional input (default: 32)
+        dropout: dropout probability (default: 0.0)
+        backend: embedding kernel: `auto`, `triton` or `torch` (default: "auto")
         generator: draws the initial weights (default: None)
     """
 
     def __init__(
         self,
-        n_labels: int,
-        latent_dim: int = 64,
-        n_encoder: int = 2,
-        n_heads: int = 4,
-        n_ff: int = 2,
-        label_dim: int = 16,
-        pos_dim: int = 16,
-        functional_dim: int = 0,
-        functional_features: int = 32,
-        dropout: float = 0.0,
-        backend: str = "auto",
+        n_labels: int,  # size of the label table
+        latent_dim: int = 64,  # token width D
+        n_encoder: int = 2,  # transformer encoder blocks
+        n_heads: int = 4,  # attention heads
+        n_ff: int = 2,  # feed-forward width / D
+        label_dim: int = 16,  # width of a label embedding
+        pos_dim: int = 16,  # Fourier features of the position
+        functional_dim: int = 0,  # width of functional inputs (0: none)
+        functional_features: int = 32,  # Fourier features of the functional input
+        dropout: float = 0.0,  # dropout probability
+        backend: str = "auto",  # embedding kernel: `auto`, `triton` or `torch`
         generator: torch.Generator | None = None,  # draws the initial weights
     ):
         super().__init__()
@@ -109,8 +120,19 @@ class VelocityTransformer(nn.Module):
         init_parameters(self, generator or torch.Generator().manual_seed(0))
         self.backend = backend
 
-    def forward(self, tokens: Tokens, t: torch.Tensor, validate: bool = True) -> torch.Tensor:
-        "Velocities (B, T - partition, 1) of the target tokens."
+    def forward(
+        self,
+        tokens: Tokens,  # the batch's tokens (context, then targets)
+        t: torch.Tensor,  # (B,) flow times
+        validate: bool = True,  # check token values (a device sync)
+    ) -> torch.Tensor:
+        """Velocities (B, T - partition, 1) of the target tokens.
+
+        Args:
+            tokens: the batch's tokens (context, then targets)
+            t: (B,) flow times
+            validate: check token values (a device sync) (default: True)
+        """
         x = self.embedding(tokens, t, backend=self.backend, validate=validate)
         for block in self.blocks:
             x = block(x, tokens.mask)
@@ -151,25 +173,38 @@ class TFMPE:
     Args:
         labels: {variable name: integer label}
         target: "params": posterior q(params | obs); "obs": likelihood (default: "params")
+        latent_dim: token width D (default: 64)
+        n_encoder: transformer encoder blocks (default: 2)
+        n_heads: attention heads (default: 4)
+        n_ff: feed-forward width / D (default: 2)
+        label_dim: width of a label embedding (default: 16)
+        pos_dim: Fourier features of the position (default: 16)
+        functional_dim: width of functional inputs (0: none) (default: 0)
+        functional_features: Fourier features of the functional input (default: 32)
+        dropout: dropout probability (default: 0.0)
+        sigma_min: noise left at t = 1 of the flow path (default: SIGMA_MIN)
+        device: device of the network (default: "cpu")
+        seed: seed of weights and training draws (default: 0)
+        backend: embedding kernel: `auto`, `triton` or `torch` (default: "auto")
     """
 
     def __init__(
         self,
         labels: dict,  # {variable name: integer label}
         target: str = "params",  # "params": posterior q(params | obs); "obs": likelihood
-        latent_dim: int = 64,
-        n_encoder: int = 2,
-        n_heads: int = 4,
-        n_ff: int = 2,
-        label_dim: int = 16,
-        pos_dim: int = 16,
-        functional_dim: int = 0,
-        functional_features: int = 32,
-        dropout: float = 0.0,
-        sigma_min: float = SIGMA_MIN,
-        device: str | torch.device = "cpu",
-        seed: int = 0,
-        backend: str = "auto",
+        latent_dim: int = 64,  # token width D
+        n_encoder: int = 2,  # transformer encoder blocks
+        n_heads: int = 4,  # attention heads
+        n_ff: int = 2,  # feed-forward width / D
+        label_dim: int = 16,  # width of a label embedding
+        pos_dim: int = 16,  # Fourier features of the position
+        functional_dim: int = 0,  # width of functional inputs (0: none)
+        functional_features: int = 32,  # Fourier features of the functional input
+        dropout: float = 0.0,  # dropout probability
+        sigma_min: float = SIGMA_MIN,  # noise left at t = 1 of the flow path
+        device: str | torch.device = "cpu",  # device of the network
+        seed: int = 0,  # seed of weights and training draws
+        backend: str = "auto",  # embedding kernel: `auto`, `triton` or `torch`
     ):
         if target not in ("params", "obs"):
             raise ValueError(f"target must be 'params' or 'obs', got {target!r}")

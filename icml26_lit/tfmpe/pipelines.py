@@ -88,9 +88,9 @@ def fit_direct(
     budget: SimulationBudget,  # charged for every simulation
     n_sites: int,  # S
     val_fraction: float = 0.1,  # share of data sets held out for validation
-    model_kwargs: dict | None = None,
-    fit_kwargs: dict | None = None,
-    generator: torch.Generator | None = None,
+    model_kwargs: dict | None = None,  # passed to `TFMPE`
+    fit_kwargs: dict | None = None,  # passed to `TFMPE.fit`
+    generator: torch.Generator | None = None,  # source of the simulations
 ) -> TFMPE:
     """Direct TFMPE on full S-site simulations (Chapter 10, *Direct TFMPE*).
 
@@ -99,6 +99,9 @@ def fit_direct(
         budget: charged for every simulation
         n_sites: S
         val_fraction: share of data sets held out for validation (default: 0.1)
+        model_kwargs: passed to `TFMPE` (default: None)
+        fit_kwargs: passed to `TFMPE.fit` (default: None)
+        generator: source of the simulations (default: None)
     """
     _check_setting(budget, n_sites, val_fraction)
     g = generator or torch.Generator().manual_seed(0)
@@ -287,15 +290,25 @@ class PFPosterior:
 
 # %% ../../nbs/10_tfmpe/05_pipelines.ipynb #8b363371
 def fit_posterior_factorised(
-    task,
-    budget: SimulationBudget,
-    n_sites: int,
-    val_fraction: float = 0.1,
-    model_kwargs: dict | None = None,
-    fit_kwargs: dict | None = None,
-    generator: torch.Generator | None = None,
+    task,  # a task with sample_prior / simulate
+    budget: SimulationBudget,  # charged for every simulation
+    n_sites: int,  # sites S
+    val_fraction: float = 0.1,  # share of data sets held out for validation
+    model_kwargs: dict | None = None,  # passed to `TFMPE`
+    fit_kwargs: dict | None = None,  # passed to `TFMPE.fit`
+    generator: torch.Generator | None = None,  # source of the simulations
 ) -> PFPosterior:
-    "PF baseline: a global and a local TFMPE (Chapter 10, *Posterior factorisation*)."
+    """PF baseline: a global and a local TFMPE (Chapter 10, *Posterior factorisation*).
+
+    Args:
+        task: a task with sample_prior / simulate
+        budget: charged for every simulation
+        n_sites: sites S
+        val_fraction: share of data sets held out for validation (default: 0.1)
+        model_kwargs: passed to `TFMPE` (default: None)
+        fit_kwargs: passed to `TFMPE.fit` (default: None)
+        generator: source of the simulations (default: None)
+    """
     _check_setting(budget, n_sites, val_fraction)
     g = generator or torch.Generator().manual_seed(0)
     total = budget.remaining
@@ -356,14 +369,16 @@ def _sklearn():
 def c2st(
     a: torch.Tensor,  # (n, D) samples of one distribution
     b: torch.Tensor,  # (m, D) samples of another
-    seed: int = 0,
-    n_folds: int = 5,
+    seed: int = 0,  # seed of the classifier and folds
+    n_folds: int = 5,  # cross-validation folds
 ) -> float:
     """Classifier two-sample test accuracy, as sbi's c2st (Chapter 10, *C2ST and SBC*).
 
     Args:
         a: (n, D) samples of one distribution
         b: (m, D) samples of another
+        seed: seed of the classifier and folds (default: 0)
+        n_folds: cross-validation folds (default: 5)
     """
     RandomForestClassifier, KFold, cross_val_score = _sklearn()
     _check_samples(a, b)

@@ -226,6 +226,8 @@ class TokenEmbedding(nn.Module):
         pos_dim: 2 Hp Fourier features of the position (default: 16)
         functional_dim: F, the width of functional inputs (0: none) (default: 0)
         functional_features: 2 Hf Fourier features of the functional input (default: 32)
+        value_dim: width of a token's value (default: 1)
+        position_dim: coordinates of a token's position (default: 2)
     """
 
     def __init__(
@@ -236,8 +238,8 @@ class TokenEmbedding(nn.Module):
         pos_dim: int = 16,  # 2 Hp Fourier features of the position
         functional_dim: int = 0,  # F, the width of functional inputs (0: none)
         functional_features: int = 32,  # 2 Hf Fourier features of the functional input
-        value_dim: int = 1,
-        position_dim: int = 2,
+        value_dim: int = 1,  # width of a token's value
+        position_dim: int = 2,  # coordinates of a token's position
     ):
         super().__init__()
         if pos_dim % 2 or functional_features % 2:

@@ -137,7 +137,19 @@ class CompositionStream(nn.Module):
             self.norm = nn.LayerNorm(d)
         init_parameters(self, generator)
 
-    def forward(self, numbers: torch.Tensor, batch: torch.Tensor, n_structures: int | None = None):
+    def forward(
+        self,
+        numbers: torch.Tensor,  # (N,) atomic numbers
+        batch: torch.Tensor,  # (N,) structure of each atom
+        n_structures: int | None = None,  # structures B; None: batch.max() + 1
+    ):
+        """Composition embedding (B, d) of each structure, from its CLS token.
+
+        Args:
+            numbers: (N,) atomic numbers
+            batch: (N,) structure of each atom
+            n_structures: structures B; None: batch.max() + 1 (default: None)
+        """
         tokens, counts = composition_tokens(numbers, batch, n_structures)
         x = self.embed(tokens).to(self.cls.dtype)
         x = torch.cat([self.cls.expand(x.shape[0], 1, -1), x[:, 1:]], dim=1)

@@ -46,15 +46,23 @@ def edge_set(batch: dict, pos: torch.Tensor | None = None) -> dict:
 
 
 class InteractionStream(nn.Module):
-    "CFConv MPNN: (positions, numbers, edges) -> atoms (N, d) (Chapter 08, *CFConv*)."
+    """CFConv MPNN: (positions, numbers, edges) -> atoms (N, d) (Chapter 08, *CFConv*).
+
+    Args:
+        d: hidden width (default: 48)
+        n_gauss: Gaussian radial functions (default: 16)
+        cutoff: neighbour cutoff, angstrom (default: 5.0)
+        n_layers: CFConv layers (default: 3)
+        generator: source of the initial weights (default: None)
+    """
 
     def __init__(
         self,
-        d: int = 48,
-        n_gauss: int = 16,
-        cutoff: float = 5.0,
-        n_layers: int = 3,
-        generator: torch.Generator | None = None,
+        d: int = 48,  # hidden width
+        n_gauss: int = 16,  # Gaussian radial functions
+        cutoff: float = 5.0,  # neighbour cutoff, angstrom
+        n_layers: int = 3,  # CFConv layers
+        generator: torch.Generator | None = None,  # source of the initial weights
     ):
         super().__init__()
         self.d, self.cutoff, self.n_gauss = d, cutoff, n_gauss
@@ -64,7 +72,19 @@ class InteractionStream(nn.Module):
             self.updates = nn.ModuleList(_mlp(d, d, d) for _ in range(n_layers))
         init_parameters(self, generator)
 
-    def forward(self, positions: torch.Tensor, numbers: torch.Tensor, edges: dict) -> torch.Tensor:
+    def forward(
+        self,
+        positions: torch.Tensor,  # (N, 3) positions, angstrom
+        numbers: torch.Tensor,  # (N,) atomic numbers
+        edges: dict,  # edge set (`edge_set`): index (2, E), vec (E, 3)
+    ) -> torch.Tensor:
+        """Atom features (N, d) after the CFConv layers.
+
+        Args:
+            positions: (N, 3) positions, angstrom
+            numbers: (N,) atomic numbers
+            edges: edge set (`edge_set`): index (2, E), vec (E, 3)
+        """
         src, dst = edges["index"]
         rbf = gaussian_basis(edges["vec"].norm(dim=-1), self.cutoff, self.n_gauss)
         h = self.embed(numbers)
@@ -113,17 +133,23 @@ class TriForces(nn.Module):
     """Three streams, concat fusion, energy and force heads (Chapter 08, *TriForces*).
 
     Args:
+        d: width of every stream (default: 48)
+        fusion: `concat` (the only one) (default: "concat")
+        backend: kernels: `auto`, `triton` or `torch` (default: "auto")
+        streams: streams used; must hold `interaction` (default: STREAMS)
+        cutoff: neighbour cutoff, angstrom (default: 5.0)
+        generator: source of the initial weights (default: None)
         interaction: a BACKBONES name or a module (see above) (default: "cfconv")
     """
 
     def __init__(
         self,
-        d: int = 48,
-        fusion: str = "concat",
-        backend: str = "auto",
-        streams: tuple[str, ...] = STREAMS,
-        cutoff: float = 5.0,
-        generator: torch.Generator | None = None,
+        d: int = 48,  # width of every stream
+        fusion: str = "concat",  # `concat` (the only one)
+        backend: str = "auto",  # kernels: `auto`, `triton` or `torch`
+        streams: tuple[str, ...] = STREAMS,  # streams used; must hold `interaction`
+        cutoff: float = 5.0,  # neighbour cutoff, angstrom
+        generator: torch.Generator | None = None,  # source of the initial weights
         interaction: str | nn.Module = "cfconv",  # a BACKBONES name or a module (see above)
     ):
         super().__init__()

@@ -90,9 +90,18 @@ def make_view(
 
 # %% ../../nbs/08_triforces/05_ssl.ipynb #40980b6a
 class SSLHeads(nn.Module):
-    "Projection, denoise and unmask heads on a TriForces model (Chapter 08, *Heads*)."
+    """Projection, denoise and unmask heads on a TriForces model (Chapter 08, *Heads*).
 
-    def __init__(self, d: int = 48, generator: torch.Generator | None = None):
+    Args:
+        d: width of the model's features (default: 48)
+        generator: source of the initial weights (default: None)
+    """
+
+    def __init__(
+        self,
+        d: int = 48,  # width of the model's features
+        generator: torch.Generator | None = None,  # source of the initial weights
+    ):
         super().__init__()
         with torch.random.fork_rng(devices=[], enabled=generator is not None):  # redrawn below
             self.projection = _mlp(d, d, d)

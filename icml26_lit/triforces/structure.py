@@ -76,7 +76,17 @@ class StructuralStream(nn.Module):
         self.n_radial = n_radial
         init_parameters(self, generator)
 
-    def forward(self, batch: dict, pos: torch.Tensor | None = None):
+    def forward(
+        self,
+        batch: dict,  # collated structures (`collate`)
+        pos: torch.Tensor | None = None,  # (N, 3) positions; None: the batch's
+    ):
+        """Atom features (N, d) and their structure means (B, d).
+
+        Args:
+            batch: collated structures (`collate`)
+            pos: (N, 3) positions; None: the batch's (default: None)
+        """
         vec = edge_vectors(batch, pos)
         src, dst = batch["edge_index"]
         n = batch["batch"].shape[0]

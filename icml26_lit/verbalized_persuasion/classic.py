@@ -168,8 +168,14 @@ def _solve(c, A_ub, b_ub, A_eq, b_eq, what: str):
     return res
 
 
-def solve_obedience_lp(game: PersuasionGame) -> LPResult:
-    "Max sender value over obedient recommendation schemes (S, A) (Chapter 19, *The LP*)."
+def solve_obedience_lp(
+    game: PersuasionGame,  # the persuasion game
+) -> LPResult:
+    """Max sender value over obedient recommendation schemes (S, A) (Chapter 19, *The LP*).
+
+    Args:
+        game: the persuasion game
+    """
     S, A, mu = game.n_states, game.n_actions, game.prior
     # variable x[w * A + a] = pi(a | w)
     c = -(mu[:, None] * game.sender_utility.T).ravel()

@@ -124,15 +124,17 @@ def exploitability(x_full, j: int, value: float, u_s, u_r) -> float:
 
 # %% ../../nbs/19_verbalized_persuasion/02_numeric_psro.ipynb #02c6744d
 def psro(
-    game: PersuasionGame,
+    game: PersuasionGame,  # the persuasion game
     sender_grid,  # q values (K,) or schemes (K, 2, M)
-    n_iters: int = 50,
+    n_iters: int = 50,  # PSRO iterations
     receiver_grid=None,  # posterior thresholds; default 0, 0.05, ..., 1 and t
 ) -> PSROResult:
     """Numeric PSRO with the commitment LP meta-solver (Chapter 19, *Numeric PSRO*).
 
     Args:
+        game: the persuasion game
         sender_grid: q values (K,) or schemes (K, 2, M)
+        n_iters: PSRO iterations (default: 50)
         receiver_grid: posterior thresholds; default 0, 0.05, ..., 1 and t (default: None)
     """
     t = _binary(game)

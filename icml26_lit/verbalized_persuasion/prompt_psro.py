@@ -114,13 +114,13 @@ def _hill_climb(score, starts):
 # %% ../../nbs/19_verbalized_persuasion/05_prompt_psro.ipynb #83e37fef
 def prompt_psro(
     receiver: ReceiverLM | None,  # None: the exact Bayesian reader
-    rollouts: Rollouts,
-    obfuscate: bool = True,
-    leak: float = 0.2112,
-    n_iters: int = 8,
-    n_starts: int = 4,
-    prior_strong: float = 1 / 3,
-    threshold: float = 0.5,
+    rollouts: Rollouts,  # the letters drawn for each prompt
+    obfuscate: bool = True,  # the prompts ask for obfuscated letters
+    leak: float = 0.2112,  # P(a body sentence reveals the quality)
+    n_iters: int = 8,  # PSRO iterations
+    n_starts: int = 4,  # random starts of the oracle
+    prior_strong: float = 1 / 3,  # prior P(strong), mu_0
+    threshold: float = 0.5,  # hire iff P(strong) >= threshold
     generator: torch.Generator | None = None,  # the oracle's random starts
     rules: tuple = RULES,  # the rules the receiver's population may hold
     cache: dict | None = None,  # {(p index, q index): payoffs}, shared with other searches
@@ -129,6 +129,13 @@ def prompt_psro(
 
     Args:
         receiver: None: the exact Bayesian reader
+        rollouts: the letters drawn for each prompt
+        obfuscate: the prompts ask for obfuscated letters (default: True)
+        leak: P(a body sentence reveals the quality) (default: 0.2112)
+        n_iters: PSRO iterations (default: 8)
+        n_starts: random starts of the oracle (default: 4)
+        prior_strong: prior P(strong), mu_0 (default: 1 / 3)
+        threshold: hire iff P(strong) >= threshold (default: 0.5)
         generator: the oracle's random starts (default: None)
         rules: the rules the receiver's population may hold (default: RULES)
         cache: {(p index, q index): payoffs}, shared with other searches (default: None)

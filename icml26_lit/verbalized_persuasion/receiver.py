@@ -65,19 +65,24 @@ class ReceiverLM(nn.Module):
     """A tiny LM receiver with a Bayes posterior over letters (Chapter 19, *The receiver*).
 
     Args:
+        d_model: width of the language model (default: 64)
+        n_layers: transformer blocks (default: 2)
+        n_heads: attention heads (default: 4)
         prior_strong: mu_0, common knowledge (default: 1 / 3)
         threshold: hire iff P(strong) >= threshold (default: 0.5)
+        generator: source of the initial weights (default: None)
+        backend: token_logprobs backend (default: "auto")
     """
 
     def __init__(
         self,
-        d_model: int = 64,
-        n_layers: int = 2,
-        n_heads: int = 4,
+        d_model: int = 64,  # width of the language model
+        n_layers: int = 2,  # transformer blocks
+        n_heads: int = 4,  # attention heads
         prior_strong: float = 1 / 3,  # mu_0, common knowledge
         threshold: float = 0.5,  # hire iff P(strong) >= threshold
-        generator: torch.Generator | None = None,
-        backend: str = "auto",
+        generator: torch.Generator | None = None,  # source of the initial weights
+        backend: str = "auto",  # token_logprobs backend
     ):
         if not 0 < threshold < 1:
             raise ValueError(f"threshold must lie in (0, 1), got {threshold}")
