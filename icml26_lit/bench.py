@@ -15,7 +15,7 @@ from .core.bench import run_benchmarks
 
 
 def load_chapter_kernels() -> list[str]:
-    "Import `icml26_lit.<chapter>.kernels` for every chapter package that has one."
+    "Import every chapter package that has a kernels module, and that module: their benchmarks."
     loaded = []
     for m in pkgutil.iter_modules(icml26_lit.__path__):
         if not m.ispkg or m.name == "core":
@@ -23,6 +23,7 @@ def load_chapter_kernels() -> list[str]:
         name = f"icml26_lit.{m.name}.kernels"
         if importlib.util.find_spec(name) is not None:
             importlib.import_module(name)
+            importlib.import_module(f"icml26_lit.{m.name}")  # a model may register one too
             loaded.append(name)
     return loaded
 

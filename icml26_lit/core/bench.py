@@ -368,7 +368,29 @@ def _reach(start: set[str], defs: dict) -> set[str]:
             todo += [x.id for x in ast.walk(node) if isinstance(x, ast.Name) and x.id in defs]
     return seen
 
-# %% ../../nbs/00_core/05_bench.ipynb #5235fd6f
+# %% ../../nbs/00_core/05_bench.ipynb #b9e780e2
+def _imported_kernels(tree: ast.Module, sibling) -> dict[str, str]:
+    "Every kernel, with its helpers, of the sibling modules `tree` imports from (a benchmark's)."
+    out = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom) or not node.module:
+            continue
+        parts = node.module.split(".")
+        if node.level == 1 and len(parts) == 1:  # from .kernels import ...
+            mod = parts[0]
+        elif node.level == 0 and len(parts) == 3 and parts[0] == "icml26_lit":
+            mod = parts[2]  # from icml26_lit.<chapter>.kernels import ...: checked by the caller
+        else:
+            continue
+        text = sibling(mod)
+        if text is None:
+            continue
+        defs = _jit_free_defs(ast.parse(text))
+        jits = {n for n, ds in defs.items() if any(_is_jit(d) for d in ds)}
+        out.update({n: "\n".join(ast.dump(d) for d in defs[n]) for n in _reach(jits, defs)})
+    return dict(sorted(out.items()))
+
+# %% ../../nbs/00_core/05_bench.ipynb #4f171d05
 def _registration_matches(call: ast.Call, chapter: str, name: str) -> bool:
     "Whether a register_benchmark(...) call registers benchmark `name` of `chapter`."
     kw = {k.arg: k.value for k in call.keywords}
@@ -385,16 +407,18 @@ def _registration_matches(call: ast.Call, chapter: str, name: str) -> bool:
 
 
 def kernel_code(
-    source: str,  # Python source of a chapter's kernels module
+    source: str,  # Python source of the chapter module that registers the benchmark
     chapter: str,  # two-digit chapter number
     name: str,  # benchmark name
+    sibling=None,  # module name -> source of that module of the same package, or None
 ) -> dict[str, str] | None:
     """The Triton kernels benchmark `name` reaches, with their helpers, as syntax trees, or None.
 
     Args:
-        source: Python source of a chapter's kernels module
+        source: Python source of the chapter module that registers the benchmark
         chapter: two-digit chapter number
         name: benchmark name
+        sibling: module name -> source of that module of the same package, or None (default: None)
     """
     tree = ast.parse(source)
     calls = [
@@ -412,6 +436,8 @@ def kernel_code(
     jits = {n for n in reached if any(_is_jit(d) for d in defs[n])}
     if not jits:  # reached through another module or a registry: every kernel of this module
         jits = {n for n, ds in defs.items() if any(_is_jit(d) for d in ds)}
+    if not jits and sibling is not None:  # a module without kernels: those of the ones it imports
+        return _imported_kernels(tree, sibling)
     # the constants the benchmark reaches too (block sizes a wrapper passes, problem sizes)
     consts = {
         n for n in reached if all(isinstance(d, (ast.Assign, ast.AnnAssign)) for d in defs[n])
@@ -419,7 +445,7 @@ def kernel_code(
     keep = _reach(jits, defs) | consts
     return {n: "\n".join(ast.dump(d) for d in defs[n]) for n in sorted(keep)}
 
-# %% ../../nbs/00_core/05_bench.ipynb #e596f826
+# %% ../../nbs/00_core/05_bench.ipynb #ebda96d4
 def _git(root: pathlib.Path, *args) -> str | None:
     "Stdout of a git command in `root`, or None where git, the checkout or the object is missing."
     try:
@@ -429,13 +455,35 @@ def _git(root: pathlib.Path, *args) -> str | None:
     return p.stdout if p.returncode == 0 else None
 
 
+def _read(path: pathlib.Path) -> str | None:
+    return path.read_text() if path.exists() else None
+
+
+def _registered_at(root, commit: str, rel: str, chapter: str, name: str) -> dict | None:
+    "`kernel_code` of benchmark `name` at `commit`: in file `rel`, or wherever it was registered."
+
+    def at(f):
+        old, parent = _git(root, "show", f"{commit}:{f}"), f.rsplit("/", 1)[0]
+        sibling = lambda m: _git(root, "show", f"{commit}:{parent}/{m}.py")
+        return None if old is None else kernel_code(old, chapter, name, sibling)
+
+    found = at(rel)
+    if found is None:  # moved since: look through the package as it was at `commit`
+        hits = _git(root, "grep", "-l", "register_benchmark(", commit, "--", rel.split("/")[0])
+        for f in (hits or "").split():
+            found = at(f.removeprefix(f"{commit}:"))
+            if found is not None:
+                break
+    return found
+
+
 def _package_dir() -> pathlib.Path:
     "The folder of the icml26_lit package (in an editable install: the checkout's)."
     import icml26_lit
 
     return pathlib.Path(icml26_lit.__file__).resolve().parent
 
-
+# %% ../../nbs/00_core/05_bench.ipynb #1c0a5dc9
 def code_status(
     chapter: str,  # two-digit chapter number
     name: str,  # benchmark name
@@ -464,12 +512,12 @@ def code_status(
         text = path.read_text()
         if "register_benchmark(" not in text or path.parent.name == "core":
             continue
-        now = kernel_code(text, chapter, name)
+        here = path.parent
+        now = kernel_code(text, chapter, name, lambda m: _read(here / f"{m}.py"))
         if now is None:
             continue
         rel = path.resolve().relative_to(root).as_posix()
-        old = _git(root, "show", f"{commit}:{rel}")
-        then = kernel_code(old, chapter, name) if old is not None else None
+        then = _registered_at(root, commit, rel, chapter, name)
         if then == now:
             return "same", ""
         return "replaced", f"the kernel in {rel} changed after commit {commit[:10]}"
@@ -490,16 +538,16 @@ def _code_hash(chapter: str, name: str, commit: str | None = None, package=None)
         text = path.read_text()
         if "register_benchmark(" not in text or path.parent.name == "core":
             continue
-        if kernel_code(text, chapter, name) is None:
+        here = path.parent
+        code = kernel_code(text, chapter, name, lambda m: _read(here / f"{m}.py"))
+        if code is None:
             continue
         if commit is not None:
             if root is None:
                 return None
-            text = _git(root, "show", f"{commit}:{path.resolve().relative_to(root).as_posix()}")
-            if text is None or (code := kernel_code(text, chapter, name)) is None:
+            rel = path.resolve().relative_to(root).as_posix()
+            if (code := _registered_at(root, commit, rel, chapter, name)) is None:
                 return None
-        else:
-            code = kernel_code(text, chapter, name)
         return hashlib.sha256(json.dumps(code, sort_keys=True).encode()).hexdigest()[:16]
     return None
 

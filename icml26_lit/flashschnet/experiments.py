@@ -830,7 +830,7 @@ def force_call_ladder(
         dst: default: results_dir()/flashschnet/full.json (default: None)
     """
     from icml26_lit.core.bench import _peak_mib
-    from icml26_lit.flashschnet.kernels import _bench_force_call
+    from icml26_lit.flashschnet.model import _bench_force_call
 
     device = torch.device(device)
     if dry_run and dst is None:

@@ -12,7 +12,7 @@ import torch
 from fastcore.basics import patch
 from torch import nn
 
-from ..core import BACKENDS, check_tensor
+from ..core import BACKENDS, HAS_TRITON, check_tensor, register_benchmark
 from ..md.graph import _check_batch, build_csr_pair, radius_graph
 from icml26_lit.flashschnet.kernels import (
     _check_edges,
@@ -278,3 +278,39 @@ def frozen_parameters(module: nn.Module):
     finally:
         for p, f in flags:
             p.requires_grad_(f)
+
+# %% ../../nbs/06_flashschnet/06_schnet.ipynb #c5964940
+def _bench_force_call(device, n_beads=269, n_replicas=64, seed=0):
+    "Plain vs flash (+16-bit) SchNet force call on the paper's size (the bead chain loads lazily)."
+    from icml26_lit.md.chain import bead_chain
+
+    z, pos, batch = bead_chain(n_beads, n_replicas, seed=seed, fold_steps=200)
+    z, pos, batch = z.to(device), pos.to(device), batch.to(device)
+    with torch.random.fork_rng(devices=[]):  # seeded weights; the global RNG is left alone
+        torch.manual_seed(seed)
+        flash = SchNet(cutoff=12.0, weights_16bit=True)
+    flash = flash.to(device)
+    plain = SchNet(cutoff=12.0, flash=()).to(device)
+    plain.load_state_dict(flash.state_dict())
+    return {
+        "torch": lambda: plain.energy_and_forces(z, pos, batch),
+        "triton": lambda: flash.energy_and_forces(z, pos, batch),
+    }
+
+
+def _bytes_force_call(n_beads=269 * 64, per_bead=55):
+    from icml26_lit.flashschnet.memory import force_call_cost  # lazily, as the bead chain
+
+    c = force_call_cost(
+        n_beads, n_beads * per_bead, rbf=True, message=True, csr=True, weights_16bit=True
+    )
+    return dict(
+        bytes=c.bytes,
+        flops=0,
+        note="modelled flash force call (forward + backward), "
+        "269 beads x 64 replicas, 55 neighbours per bead; edges assumed, not counted",
+    )
+
+
+if HAS_TRITON:
+    register_benchmark("06", "schnet_force_call_269x64", _bench_force_call, _bytes_force_call)

@@ -470,18 +470,7 @@ def token_embedding(
         backend: "auto", "triton" or "torch" (default: "auto")
         validate: check values are finite and labels in range (default: True)
     """
-    check_devices(
-        value=value,
-        label=label,
-        position=position,
-        time=time,
-        functional=functional,
-        label_table=label_table,
-        pos_freqs=pos_freqs,
-        fun_freqs=fun_freqs,
-        weight=weight,
-        bias=bias,
-    )
+    check_devices(**locals())  # the tensor arguments, in signature order
     # shapes and dtypes are checked on the host for free; the finiteness and label-range checks
     # each cost a device-to-host sync (about 10 per call), so training runs them on its first
     # batch only (validate=False afterwards)

@@ -316,6 +316,32 @@ def test_code_status_compares_the_kernel_at_the_commit_with_now(tmp_path):
     )
 
 
+WHOLE_CALL = 'register_benchmark("42", "whole", lambda device: {"triton": lambda: 1}, dict)\n'
+
+
+def test_a_benchmark_moved_to_a_module_without_kernels_keeps_its_kernels(tmp_path):
+    "Registered beside the model that imports the kernels: the kernels compared are still theirs."
+    pkg = tmp_path / "pkg"
+    (pkg / "demo").mkdir(parents=True)
+    kernels, model = pkg / "demo" / "kernels.py", pkg / "demo" / "model.py"
+    kernels.write_text(MODULE + WHOLE_CALL)  # registered in the kernels module, reaching no kernel
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-q", "-m", "bench")
+    commit = _git(tmp_path, "rev-parse", "HEAD")
+    then = kernel_code(kernels.read_text(), "42", "whole")
+    assert sorted(then) == ["_kernel", "_other"]  # it reaches no kernel: every kernel of the module
+    kernels.write_text(MODULE)  # then the registration moves beside a model importing the kernels
+    model.write_text("from .kernels import double\n\n" + WHOLE_CALL)
+    assert kernel_code(model.read_text(), "42", "whole") == {}  # alone, it sees no kernel
+    sibling = lambda m: (pkg / "demo" / f"{m}.py").read_text()
+    assert kernel_code(model.read_text(), "42", "whole", sibling) == then
+    assert code_status("42", "whole", commit, pkg) == ("same", "")  # found at the commit, moved
+    kernels.write_text(MODULE.replace("x + 1", "x + 2"))
+    state, why = code_status("42", "whole", commit, pkg)
+    assert state == "replaced" and "pkg/demo/model.py" in why
+
+
 def test_code_status_outside_a_git_checkout(tmp_path):
     (tmp_path / "demo").mkdir()
     (tmp_path / "demo" / "kernels.py").write_text(MODULE)
