@@ -71,7 +71,8 @@ class GraphormerLayer(nn.Module):
         h: torch.Tensor,  # (B, L, d)
         bias: torch.Tensor,  # (B, H, L, L) additive attention bias
     ) -> torch.Tensor:
-        """
+        """Tokens (B, L, d) -> (B, L, d): biased attention and feed-forward, pre-norm.
+
         Args:
             h: (B, L, d)
             bias: (B, H, L, L) additive attention bias

@@ -41,7 +41,8 @@ class EncoderBlock(nn.Module):
         x: torch.Tensor,  # (B, T, D)
         key_mask: torch.Tensor | None = None,  # (B, T) True for real tokens
     ) -> torch.Tensor:
-        """
+        """Tokens (B, T, D) -> (B, T, D): attention and feed-forward, post-norm.
+
         Args:
             x: (B, T, D)
             key_mask: (B, T) True for real tokens (default: None)
