@@ -8,12 +8,12 @@ __all__ = []
 # %% ../../nbs/17_afr_net/00_overview.ipynb #be4a0520
 from . import _solutions  # noqa: F401  (registers the exercises)
 from icml26_lit.afr_net.data import (
-    Cohort,
+    Cohort as ConnectomeCohort,
     filter_fc,
     load_template,
     prepare_graphs,
     preprocess_sc,
-    simulate_cohort,
+    simulate_cohort as simulate_connectome_cohort,
     template_names,
 )
 from .experiments import pathway_auroc
@@ -21,6 +21,8 @@ from .flow import edge_energy, mask_from_energy
 from .graphormer import GraphormerEncoder
 from .kernels import energy_mask_bias, energy_mask_bias_reference
 from .model import AFRNet, EdgeGate
+
+from .experiments import train_afrnet
 
 __all__ = [
     "edge_energy",
@@ -31,11 +33,23 @@ __all__ = [
     "preprocess_sc",
     "load_template",
     "template_names",
-    "simulate_cohort",
+    "simulate_connectome_cohort",
     "prepare_graphs",
-    "Cohort",
+    "ConnectomeCohort",
     "pathway_auroc",
     "GraphormerEncoder",
     "EdgeGate",
     "AFRNet",
+    "train_afrnet",
 ]
+
+# %% ../../nbs/17_afr_net/00_overview.ipynb #545a36d8
+from ..core import moved_names
+
+__getattr__ = moved_names(
+    __name__,
+    {
+        "Cohort": ("icml26_lit.afr_net", "ConnectomeCohort"),
+        "simulate_cohort": ("icml26_lit.afr_net", "simulate_connectome_cohort"),
+    },
+)

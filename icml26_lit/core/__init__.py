@@ -20,6 +20,7 @@ from icml26_lit.core.scale import (
     check_projection,
     optional_import,
     extra_error,
+    moved_names,
 )
 from icml26_lit.core.kernels import (
     HAS_TRITON,
@@ -97,6 +98,7 @@ __all__ = [
     "check_projection",
     "optional_import",
     "extra_error",
+    "moved_names",
     "HAS_TRITON",
     "BACKENDS",
     "resolve_backend",

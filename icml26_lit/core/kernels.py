@@ -186,23 +186,22 @@ def check_tensor(
 def check_devices(
     **tensors,  # the op's tensor arguments by name, in signature order; other values are skipped
 ) -> torch.device | None:
-    """The one device of the named tensors; a ValueError names the first input on another device.
+    """The one device of the named tensors; a ValueError names an input on another device.
 
     Args:
         **tensors: the op's tensor arguments by name, in signature order; other values are skipped
     """
-    first = None
-    for name, t in tensors.items():
-        if not isinstance(t, torch.Tensor):
-            continue  # None or a non-tensor: the wrapper's own checks name it
-        if first is None:
-            first = name, t.device
-        elif t.device != first[1]:
-            raise ValueError(
-                f"{name} is on {t.device} but {first[0]} is on {first[1]}: pass every input on "
-                "one device"
-            )
-    return None if first is None else first[1]
+    named = [(n, t.device) for n, t in tensors.items() if isinstance(t, torch.Tensor)]
+    devices = [d for _, d in named]
+    if len(set(devices)) > 1:  # the odd one out against the device most inputs are on
+        ref = max(dict.fromkeys(devices), key=devices.count)
+        odd = next(n for n, d in named if d != ref)
+        first = next(n for n, d in named if d == ref)
+        raise ValueError(
+            f"{odd} is on {tensors[odd].device} but {first} is on {ref}: pass every input on "
+            "one device"
+        )
+    return devices[0] if devices else None
 
 # %% ../../nbs/00_core/02_kernels.ipynb #d6f30dc4
 _TRANSFERS = {"aten::_to_copy", "aten::copy_", "aten::_copy_from", "aten::_copy_from_and_resize"}

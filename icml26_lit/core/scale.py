@@ -17,7 +17,7 @@ import torch
 # %% auto #0
 __all__ = ['SCALE_NAMES', 'DEVICE_NAMES', 'PROBE_REFERENCE_S', 'RUNNER_STOP', 'CI_BUDGET_S', 'Scale', 'Config', 'NoPresetError',
            'Sizes', 'sizes', 'get_device', 'seed_everything', 'speed_probe', 'speed_factor', 'check_projection',
-           'extra_error', 'optional_import']
+           'extra_error', 'optional_import', 'moved_names']
 
 # %% ../../nbs/00_core/01_scale.ipynb #8af45fae
 SCALE_NAMES = ("ci", "cpu", "colab", "full")
@@ -391,3 +391,32 @@ def optional_import(
         if missing != module.split(".")[0]:
             raise  # a dependency of `module` itself is broken: pip's own message says more
         raise extra_error(module, extra) from e
+
+# %% ../../nbs/00_core/01_scale.ipynb #dbcb691d
+def moved_names(
+    package: str,  # the package's `__name__`
+    moved: dict,  # old name -> (module, name) where it lives now
+    until: str = "0.3.0",  # the release without the old names
+):
+    """A module `__getattr__` that serves `package`'s old names with a DeprecationWarning.
+
+    Args:
+        package: the package's `__name__`
+        moved: old name -> (module, name) where it lives now
+        until: the release without the old names (default: "0.3.0")
+    """
+    import importlib
+    import warnings
+
+    def __getattr__(name: str):
+        if name not in moved:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        module, new = moved[name]
+        warnings.warn(
+            f"{package}.{name} is deprecated and goes in {until}: use {module}.{new}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(module), new)
+
+    return __getattr__

@@ -12,16 +12,16 @@ from .regions import shell_windows, farthest_point_regions
 from .kernels import star_message, star_message_reference
 from .model import region_hubs, star_edges, DKMP
 from icml26_lit.dkmp.experiments import (
-    CONFIG,
     charged_polymer,
     far_force_share,
     SchNetArm,
     DKMPArm,
-    run_seed,
 )
 from . import _solutions  # noqa: F401  (registers the exercises)
 
 # %% ../../nbs/07_dkmp/00_overview.ipynb #1d3971af
+from .experiments import train_arm as train_dkmp_arm
+
 __all__ = [
     "COULOMB_K",
     "exclusion_scales",
@@ -38,10 +38,20 @@ __all__ = [
     "region_hubs",
     "star_edges",
     "DKMP",
-    "CONFIG",
     "charged_polymer",
     "far_force_share",
     "SchNetArm",
     "DKMPArm",
-    "run_seed",
+    "train_dkmp_arm",
 ]
+
+# %% ../../nbs/07_dkmp/00_overview.ipynb #af6c8d3f
+from ..core import moved_names
+
+__getattr__ = moved_names(
+    __name__,
+    {
+        "CONFIG": ("icml26_lit.dkmp.experiments", "CONFIG"),
+        "run_seed": ("icml26_lit.dkmp.experiments", "run_seed"),
+    },
+)

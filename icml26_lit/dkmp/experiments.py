@@ -254,9 +254,31 @@ def make_arm(kind: str, data: dict, cfg, seed: int, dev):
     arm.set_scale(float(e_atom.mean()), float(e_atom.std()))
     return arm.to(dev)
 
+# %% ../../nbs/07_dkmp/06_experiments.ipynb #dda931dd
+def train_arm(
+    arm,  # the model to train in place: a `DKMPArm` or a `SchNetArm`
+    data,  # `charged_polymer`'s dict: frames "pos" (T, N, 3), "energy" (T,), "forces" (T, N, 3)
+    cfg,  # the preset: `cfg.batch` frames a step
+    seed: int,  # seeds the batch order
+    lr: float,  # Adam's learning rate, decayed by a cosine to 0
+    steps: int,  # optimiser steps
+    train_idx,  # indices of the training frames
+    dev,  # the device to train on
+    on_step=None,  # called as on_step(step, arm) after each step, or None
+):
+    """Adam, cosine decay, batches of `cfg.batch` frames; loss MSE(E/N) + 100 MSE(F) (standardised).
 
-def train_arm(arm, data, cfg, seed: int, lr: float, steps: int, train_idx, dev, on_step=None):
-    "Adam, cosine decay, batches of `cfg.batch` frames; loss MSE(E/N) + 100 MSE(F) (standardised)."
+    Args:
+        arm: the model to train in place: a `DKMPArm` or a `SchNetArm`
+        data: `charged_polymer`'s dict: frames "pos" (T, N, 3), "energy" (T,), "forces" (T, N, 3)
+        cfg: the preset: `cfg.batch` frames a step
+        seed: seeds the batch order
+        lr: Adam's learning rate, decayed by a cosine to 0
+        steps: optimiser steps
+        train_idx: indices of the training frames
+        dev: the device to train on
+        on_step: called as on_step(step, arm) after each step, or None (default: None)
+    """
     n = data["pos"].shape[1]
     pos, energy = data["pos"].float().to(dev), data["energy"].float().to(dev)
     forces = data["forces"].float().to(dev)

@@ -11,7 +11,7 @@ from icml26_lit.ecg_r1.protocol import (
     labels_from_measurements,
     protocol_report,
     completion_text,
-    vocabulary,
+    vocabulary as report_vocabulary,
     diagnosis_reward,
     evidence_reward,
     format_reward,
@@ -34,7 +34,7 @@ from icml26_lit.ecg_r1.train import (
     train_sft,
     train_grpo,
     grpo_step,
-    evaluate,
+    evaluate as evaluate_reports,
     completion_rewards,
 )
 from ..physio import LABELS
@@ -46,7 +46,7 @@ __all__ = [
     "labels_from_measurements",
     "protocol_report",
     "completion_text",
-    "vocabulary",
+    "report_vocabulary",
     "diagnosis_reward",
     "evidence_reward",
     "format_reward",
@@ -65,7 +65,18 @@ __all__ = [
     "train_sft",
     "train_grpo",
     "grpo_step",
-    "evaluate",
+    "evaluate_reports",
     "completion_rewards",
     "LABELS",
 ]
+
+# %% ../../nbs/16_ecg_r1/00_overview.ipynb #cae00c5b
+from ..core import moved_names
+
+__getattr__ = moved_names(
+    __name__,
+    {
+        "evaluate": ("icml26_lit.ecg_r1", "evaluate_reports"),
+        "vocabulary": ("icml26_lit.ecg_r1", "report_vocabulary"),
+    },
+)

@@ -8,7 +8,7 @@ __all__ = []
 # %% ../../nbs/00_core/13_example_api.ipynb #6bac7a8e
 from .features import fourier_features_reference, gaussian_frequencies
 from .kernels import bytes_model, fourier_features, fourier_features_triton
-from .experiments import CONFIG, fit_mlp, make_data, smoke_step, target
+from .experiments import fit_mlp, make_data, target
 from . import _solutions  # noqa: F401 (registers exercises 00.1-00.3)
 
 __all__ = [
@@ -17,9 +17,18 @@ __all__ = [
     "gaussian_frequencies",
     "bytes_model",
     "fourier_features_triton",
-    "CONFIG",
     "fit_mlp",
     "make_data",
-    "smoke_step",
     "target",
 ]
+
+# %% ../../nbs/00_core/13_example_api.ipynb #1863b5a1
+from ..core import moved_names
+
+__getattr__ = moved_names(
+    __name__,
+    {
+        "CONFIG": ("icml26_lit.example.experiments", "CONFIG"),
+        "smoke_step": ("icml26_lit.example.experiments", "smoke_step"),
+    },
+)

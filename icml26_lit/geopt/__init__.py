@@ -9,8 +9,14 @@ __all__ = []
 from .geometry import load_airfoils, naca4, signed_distance, validate_contour
 from .lifting import Lifted, lift
 from .kernels import deslice, slice_tokens
-from .model import PhysicsAttention, Transolver, load_pretrained
+from icml26_lit.geopt.model import (
+    PhysicsAttention,
+    Transolver,
+    load_pretrained as load_pretrained_transolver,
+)
 from . import _solutions  # noqa: F401 (registers the exercises)
+
+from .experiments import train as train_transolver
 
 __all__ = [
     "load_airfoils",
@@ -23,5 +29,16 @@ __all__ = [
     "deslice",
     "PhysicsAttention",
     "Transolver",
-    "load_pretrained",
+    "load_pretrained_transolver",
+    "train_transolver",
 ]
+
+# %% ../../nbs/02_geopt/00_overview.ipynb #b349a2b9
+from ..core import moved_names
+
+__getattr__ = moved_names(
+    __name__,
+    {
+        "load_pretrained": ("icml26_lit.geopt", "load_pretrained_transolver"),
+    },
+)

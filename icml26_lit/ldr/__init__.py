@@ -9,7 +9,7 @@ __all__ = []
 from .targets import DoubleWell2D, TiltedWell, ManyWell
 from icml26_lit.ldr.objectives import (
     DISPERSIONS,
-    METHODS,
+    METHODS as LDR_METHODS,
     log_dispersion_loss,
     nll_loss,
     temperature_weights,
@@ -18,23 +18,12 @@ from icml26_lit.ldr.objectives import (
     fit,
     check_fit_args,
     energy_slope,
-    evaluate,
+    evaluate as evaluate_flow,
 )
 from .kernels import rq_spline, make_spline_inputs
 
 # %% ../../nbs/09_ldr/00_overview.ipynb #f1d5ffc5
-from icml26_lit.ldr.experiments import (
-    CONFIG,
-    ZukoNSF,
-    make_flow,
-    training_data,
-    run,
-    pilot,
-    nll_weight_decay,
-    balanced_modes,
-    smoke_step,
-    equal_ess_ratio,
-)
+from .experiments import ZukoNSF, make_flow
 from icml26_lit.flows.estimators import (
     effective_sample_size,
     estimate_log_Z,
@@ -49,7 +38,7 @@ __all__ = [
     "TiltedWell",
     "ManyWell",
     "DISPERSIONS",
-    "METHODS",
+    "LDR_METHODS",
     "log_dispersion_loss",
     "nll_loss",
     "temperature_weights",
@@ -58,21 +47,32 @@ __all__ = [
     "fit",
     "check_fit_args",
     "energy_slope",
-    "evaluate",
+    "evaluate_flow",
     "rq_spline",
     "make_spline_inputs",
-    "CONFIG",
     "ZukoNSF",
     "make_flow",
-    "training_data",
-    "run",
-    "pilot",
-    "nll_weight_decay",
-    "balanced_modes",
-    "smoke_step",
-    "equal_ess_ratio",
     "effective_sample_size",
     "estimate_log_Z",
     "importance_log_weights",
     "CouplingFlow",
 ]
+
+# %% ../../nbs/09_ldr/00_overview.ipynb #14e65713
+from ..core import moved_names
+
+__getattr__ = moved_names(
+    __name__,
+    {
+        "CONFIG": ("icml26_lit.ldr.experiments", "CONFIG"),
+        "METHODS": ("icml26_lit.ldr", "LDR_METHODS"),
+        "balanced_modes": ("icml26_lit.ldr.experiments", "balanced_modes"),
+        "equal_ess_ratio": ("icml26_lit.ldr.experiments", "equal_ess_ratio"),
+        "evaluate": ("icml26_lit.ldr", "evaluate_flow"),
+        "nll_weight_decay": ("icml26_lit.ldr.experiments", "nll_weight_decay"),
+        "pilot": ("icml26_lit.ldr.experiments", "pilot"),
+        "run": ("icml26_lit.ldr.experiments", "run"),
+        "smoke_step": ("icml26_lit.ldr.experiments", "smoke_step"),
+        "training_data": ("icml26_lit.ldr.experiments", "training_data"),
+    },
+)

@@ -19,7 +19,7 @@ from icml26_lit.prime_attention.data import (
     simulate_var2,
     lagged_xcorr_scores,
     granger_scores,
-    make_windows,
+    make_windows as make_forecast_windows,
     standardize,
     split_bounds,
     window_index,
@@ -27,6 +27,8 @@ from icml26_lit.prime_attention.data import (
     TRUE_PAIRS,
 )
 from . import _solutions  # noqa: F401 (registers the exercises)
+
+from .experiments import train_arm as train_forecast_arm
 
 __all__ = [
     "prime_attention",
@@ -41,10 +43,21 @@ __all__ = [
     "simulate_var2",
     "lagged_xcorr_scores",
     "granger_scores",
-    "make_windows",
+    "make_forecast_windows",
     "standardize",
     "split_bounds",
     "window_index",
     "load_daphnet",
     "TRUE_PAIRS",
+    "train_forecast_arm",
 ]
+
+# %% ../../nbs/14_prime_attention/00_overview.ipynb #3fd3bdd1
+from ..core import moved_names
+
+__getattr__ = moved_names(
+    __name__,
+    {
+        "make_windows": ("icml26_lit.prime_attention", "make_forecast_windows"),
+    },
+)

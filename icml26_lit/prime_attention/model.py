@@ -64,6 +64,16 @@ def _check_layer_args(n_channels, d_model, n_heads, attention, backend):
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r} is not valid; use one of {', '.join(BACKENDS)}")
 
+# %% ../../nbs/14_prime_attention/02_backbone.ipynb #7cca5ae5
+def _init_linears(module: nn.Module, generator: torch.Generator | None):
+    "U(-1/sqrt(fan_in), 1/sqrt(fan_in)) weights and biases from `generator` (torch's default law)."
+    for m in module.modules():
+        if isinstance(m, nn.Linear):
+            bound = 1 / math.sqrt(m.in_features)
+            with torch.no_grad():
+                m.weight.copy_((torch.rand(m.weight.shape, generator=generator) * 2 - 1) * bound)
+                m.bias.copy_((torch.rand(m.bias.shape, generator=generator) * 2 - 1) * bound)
+
 # %% ../../nbs/14_prime_attention/02_backbone.ipynb #e05af3f2
 class PrimeAttentionLayer(nn.Module):
     """Attention over channel tokens: standard, prime or pair-bias (Chapter 14, *Backbone*).
@@ -175,16 +185,6 @@ def _check_model_args(
     _check_layer_args(n_channels, d_model, n_heads, attention, backend)
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
-
-
-def _init_linears(module: nn.Module, generator: torch.Generator | None):
-    "U(-1/sqrt(fan_in), 1/sqrt(fan_in)) weights and biases from `generator` (torch's default law)."
-    for m in module.modules():
-        if isinstance(m, nn.Linear):
-            bound = 1 / math.sqrt(m.in_features)
-            with torch.no_grad():
-                m.weight.copy_((torch.rand(m.weight.shape, generator=generator) * 2 - 1) * bound)
-                m.bias.copy_((torch.rand(m.bias.shape, generator=generator) * 2 - 1) * bound)
 
 # %% ../../nbs/14_prime_attention/02_backbone.ipynb #c5547f3d
 class PrimeITransformer(nn.Module):

@@ -21,7 +21,7 @@ from icml26_lit.ro_hnn.model import (
     ROHNN,
     LatentNODE,
     energy_drift,
-    make_windows,
+    make_windows as make_state_windows,
     relative_rmse,
     train_model,
     window_loss,
@@ -44,8 +44,18 @@ __all__ = [
     "LatentNODE",
     "MLPHNN",
     "window_loss",
-    "make_windows",
+    "make_state_windows",
     "train_model",
     "relative_rmse",
     "energy_drift",
 ]
+
+# %% ../../nbs/03_ro_hnn/00_overview.ipynb #58353b9a
+from ..core import moved_names
+
+__getattr__ = moved_names(
+    __name__,
+    {
+        "make_windows": ("icml26_lit.ro_hnn", "make_state_windows"),
+    },
+)

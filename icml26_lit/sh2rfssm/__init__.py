@@ -7,7 +7,7 @@ __all__ = []
 
 # %% ../../nbs/13_sh2rfssm/05_api.ipynb #64b0a822
 from icml26_lit.sh2rfssm.neuron import (
-    METHODS,
+    METHODS as HRF_METHODS,
     SpikeFunction,
     check_threshold,
     hrf_continuous_matrix,
@@ -37,8 +37,11 @@ from icml26_lit.sh2rfssm.layer import (
 
 from . import _solutions  # noqa: F401 (registers the exercises)
 
+from .experiments import train_classifier
+
+# %% ../../nbs/13_sh2rfssm/05_api.ipynb #471a3267
 __all__ = [
-    "METHODS",
+    "HRF_METHODS",
     "SpikeFunction",
     "check_threshold",
     "hrf_continuous_matrix",
@@ -62,4 +65,15 @@ __all__ = [
     "initial_neurons",
     "parallel_scan_2x2",
     "sequential_scan_2x2",
+    "train_classifier",
 ]
+
+# %% ../../nbs/13_sh2rfssm/05_api.ipynb #6f587b54
+from ..core import moved_names
+
+__getattr__ = moved_names(
+    __name__,
+    {
+        "METHODS": ("icml26_lit.sh2rfssm", "HRF_METHODS"),
+    },
+)

@@ -14,8 +14,8 @@ from icml26_lit.sleep_eeg.simulator import (
     simulate_eeg,
     simulate_respiration,
     breath_wave,
-    Cohort,
-    simulate_cohort,
+    Cohort as SleepCohort,
+    simulate_cohort as simulate_sleep_cohort,
 )
 from icml26_lit.sleep_eeg.multitaper import (
     dpss_tapers,
@@ -60,8 +60,8 @@ __all__ = [
     "simulate_eeg",
     "simulate_respiration",
     "breath_wave",
-    "Cohort",
-    "simulate_cohort",
+    "SleepCohort",
+    "simulate_sleep_cohort",
     "dpss_tapers",
     "multitaper_psd",
     "epoch_spectrogram",
@@ -85,3 +85,14 @@ __all__ = [
     "fit_stager",
     "stage_accuracy",
 ]
+
+# %% ../../nbs/15_sleep_eeg/00_overview.ipynb #f2c83e7e
+from ..core import moved_names
+
+__getattr__ = moved_names(
+    __name__,
+    {
+        "Cohort": ("icml26_lit.sleep_eeg", "SleepCohort"),
+        "simulate_cohort": ("icml26_lit.sleep_eeg", "simulate_sleep_cohort"),
+    },
+)

@@ -45,7 +45,7 @@ from icml26_lit.verbalized_persuasion.letters import (
     phrase,
     LetterDraws,
     LetterSender,
-    vocabulary,
+    vocabulary as letter_vocabulary,
     leak_likelihood,
     calibrate_leak,
 )
@@ -107,7 +107,7 @@ __all__ = [
     "phrase",
     "LetterDraws",
     "LetterSender",
-    "vocabulary",
+    "letter_vocabulary",
     "leak_likelihood",
     "calibrate_leak",
     "ReceiverLM",
@@ -127,3 +127,13 @@ __all__ = [
     "score_messages_reference",
     "bench_score_messages",
 ]
+
+# %% ../../nbs/19_verbalized_persuasion/00_overview.ipynb #0cc0c83f
+from ..core import moved_names
+
+__getattr__ = moved_names(
+    __name__,
+    {
+        "vocabulary": ("icml26_lit.verbalized_persuasion", "letter_vocabulary"),
+    },
+)

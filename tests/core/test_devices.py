@@ -39,9 +39,7 @@ def tensor_params(fn) -> list[str]:
     return [p for p, v in inspect.signature(fn).parameters.items() if "Tensor" in str(v.annotation)]
 
 
-CASES = [
-    (name, p) for name, fn in sorted(kernel_wrappers().items()) for p in tensor_params(fn)[1:]
-]
+CASES = [(name, p) for name, fn in sorted(kernel_wrappers().items()) for p in tensor_params(fn)[1:]]
 
 
 def test_the_wrappers_are_found():
@@ -73,3 +71,8 @@ def test_check_devices():
     assert check_devices() is None and check_devices(x=None) is None
     with pytest.raises(ValueError, match="^w is on meta but x is on cpu: pass every input"):
         check_devices(x=torch.ones(2), bias=None, w=torch.ones(2, device="meta"))
+    # the odd one out is named even when it comes first; a tie names the later one
+    with pytest.raises(ValueError, match="^z is on meta but x is on cpu"):
+        check_devices(z=torch.ones(2, device="meta"), x=torch.ones(2), w=torch.ones(3))
+    with pytest.raises(ValueError, match="^x is on cpu but z is on meta"):
+        check_devices(z=torch.ones(2, device="meta"), x=torch.ones(2))

@@ -10,8 +10,8 @@ from icml26_lit.ecg_r1 import (
     SignalEncoder,
     interleaved_modality_dropout,
     make_examples,
+    report_vocabulary,
     simulate_ecg,
-    vocabulary,
 )
 from icml26_lit.ecg_r1.model import reinit
 from icml26_lit.lm import WordTokenizer
@@ -60,7 +60,7 @@ def _model(backend):
     g = torch.Generator().manual_seed(0)
     se, ie = reinit(SignalEncoder(), g), reinit(ImageEncoder(), g)
     return ECGR1Model(
-        WordTokenizer(vocabulary()),
+        WordTokenizer(report_vocabulary()),
         se,
         ie,
         d_model=32,

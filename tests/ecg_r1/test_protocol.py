@@ -14,7 +14,7 @@ from icml26_lit.ecg_r1 import (
     labels_from_measurements,
     protocol_report,
     qtc_bazett,
-    vocabulary,
+    report_vocabulary,
 )
 from icml26_lit.physio import random_labels, simulate_record
 
@@ -63,7 +63,7 @@ def test_labels_from_500_records_match_the_request():
 
 
 def test_vocabulary_is_closed_and_enumerated():
-    vc, vf = vocabulary("compact"), vocabulary("full")
+    vc, vf = report_vocabulary("compact"), report_vocabulary("full")
     assert set(LABELS) <= set(vc) <= set(vf) and len(vc) == len(set(vc))
     rng = np.random.default_rng(2)
     for _ in range(100):

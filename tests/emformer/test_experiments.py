@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from icml26_lit.emformer import finetune, pretrain
+from icml26_lit.emformer import finetune_emformer, pretrain_emformer
 from icml26_lit.emformer.experiments import (
     CONFIG,
     SIN,
@@ -62,7 +62,7 @@ def test_the_scheduled_arm_raises_lambda_and_the_learned_one_does_not():
         total = 2 * 3
         from icml26_lit.emformer import scheduled_w
 
-        h = finetune(
+        h = finetune_emformer(
             m,
             train,
             arm_mode(arm),
@@ -104,7 +104,7 @@ def test_budget_pilot_logs_and_rejects_a_bad_interval():
 def test_pretrain_callback_sees_every_step_and_is_checked():
     train = torch.randn(2, 3, 3, 8, 16, generator=torch.Generator().manual_seed(0))
     seen = []
-    pretrain(_tiny(), train, 3, batch=2, callback=lambda s, m: seen.append(s))
+    pretrain_emformer(_tiny(), train, 3, batch=2, callback=lambda s, m: seen.append(s))
     assert seen == [1, 2, 3]
     with pytest.raises(TypeError, match="callback must be callable"):
-        pretrain(_tiny(), train, 1, batch=2, callback=3)
+        pretrain_emformer(_tiny(), train, 1, batch=2, callback=3)

@@ -9,7 +9,7 @@ from icml26_lit.emformer import (
     EMFormer,
     acc,
     composite_loss,
-    finetune,
+    finetune_emformer,
     forecast,
     latitude_weights,
     weighted_rmse,
@@ -118,9 +118,9 @@ def test_bad_input():
     m = _tiny()
     train = torch.randn(2, 5, 3, 8, 16)
     with pytest.raises(ValueError, match="K must be an int >= 1"):
-        finetune(m, train, "accumulative", K=0)
+        finetune_emformer(m, train, "accumulative", K=0)
     with pytest.raises(ValueError, match="mode must be one of"):
-        finetune(m, train, "teacher-forcing")
+        finetune_emformer(m, train, "teacher-forcing")
     with pytest.raises(ValueError, match="x contains NaN"):
         m(torch.full((1, 3, 8, 16), float("nan")))
     with pytest.raises(ValueError, match="leads must be"):
@@ -132,7 +132,7 @@ def test_finetune_modes_count_updates_and_seed():
     runs = []
     for _ in range(2):
         m = _tiny()
-        h = finetune(
+        h = finetune_emformer(
             m,
             train,
             "accumulative",

@@ -7,7 +7,7 @@ import pathlib
 import pytest
 import torch
 
-from icml26_lit.ldr import DoubleWell2D, evaluate
+from icml26_lit.ldr import DoubleWell2D, evaluate_flow
 from icml26_lit.ldr.experiments import (
     CONFIG,
     balanced_modes,
@@ -42,7 +42,7 @@ def test_a_short_ldr_run_beats_the_untrained_flow():
     torch.manual_seed(5)
     x_test = target.sample(256, torch.Generator().manual_seed(6))
     untrained = make_flow("ours", 2, cfg, torch.device("cpu"))  # N(0, I)
-    r0 = evaluate(untrained, target, 512, torch.Generator().manual_seed(7), x_test)
+    r0 = evaluate_flow(untrained, target, 512, torch.Generator().manual_seed(7), x_test)
     r1 = run(target, "nll+ldr", 128, 5, cfg)
     assert r1["test_nll"] < r0["test_nll"] and r1["ess"] > r0["ess"]
 

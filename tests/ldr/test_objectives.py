@@ -10,7 +10,7 @@ from icml26_lit.ldr import (
     DoubleWell2D,
     ReplayBuffer,
     energy_slope,
-    evaluate,
+    evaluate_flow,
     fit,
     log_dispersion_loss,
     nll_loss,
@@ -152,7 +152,7 @@ def test_evaluate_and_slope_on_an_exact_flow():
             return 0.5
 
     x = torch.randn(100, 2, dtype=torch.float64)
-    ev = evaluate(flow, Gauss(), 256, torch.Generator().manual_seed(0), x_test=x, x_data=x)
+    ev = evaluate_flow(flow, Gauss(), 256, torch.Generator().manual_seed(0), x_test=x, x_data=x)
     assert abs(ev["ess"] - 1) < 1e-12 and ev["log_Z_error"] < 1e-12
     assert abs(ev["slope"] - 1) < 1e-12
     assert abs(energy_slope(-3 * _gaussian_energy(x), _gaussian_energy(x)) - 3) < 1e-12

@@ -6,10 +6,10 @@ import torch
 
 from icml26_lit.sleep_eeg import (
     multitaper_psd,
-    simulate_cohort,
     simulate_eeg,
     simulate_hypnogram,
     simulate_respiration,
+    simulate_sleep_cohort,
     stationary_law,
     transition_matrix,
 )
@@ -38,7 +38,7 @@ def test_age_and_drift_move_the_chain(fresh_seed):
 
 
 def test_n2_has_the_most_spindle_band_power(fresh_seed):
-    c = simulate_cohort(8, 1.0, seed=fresh_seed)
+    c = simulate_sleep_cohort(8, 1.0, seed=fresh_seed)
     f, p = multitaper_psd(c.eeg.reshape(8, 120, 5, 384).double(), c.fs_eeg)
     # sigma power relative to the epoch's 0.5-30 Hz power: the absolute band power failed 8 of
     # 60 seeds (a few muscle bursts, or transition epochs carrying N2's spindles, move a stage's
@@ -73,10 +73,10 @@ def test_coupling_zero_removes_stage_effects():
 
 
 def test_cohort_shapes_and_seed():
-    c = simulate_cohort(3, 0.5, fs_eeg=128, seed=5)
+    c = simulate_sleep_cohort(3, 0.5, fs_eeg=128, seed=5)
     assert c.eeg.shape == (3, 60, 3840) and c.resp.shape == (3, 60 * 300)
     assert np.all((c.age >= 20) & (c.age <= 85))
-    assert torch.equal(c.resp, simulate_cohort(3, 0.5, fs_eeg=128, seed=5).resp)
+    assert torch.equal(c.resp, simulate_sleep_cohort(3, 0.5, fs_eeg=128, seed=5).resp)
 
 
 def test_simulator_bad_input():
@@ -95,8 +95,8 @@ def test_simulator_bad_input():
     with pytest.raises(ValueError, match="coupling"):
         simulate_respiration([0, 1], 30.0, False, coupling=2.0)
     with pytest.raises(ValueError, match="hours"):
-        simulate_cohort(2, 0.01)
+        simulate_sleep_cohort(2, 0.01)
     with pytest.raises(ValueError, match="n_subjects"):
-        simulate_cohort(0, 1.0)
+        simulate_sleep_cohort(0, 1.0)
     with pytest.raises(ValueError, match="fs_resp"):
-        simulate_cohort(2, 1.0, fs_resp=7.33)
+        simulate_sleep_cohort(2, 1.0, fs_resp=7.33)
