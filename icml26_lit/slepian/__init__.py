@@ -31,7 +31,7 @@ from .kernels import sh_coefficients, slepian_features
 # %% auto #0
 __all__ = ['CAP_KEYS', 'HEADS', 'check_locations', 'check_backend', 'SphericalHarmonicsEncoder', 'SlepianEncoder',
            'HybridEncoder', 'LatLonEncoder', 'CartesianEncoder', 'FeatureStandardizer', 'mlp_head', 'linear_head',
-           'SirenHead', 'make_head', 'LocationModel']
+           'SirenHead', 'make_head', 'LocationModel', 'train_head']
 
 # %% ../../nbs/01_slepian/03_encoders.ipynb #cfb0dee3
 def check_locations(x) -> torch.Tensor:
@@ -401,3 +401,6 @@ class LocationModel(nn.Module):
 
 # %% ../../nbs/01_slepian/03_encoders.ipynb #99f832d1
 from . import _solutions  # noqa: E402, F401 (registers exercises 01.1-01.3)
+from .experiments import train_head  # noqa: E402 (the training function)
+
+_all_ = ["train_head"]

@@ -38,6 +38,7 @@ MOVED = {
     "example": {"CONFIG": "experiments.CONFIG", "smoke_step": "experiments.smoke_step"},
 }
 TRAINING = {
+    "slepian": "train_head",
     "geopt": "train_transolver",
     "dkmp": "train_dkmp_arm",
     "sh2rfssm": "train_classifier",
