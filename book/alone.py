@@ -95,7 +95,11 @@ def run_alone(py: Path, nb: Path, folder: Path, timeout: float) -> tuple[bool, f
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ICML26_RESULTS_DIR")}
     env["OMP_NUM_THREADS"] = "1"  # one thread, as the book times its notebooks
     env["PATH"] = f"{py.parent}:{env.get('PATH', '')}"
-    cmd = [str(py), "-m", "papermill", "--log-level", "ERROR", str(src), str(folder / "out.ipynb")]
+    # papermill through the book's runner, which only keeps its kernel client from waiting on a
+    # channel forever (a known hang after ipywidgets cells); the notebook itself runs unchanged
+    runner = ROOT / "book" / "papermill_client.py"
+    cmd = [str(py), str(runner), str(src), str(folder / "out.ipynb"), "-k", "python3"]
+    cmd += ["--log-level", "ERROR"]
     t0 = time.perf_counter()
     try:
         p = subprocess.run(
