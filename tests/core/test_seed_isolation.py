@@ -28,6 +28,7 @@ import pytest
 import torch
 
 import icml26_lit
+from tests._rng_states import moved, states
 
 try:  # rich (which scikit-learn imports) draws from Python's `random` once, when it is imported
     import rich.style  # noqa: F401
@@ -101,24 +102,10 @@ import importlib, json, random, sys
 import numpy as np
 import torch
 
+from tests._rng_states import moved, states
+
 torch.manual_seed(12345); np.random.seed(12345); random.seed(12345)
 torch.rand(1); np.random.rand(); random.random()
-
-
-def states():
-    t, n, r = torch.get_rng_state(), np.random.get_state(), random.getstate()
-    return t.clone(), (n[0], n[1].copy(), *n[2:]), r
-
-
-def moved(a, b):
-    out = []
-    if not torch.equal(a[0], b[0]):
-        out.append("torch")
-    if not (a[1][0] == b[1][0] and np.array_equal(a[1][1], b[1][1]) and a[1][2:] == b[1][2:]):
-        out.append("numpy")
-    if a[2] != b[2]:
-        out.append("random")
-    return out
 
 
 report = {}
@@ -222,23 +209,6 @@ def _seed_globally(s: int) -> None:
     torch.manual_seed(s)
     np.random.seed(s)
     random.seed(s)
-
-
-def _states():
-    n = np.random.get_state()
-    return torch.get_rng_state(), (n[0], n[1].copy(), *n[2:]), random.getstate()
-
-
-def moved(a, b) -> list[str]:
-    "The global generators whose state differs between two `_states()`."
-    out = []
-    if not torch.equal(a[0], b[0]):
-        out.append("torch")
-    if not (a[1][0] == b[1][0] and np.array_equal(a[1][1], b[1][1]) and a[1][2:] == b[1][2:]):
-        out.append("numpy")
-    if a[2] != b[2]:
-        out.append("random")
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1714,9 +1684,9 @@ def test_seeded_call_leaves_the_global_generators_alone_and_ignores_them(name):
     outs = []
     for s in (1, 2):
         _seed_globally(s)
-        before = _states()
+        before = states()
         outs.append(CALLS[name]())
-        m = moved(before, _states())
+        m = moved(before, states())
         assert not m, f"{name} moved the global {' and '.join(m)} generator(s)"
     d = difference(*outs)
     assert d is None, f"{name} gave different outputs under two global generator states: {d}"
