@@ -21,6 +21,7 @@ from icml26_lit.core.scale import (
     optional_import,
     extra_error,
     moved_names,
+    moved_function,
 )
 from icml26_lit.core.kernels import (
     HAS_TRITON,
@@ -99,6 +100,7 @@ __all__ = [
     "optional_import",
     "extra_error",
     "moved_names",
+    "moved_function",
     "HAS_TRITON",
     "BACKENDS",
     "resolve_backend",

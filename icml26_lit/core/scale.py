@@ -17,7 +17,7 @@ import torch
 # %% auto #0
 __all__ = ['SCALE_NAMES', 'DEVICE_NAMES', 'PROBE_REFERENCE_S', 'RUNNER_STOP', 'CI_BUDGET_S', 'Scale', 'Config', 'NoPresetError',
            'Sizes', 'sizes', 'get_device', 'seed_everything', 'speed_probe', 'speed_factor', 'check_projection',
-           'extra_error', 'optional_import', 'moved_names']
+           'extra_error', 'optional_import', 'moved_names', 'moved_function']
 
 # %% ../../nbs/00_core/01_scale.ipynb #8af45fae
 SCALE_NAMES = ("ci", "cpu", "colab", "full")
@@ -393,6 +393,13 @@ def optional_import(
         raise extra_error(module, extra) from e
 
 # %% ../../nbs/00_core/01_scale.ipynb #dbcb691d
+def _warn_moved(old: str, new: str, until: str) -> None:
+    import warnings
+
+    msg = f"{old} is deprecated and goes in {until}: use {new}"
+    warnings.warn(msg, DeprecationWarning, stacklevel=3)
+
+
 def moved_names(
     package: str,  # the package's `__name__`
     moved: dict,  # old name -> (module, name) where it lives now
@@ -406,17 +413,36 @@ def moved_names(
         until: the release without the old names (default: "0.3.0")
     """
     import importlib
-    import warnings
 
     def __getattr__(name: str):
         if name not in moved:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         module, new = moved[name]
-        warnings.warn(
-            f"{package}.{name} is deprecated and goes in {until}: use {module}.{new}",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        _warn_moved(f"{package}.{name}", f"{module}.{new}", until)
         return getattr(importlib.import_module(module), new)
 
     return __getattr__
+
+# %% ../../nbs/00_core/01_scale.ipynb #a6a59bad
+def moved_function(
+    package: str,  # the package's `__name__`
+    old: str,  # the old name, bound to what this returns
+    new: str,  # the function's name in `package` now
+    until: str = "0.3.0",  # the release without the old name
+):
+    """A function under `package`'s old name that warns, then calls `package.new` (Chapter 0).
+
+    Args:
+        package: the package's `__name__`
+        old: the old name, bound to what this returns
+        new: the function's name in `package` now
+        until: the release without the old name (default: "0.3.0")
+    """
+    import importlib
+
+    def moved(*args, **kwargs):
+        _warn_moved(f"{package}.{old}", f"{package}.{new}", until)
+        return getattr(importlib.import_module(package), new)(*args, **kwargs)
+
+    moved.__name__, moved.__doc__ = old, f"Deprecated name of `{new}` (it goes in {until})."
+    return moved

@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 # %% ../../nbs/05_emformer/00_overview.ipynb #34ae8a26
-from ..core import moved_names
+from ..core import moved_function, moved_names
 
 __getattr__ = moved_names(
     __name__,
@@ -58,16 +58,5 @@ __getattr__ = moved_names(
         "pretrain": ("icml26_lit.emformer", "pretrain_emformer"),
     },
 )
-
-
-def finetune(*args, **kwargs):
-    "Deprecated name of `finetune_emformer` (it goes in 0.3.0); the name is also a submodule's."
-    import warnings
-
-    warnings.warn(
-        "icml26_lit.emformer.finetune is deprecated and goes in 0.3.0: use "
-        "icml26_lit.emformer.finetune_emformer",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return finetune_emformer(*args, **kwargs)
+# `finetune` also names a submodule, which __getattr__ never sees: a forwarding function
+finetune = moved_function(__name__, "finetune", "finetune_emformer")

@@ -74,7 +74,7 @@ __all__ = [
 ]
 
 # %% ../../nbs/08_triforces/00_overview.ipynb #d7838336
-from ..core import moved_names
+from ..core import moved_function, moved_names
 
 __getattr__ = moved_names(
     __name__,
@@ -84,16 +84,5 @@ __getattr__ = moved_names(
         "pretrain": ("icml26_lit.triforces", "pretrain_ssl"),
     },
 )
-
-
-def finetune(*args, **kwargs):
-    "Deprecated name of `finetune_triforces` (it goes in 0.3.0); the name is also a submodule's."
-    import warnings
-
-    warnings.warn(
-        "icml26_lit.triforces.finetune is deprecated and goes in 0.3.0: use "
-        "icml26_lit.triforces.finetune_triforces",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return finetune_triforces(*args, **kwargs)
+# `finetune` also names a submodule, which __getattr__ never sees: a forwarding function
+finetune = moved_function(__name__, "finetune", "finetune_triforces")
