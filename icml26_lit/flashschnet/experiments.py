@@ -26,11 +26,12 @@ from ..md.graph import radius_graph
 from ..md.langevin import BAOAB, kT_at
 
 # %% auto #0
-__all__ = ['CONFIG', 'PATHS', 'OBSERVABLES', 'MIN_MIXING', 'PILOT_SEED', 'BENCH_ROW', 'make_system', 'make_model', 'saved_bytes',
-           'smoke_step', 'force_agreement', 'force_rounding', 'pyg_schnet', 'pyg_energy_and_forces', 'memory_table',
-           'md_samples', 'split_groups', 'ks_distances', 'integrated_autocorrelation', 'time_force_call',
-           'ladder_benchmark', 'experiment_units', 'md_summary', 'run_unit', 'run_experiment', 'md_pilot',
-           'write_md_pilot', 'record_claims', 'record_bench_headline', 'write_full_headline', 'force_call_ladder']
+__all__ = ['CONFIG', 'PATHS', 'OBSERVABLES', 'MIN_MIXING', 'PILOT_SEED', 'PILOT_STEPS', 'BENCH_ROW', 'make_system', 'make_model',
+           'saved_bytes', 'smoke_step', 'force_agreement', 'force_rounding', 'pyg_schnet', 'pyg_energy_and_forces',
+           'memory_table', 'md_samples', 'split_groups', 'ks_distances', 'integrated_autocorrelation',
+           'time_force_call', 'ladder_benchmark', 'experiment_units', 'md_summary', 'run_unit', 'run_experiment',
+           'md_pilot', 'md_steps_for', 'write_md_pilot', 'record_claims', 'record_bench_headline',
+           'write_full_headline', 'force_call_ladder']
 
 # %% ../../nbs/06_flashschnet/07_experiments.ipynb #035ea883
 _CI = dict(
@@ -96,7 +97,7 @@ _FULL = dict(
 # recorded steps) measured R_g's autocorrelation time at 30 beads, 453 steps; md_steps is
 # 1.25 x MIN_MIXING x that, rounded up to a thousand (a test checks the rule). The run checks its
 # own mixing (the row's calibration).
-_CPU = dict(_CI, n_seeds=10, null_pairs=10, md_beads=30, md_replicas=1, md_burn=1000, md_steps=6000)
+_CPU = dict(_CI, n_seeds=10, null_pairs=10, md_beads=40, md_replicas=1, md_burn=1000, md_steps=6000)
 CONFIG = sizes(
     ci=_CI,
     cpu=_CPU,
@@ -553,10 +554,17 @@ def run_experiment(cfg, seed: int = 0, device="auto") -> dict | None:
 PILOT_SEED = 1000  # the pilot's chain, weights and noise; the evaluation seeds are 0, 1, ...
 
 
-def md_pilot(cfg, seed: int = PILOT_SEED, n_replicas: int = 8) -> dict:
-    "One plain Langevin run at `cfg`'s sizes: autocorrelation times (steps) and step cost."
-    if isinstance(n_replicas, bool) or not isinstance(n_replicas, int) or n_replicas < 1:
-        raise ValueError(f"n_replicas must be a positive integer, got {n_replicas!r}")
+PILOT_STEPS = 20_000  # the pilot's recorded steps: ten autocorrelation times of up to 2,000 steps
+
+
+def md_pilot(
+    cfg, seed: int = PILOT_SEED, n_replicas: int = 8, md_steps: int = PILOT_STEPS
+) -> dict:
+    "One plain Langevin run of `md_steps` recorded steps at `cfg`'s chain: tau (steps), step cost."
+    for name, v in (("n_replicas", n_replicas), ("md_steps", md_steps)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    cfg = type(cfg)(dict(cfg, md_steps=md_steps))  # the pilot's own length, the preset's chain
     z, pos, batch = make_system(cfg, seed, n_replicas, n_beads=cfg.md_beads)
     s = md_samples(cfg, seed, "plain", z, pos, batch, noise_seed=1000 * seed + 3)
     tau = {k: integrated_autocorrelation(s[k]) * cfg.md_every for k in OBSERVABLES}
@@ -567,8 +575,17 @@ def md_pilot(cfg, seed: int = PILOT_SEED, n_replicas: int = 8) -> dict:
         sizes={k: cfg[k] for k in ("md_beads", "md_burn", "md_steps", "md_every")},
         tau=tau,
         mixing={k: cfg.md_steps / tau[k] for k in OBSERVABLES},
+        mixed=bool(min(cfg.md_steps / tau[k] for k in OBSERVABLES) >= MIN_MIXING),
+        md_steps=md_steps_for(max(tau.values())),
         ms_per_replica_step=1e3 * s["wall_s"] / (steps * n_replicas),
     )
+
+
+def md_steps_for(tau: float) -> int:
+    "Recorded steps for a run of autocorrelation time `tau` (steps): 1.25 x MIN_MIXING, to 1000."
+    if not (isinstance(tau, (int, float)) and math.isfinite(tau) and tau > 0):
+        raise ValueError(f"tau must be a positive number of steps, got {tau!r}")
+    return 1000 * math.ceil(1.25 * MIN_MIXING * tau / 1000)
 
 
 def write_md_pilot(dst, scale: str = "cpu", **kw) -> dict:
