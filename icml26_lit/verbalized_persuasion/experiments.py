@@ -42,7 +42,7 @@ __all__ = ['CONFIG', 'leak_check', 'train_receiver', 'receiver_error', 'final_va
 # %% ../../nbs/19_verbalized_persuasion/07_experiments.ipynb #00b7d22e
 # the learning rate picked by the cpu preset's pilot on seed 99:
 # results/verbalized_persuasion/pilot_cpu.json (tests/verbalized_persuasion checks it)
-_PICKS = dict(lr=3e-3)
+_PICKS = dict(lr=3e-3, schedule="cosine")
 _CI = dict(
     n_seeds=3,
     n_letters=4000,
@@ -60,14 +60,21 @@ _CI = dict(
     interview_cost=0.1,  # the two-stage game's interview cost c
     run_pilot=False,
     pilot_seed=99,
-    lr_grid=[1e-3, 3e-3],
+    # the pilot's recipes (each overrides the preset), trained at the preset's budget on seed 99
+    pilot_grid=[
+        dict(n_letters=8000, schedule="constant", lr=3e-3),
+        dict(n_letters=32000, schedule="cosine", lr=3e-3),
+    ],
     err_band=0.05,  # the learned posterior within 0.05 of Bayes (mean |learned - Bayes|)
     **_PICKS,
 )
 # the larger presets change only what they name
 # (named in full: a smaller ci must not shrink the cpu run)
-# cpu: 3,000 steps a seed fit three seeds in about 20 minutes of one thread on a shared machine
-_CPU = dict(_CI, n_seeds=3, n_letters=8000, steps=3000, n_rollouts=64, n_iters=8, run_pilot=True)
+# cpu: the pilot's two recipes and four seeds of 3,000 steps fit about 20 minutes of one thread
+_CPU = dict(
+    _CI, n_seeds=4, n_letters=32000, n_test=2000, steps=3000, n_rollouts=64, n_iters=8,
+    run_pilot=True,
+)  # fmt: skip
 _COLAB = dict(_CPU, n_seeds=8, d_model=256, n_layers=6, n_heads=8, n_iters=10, n_rollouts=200)
 # the run's counts shrink in a smoke step; the architecture stays
 _SIZE_KEYS = ["n_seeds", "n_letters", "steps", "n_iters", "n_rollouts", "n_final", "n_test"]
@@ -76,7 +83,7 @@ CONFIG = sizes(
     ci=_CI,
     cpu=_CPU,
     colab=_COLAB,
-    full=dict(_COLAB, n_letters=20_000),
+    full=dict(_COLAB, n_letters=64_000),
 )
 
 # %% ../../nbs/19_verbalized_persuasion/07_experiments.ipynb #a0a15d08
@@ -97,12 +104,12 @@ def train_receiver(cfg, seed: int, lr: float, leak: float) -> tuple:
     g = torch.Generator().manual_seed(7919 * seed + 1)
     corpus = make_corpus(cfg.n_letters, leak, g)
     rx = ReceiverLM(cfg.d_model, cfg.n_layers, cfg.n_heads, generator=g, backend="auto")
-    losses = rx.fit(corpus, cfg.steps, cfg.batch, lr, g)
+    losses = rx.fit(corpus, cfg.steps, cfg.batch, lr, g, schedule=cfg.schedule)
     return rx, losses, g
 
 
 def receiver_error(rx: ReceiverLM, n: int, leak: float, generator) -> dict:
-    "Mean |learned - Bayes| posterior and hire agreement on n held-out letters (Chapter 19)."
+    "Mean |learned - Bayes| posterior (and its standard error), hire agreement, n held-out letters."
     test = make_corpus(n, leak, generator, held_out=True)
     learned = rx.posterior([r[0] for r in test], [r[2] for r in test])
     exact = np.array([bayes_posterior(r[3], [r[4]], [r[5]])[0] for r in test])
@@ -110,6 +117,7 @@ def receiver_error(rx: ReceiverLM, n: int, leak: float, generator) -> dict:
     err = np.abs(learned - exact)
     return dict(
         err=float(err.mean()),
+        err_se=float(err.std(ddof=1) / np.sqrt(len(err))) if len(err) > 1 else float("nan"),
         err_obfuscated=float(err[obf].mean()),
         err_leaky=float(err[~obf].mean()),
         agree=float(np.mean((learned >= 0.5) == (exact >= 0.5 - 1e-9))),
@@ -217,13 +225,15 @@ def smoke_step(cfg) -> dict:
 
 # %% ../../nbs/19_verbalized_persuasion/07_experiments.ipynb #a263a629
 def run_pilot(cfg, leak: float) -> dict:
-    "The learning rate whose receiver is nearest Bayes on held-out letters, seed 99 (Chapter 19)."
-    val = {}
-    for lr in cfg.lr_grid:
-        rx, _, g = train_receiver(cfg, cfg.pilot_seed, lr, leak)
-        val[f"{lr:g}"] = receiver_error(rx, cfg.n_test, leak, g)
-    best = min(cfg.lr_grid, key=lambda lr: val[f"{lr:g}"]["err"])
-    return dict(picks=dict(lr=best), validation=val)
+    "The recipe of `cfg.pilot_grid` whose receiver is nearest Bayes on held-out letters, seed 99."
+    val, keys = [], []
+    for recipe in cfg.pilot_grid:
+        c = type(cfg)(dict(cfg, **recipe))
+        rx, _, g = train_receiver(c, cfg.pilot_seed, c.lr, leak)
+        val.append(dict(recipe, **receiver_error(rx, cfg.n_test, leak, g)))
+        keys.append(f"{c.n_letters} letters, {c.schedule} lr {c.lr:g}")
+    best = min(range(len(val)), key=lambda i: val[i]["err"])
+    return dict(picks=dict(cfg.pilot_grid[best]), validation=dict(zip(keys, val)))
 
 # %% ../../nbs/19_verbalized_persuasion/07_experiments.ipynb #a066cf61
 def projected_seconds(cfg, t: dict, prompts_per_condition: int = 58) -> float:
@@ -235,7 +245,10 @@ def projected_seconds(cfg, t: dict, prompts_per_condition: int = 58) -> float:
         + (63 + prompts_per_condition) * t["prompt"] * cfg.n_rollouts / 64  # t: 64 per state
         + (3 * 2 * cfg.n_final + cfg.n_test) * t["letter"]  # at most 3 prompts rolled out afresh
     )
-    # the pilot trains one receiver per learning rate at the ci sizes and scores held-out letters
-    ci = _CI["n_letters"] * t["corpus"] + _CI["steps"] * t["step"] + cfg.n_test * t["letter"]
-    pilot = len(cfg.lr_grid) * ci
+    # the pilot trains one receiver per recipe at the preset's budget and scores held-out letters
+    pilot = sum(
+        r.get("n_letters", cfg.n_letters) * t["corpus"] + cfg.steps * t["step"]
+        + cfg.n_test * t["letter"]
+        for r in cfg.pilot_grid
+    )  # fmt: skip
     return cfg.n_seeds * per_seed + (pilot if cfg.run_pilot else 0.0) + t.get("overhead", 5.0)

@@ -26,7 +26,7 @@ from icml26_lit.verbalized_persuasion.letters import (
 )
 
 # %% auto #0
-__all__ = ['bayes_posterior', 'make_corpus', 'ReceiverLM']
+__all__ = ['SCHEDULES', 'bayes_posterior', 'make_corpus', 'ReceiverLM', 'lr_at']
 
 # %% ../../nbs/19_verbalized_persuasion/04_receiver.ipynb #6b2038e4
 def bayes_posterior(prompt: Prompt, signals, reveals, prior_strong: float = 1 / 3) -> np.ndarray:
@@ -153,28 +153,55 @@ def _act(self: ReceiverLM, commitments, letters) -> np.ndarray:
 ReceiverLM.log_likelihood, ReceiverLM.posterior, ReceiverLM.act = _log_likelihood, _posterior, _act
 
 # %% ../../nbs/19_verbalized_persuasion/04_receiver.ipynb #86005461
+SCHEDULES = ("constant", "cosine")
+
+
+def lr_at(step: int, steps: int, lr: float, schedule: str = "constant") -> float:
+    "The learning rate at `step` (0-based) of `steps`: constant, or warm-up then half cosine."
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+    if schedule == "constant":
+        return lr
+    warm = max(1, steps // 30)
+    return lr * min(1.0, (step + 1) / warm) * 0.5 * (1 + math.cos(math.pi * step / steps))
+
+
 def _fit(
-    self: ReceiverLM, corpus, steps: int, batch_size: int = 32, lr: float = 3e-3, generator=None
+    self: ReceiverLM,
+    corpus,  # (commitment, state, letter, ...) records
+    steps: int,  # optimiser steps
+    batch_size: int = 32,  # letters per step
+    lr: float = 3e-3,  # peak learning rate
+    generator=None,  # draws the batches
+    schedule: str = "constant",  # "constant" or "cosine" (see `lr_at`)
 ):
-    "Train by maximum likelihood on (commitment, state, letter, ...) records; per-step losses."
+    """Train by maximum likelihood on (commitment, state, letter, ...) records; per-step losses.
+
+    Args:
+        corpus: (commitment, state, letter, ...) records
+        steps: optimiser steps
+        batch_size: letters per step (default: 32)
+        lr: peak learning rate (default: 3e-3)
+        generator: draws the batches (default: None)
+        schedule: "constant" or "cosine" (see `lr_at`) (default: "constant")
+    """
     if not isinstance(steps, int) or steps < 1:
         raise ValueError(f"steps must be a positive int, got {steps!r}")
     if not corpus:
         raise ValueError("corpus must be non-empty")
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
     opt = torch.optim.AdamW(self.parameters(), lr=lr, weight_decay=0.0)
     losses = []
-    for _ in range(steps):
+    for k in range(steps):
+        for group in opt.param_groups:
+            group["lr"] = lr_at(k, steps, lr, schedule)
         host = None if generator is None else generator.device
         idx = torch.randint(0, len(corpus), (batch_size,), generator=generator, device=host)
-        idx = idx.tolist()
-        rec = [corpus[i] for i in idx]
-        ids, att, y, m = self.batch([r[0] for r in rec], [r[1] for r in rec], [r[2] for r in rec])
-        loss = (
-            -self.log_likelihood(
-                [r[0] for r in rec], [r[1] for r in rec], [r[2] for r in rec]
-            ).sum()
-            / m.sum()
-        )
+        rec = [corpus[i] for i in idx.tolist()]
+        cs, ss, ls = [r[0] for r in rec], [r[1] for r in rec], [r[2] for r in rec]
+        n_tokens = self.batch(cs, ss, ls)[3].sum()
+        loss = -self.log_likelihood(cs, ss, ls).sum() / n_tokens
         opt.zero_grad()
         loss.backward()
         opt.step()

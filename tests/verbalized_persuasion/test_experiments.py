@@ -50,22 +50,47 @@ def test_projection_is_linear_in_seeds_and_counts_the_pilot():
 
 def test_presets():
     ci, cpu = CONFIG.get("ci"), CONFIG.get("cpu")
-    assert ci.n_seeds == 3 and ci.lr in ci.lr_grid and not ci.run_pilot
-    assert (cpu.n_seeds, cpu.n_letters, cpu.steps, cpu.n_rollouts, cpu.n_iters) == (
-        3, 8000, 3000, 64, 8
+    assert ci.n_seeds == 3 and not ci.run_pilot and cpu.run_pilot
+    assert (ci.lr, ci.schedule) in [(r["lr"], r["schedule"]) for r in ci.pilot_grid]
+    assert (cpu.n_seeds, cpu.n_letters, cpu.steps, cpu.n_rollouts, cpu.n_iters, cpu.n_test) == (
+        4, 32000, 3000, 64, 8, 2000
     )  # fmt: skip
     assert ci.err_band == cpu.err_band == 0.05 and cpu.interview_cost == 0.1
 
 
 def test_the_carried_pick_is_the_committed_pilots():
-    "ci carries the cpu pilot's learning rate as a number; it must equal the committed file."
+    "Every preset carries the cpu pilot's rate and schedule, and cpu its corpus size: the file's."
     import json
     import pathlib
 
     f = pathlib.Path(__file__).resolve().parents[2] / "results/verbalized_persuasion/pilot_cpu.json"
     picks = json.loads(f.read_text())["pilot"]["picks"]
+    assert set(picks) == {"n_letters", "schedule", "lr"}, picks
     for scale in CONFIG.scales:
-        assert all(CONFIG.get(scale)[k] == v for k, v in picks.items()), (scale, picks)
+        assert all(CONFIG.get(scale)[k] == picks[k] for k in ("lr", "schedule")), (scale, picks)
+    assert CONFIG.get("cpu").n_letters == picks["n_letters"]
+
+
+def test_the_pilot_picks_the_recipe_nearest_bayes(monkeypatch):
+    "run_pilot trains each recipe of the grid on the pilot seed and keeps the smallest error."
+    from icml26_lit.verbalized_persuasion import experiments as ex
+
+    seen = []
+
+    def fake_train(cfg, seed, lr, leak):
+        seen.append((seed, cfg.n_letters, cfg.schedule, lr))
+        return cfg, [], None
+
+    errs = iter([0.07, 0.03, 0.05])
+    monkeypatch.setattr(ex, "train_receiver", fake_train)
+    monkeypatch.setattr(ex, "receiver_error", lambda rx, n, leak, g: dict(err=next(errs)))
+    grid = [dict(n_letters=10, schedule="constant", lr=1e-3), dict(schedule="cosine", lr=3e-3),
+            dict(n_letters=30, schedule="cosine", lr=1e-2)]  # fmt: skip
+    cpu = CONFIG.get("cpu")
+    out = ex.run_pilot(type(cpu)(dict(cpu, pilot_grid=grid)), 0.2112)
+    assert out["picks"] == grid[1] and len(out["validation"]) == 3
+    assert seen == [(99, 10, "constant", 1e-3), (99, cpu.n_letters, "cosine", 3e-3),
+                    (99, 30, "cosine", 1e-2)]  # fmt: skip
 
 
 def test_grid_optimum_is_the_exhaustive_best_and_covers_the_search():
