@@ -11,18 +11,18 @@ import time
 import torch
 
 from ..core import check_tensor, optional_import, sizes
-from .model import DKMP
+from .model import DKMP, region_hubs, star_edges
 from .toy_field import ToyForceField
 from ..md import BAOAB, bead_chain, kT_at, radius_graph
 
 # %% auto #0
 __all__ = ['CONFIG', 'BOND_K', 'charged_polymer', 'far_force_share', 'SchNetArm', 'DKMPArm', 'make_arm', 'train_arm', 'evaluate',
-           'run_pilot', 'time_steps', 'trivial_maes', 'run_seed', 'smoke_step']
+           'calibrate_q', 'run_pilot', 'time_steps', 'trivial_maes', 'run_seed', 'smoke_step', 'message_counts']
 
 # %% ../../nbs/07_dkmp/06_experiments.ipynb #59ad1e37
-# q and the learning rates picked by the cpu preset's pilot on seed 100: results/dkmp/pilot_cpu.json
+# q and the learning rates picked by the cpu preset's pilot: results/dkmp/pilot_cpu.json
 # (the experiments run at cpu scale is committed as results/dkmp/cpu.json)
-_PICKS = dict(q=1.75, lr_dkmp=1e-3, lr_schnet=3e-3)  # no q reaches the split band: the nearest
+_PICKS = dict(q=3.0, lr_dkmp=3e-3, lr_schnet=3e-3)
 _CI = dict(
     n_beads=128,
     width=32,
@@ -32,17 +32,20 @@ _CI = dict(
     batch=2,
     n_seeds=3,
     burn_in=250,
-    n_frames=60,
+    n_frames=40,
     every=10,
     n_train=40,
-    test_from=50,
-    q_grid=[0.5, 1.0, 1.5],
-    q_grid_wide=[0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0],
+    n_test=10,
+    charge_every=4,
+    sigma_charged=7.0,
+    epsilon_r=1.0,
+    q_grid=[2.5, 2.75, 3.0, 3.25, 3.5],
     lr_grid=[3e-4, 1e-3, 3e-3],
     split_band=[0.30, 0.60],
     far_max=0.01,
     ratio_band=[0.2, 0.7],
     pilot_seed=100,
+    pilot_seeds=[100, 101, 102],
     n_val=5,
     run_pilot=False,
     budget_s=110.0,
@@ -52,7 +55,7 @@ _CI = dict(
 )
 CONFIG = sizes(
     ci=_CI,
-    cpu=dict(_CI, steps=2000, n_seeds=5, run_pilot=True, budget_s=900.0),
+    cpu=dict(_CI, steps=2000, n_seeds=5, run_pilot=True, budget_s=1200.0),
     colab=dict(_CI, n_beads=300, width=64, steps=3000, n_seeds=5, run_pilot=True, budget_s=3600.0),
     full=dict(
         _CI, n_beads=300, width=128, steps=20000, n_seeds=5, run_pilot=True, budget_s=36000.0
@@ -65,56 +68,78 @@ CONFIG = sizes(
 BOND_K = 10.0
 
 
+def _polymer_field(n_beads, q, charge_every, sigma_charged, epsilon_r):
+    "Sparse alternating charges on bulky beads: every `charge_every`-th bead carries +q or -q."
+    charged = torch.zeros(n_beads, dtype=torch.bool)
+    charged[charge_every // 2 :: charge_every] = True
+    sign = 1 - 2 * (torch.cumsum(charged.long(), 0) % 2 == 0).long()  # +, -, +, ... along the chain
+    types = torch.where(charged, torch.where(sign > 0, 1, 2), 3)  # 1: +q, 2: -q, 3: neutral
+    charges = q * charged.double() * sign.double()
+    sigma = torch.where(charged, float(sigma_charged), 4.0).double()
+    bonds = torch.stack([torch.arange(n_beads - 1), torch.arange(1, n_beads)], 1)
+    ff = ToyForceField(
+        charges,
+        sigma,
+        torch.full((n_beads,), 0.2),
+        bonds,
+        epsilon_r=epsilon_r,
+        bond_k=BOND_K,
+        bond_r0=3.8,
+    )
+    return ff, types, charges
+
+
 def charged_polymer(
-    n_beads: int,  # beads (a multiple of 16 is not required)
-    seed: int,  # redraws the chain, the charges and the noise
+    n_beads: int,  # beads
+    seed: int,  # redraws the chain's fold and the thermal noise
     q: float,  # charge magnitude, e
-    n_frames: int = 60,  # frames kept
+    n_frames: int = 40,  # frames kept
     burn_in: int = 250,  # BAOAB steps before the first frame
     every: int = 10,  # steps between frames
+    trajectory: int = 0,  # which trajectory: same start, independent thermal noise
+    charge_every: int = 4,  # one bead in `charge_every` is charged
+    sigma_charged: float = 7.0,  # Lennard-Jones sigma of a charged bead, A
+    epsilon_r: float = 1.0,  # relative permittivity
 ) -> dict:
     """Frames (T, N, 3), energies (T,), forces (T, N, 3), types (N,) and the field (Chapter 07).
 
     Args:
-        n_beads: beads (a multiple of 16 is not required)
-        seed: redraws the chain, the charges and the noise
+        n_beads: beads
+        seed: redraws the chain's fold and the thermal noise
         q: charge magnitude, e
-        n_frames: frames kept (default: 60)
+        n_frames: frames kept (default: 40)
         burn_in: BAOAB steps before the first frame (default: 250)
         every: steps between frames (default: 10)
+        trajectory: which trajectory: same start, independent thermal noise (default: 0)
+        charge_every: one bead in `charge_every` is charged (default: 4)
+        sigma_charged: Lennard-Jones sigma of a charged bead, A (default: 7.0)
+        epsilon_r: relative permittivity (default: 1.0)
     """
-    for v, name, low in ((n_beads, "n_beads", 4), (n_frames, "n_frames", 1), (every, "every", 1)):
+    for v, name, low in (
+        (n_beads, "n_beads", 4),
+        (n_frames, "n_frames", 1),
+        (every, "every", 1),
+        (trajectory, "trajectory", 0),
+        (charge_every, "charge_every", 1),
+    ):
         if isinstance(v, bool) or not isinstance(v, int) or v < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     if isinstance(q, bool) or not isinstance(q, (int, float)) or not q >= 0:
         raise ValueError(f"q must be a non-negative number, got {q!r}")
+    ff, types, charges = _polymer_field(n_beads, q, charge_every, sigma_charged, epsilon_r)
     _, pos, _ = bead_chain(n_beads, seed=seed, fold_steps=300, noise=0.0, dtype=torch.float64)
-    g = torch.Generator().manual_seed(10007 * seed + 17)
-    kind = torch.randint(0, 3, ((n_beads + 15) // 16,), generator=g).repeat_interleave(16)[:n_beads]
-    types = kind + 1  # 1: +q, 2: -q, 3: neutral
-    charges = q * torch.tensor([1.0, -1.0, 0.0], dtype=torch.float64)[kind]
-    bonds = torch.stack([torch.arange(n_beads - 1), torch.arange(1, n_beads)], 1)
-    ff = ToyForceField(
-        charges,
-        torch.full((n_beads,), 4.0),
-        torch.full((n_beads,), 0.2),
-        bonds,
-        bond_k=BOND_K,
-        bond_r0=3.8,
-    )
+    g = torch.Generator().manual_seed(10007 * seed + 7919 * trajectory + 17)
     frames = []
     md = BAOAB(
         ff.energy_and_forces, masses=100.0, dt=0.004, friction=1.0, kT=kT_at(300.0), generator=g
     )
-    md.run(
-        pos,
-        burn_in + n_frames * every,
-        every,
-        lambda t, s: frames.append(s) if t > burn_in else None,
-    )
+    keep = lambda t, s: frames.append(s) if t > burn_in else None  # noqa: E731
+    md.run(pos, burn_in + n_frames * every, every, keep)
     pos = torch.stack([s.pos for s in frames])
+    if not bool(torch.isfinite(pos).all()):
+        raise RuntimeError(f"the Langevin run blew up at q = {q} (seed {seed}): lower q")
     return dict(
         pos=pos,
         energy=torch.stack([s.energy for s in frames]),
@@ -331,41 +356,58 @@ def _lr_pilot(data, cfg, dev) -> dict:
     return out
 
 
-def run_pilot(cfg, dev) -> dict:
-    "Calibrate q by the exact force split, then pick each arm's lr on seed 100 (Chapter 07)."
-    ci = type(cfg)(CONFIG.get("ci"))
+def _polymer(cfg, seed, q, trajectory=0):
+    n = cfg.n_frames if trajectory == 0 else cfg.n_test
+    return charged_polymer(
+        cfg.n_beads,
+        seed,
+        q,
+        n,
+        cfg.burn_in,
+        cfg.every,
+        trajectory,
+        cfg.charge_every,
+        cfg.sigma_charged,
+        cfg.epsilon_r,
+    )
+
+
+def calibrate_q(cfg) -> dict:
+    "Shares beyond 5 A and 39 A per q and pilot seed at cfg's sizes; q nearest the band's middle."
     split = {}
-    for q in ci.q_grid:
-        d = charged_polymer(ci.n_beads, ci.pilot_seed, q, ci.n_frames, ci.burn_in, ci.every)
+    for q in cfg.q_grid:
+        ds = [_polymer(cfg, s, q) for s in cfg.pilot_seeds]
         split[str(q)] = [
-            far_force_share(d["field"], d["pos"][: ci.n_train], r) for r in (5.0, 39.0)
+            [far_force_share(d["field"], d["pos"][: cfg.n_train], r) for r in (5.0, 39.0)]
+            for d in ds
         ]
-    ok = [q for q in ci.q_grid if _split_ok(*split[str(q)], ci)]
-    if not ok:  # none in the band: try the wider grid
-        for q in ci.q_grid_wide:
-            if str(q) not in split:
-                d = charged_polymer(ci.n_beads, ci.pilot_seed, q, ci.n_frames, ci.burn_in, ci.every)
-                split[str(q)] = [
-                    far_force_share(d["field"], d["pos"][: ci.n_train], r) for r in (5.0, 39.0)
-                ]
-        ok = [q for q in ci.q_grid_wide if _split_ok(*split[str(q)], ci)]
-    grid = sorted(float(k) for k in split)
-    # no q in the band: the q whose share beyond 5 A is nearest the band (reported, not hidden)
-    q = ok[0] if ok else min(grid, key=lambda v: abs(split[str(v)][0] - ci.split_band[0]))
-    data = charged_polymer(ci.n_beads, ci.pilot_seed, q, ci.n_frames, ci.burn_in, ci.every)
-    lr_val = _lr_pilot(data, ci, dev)
-    pick = {k: float(min(v, key=v.get)) for k, v in lr_val.items()}
-    val = slice(ci.n_train - ci.n_val, ci.n_train)
-    ratio = lr_val["schnet"][str(pick["schnet"])] / float(data["forces"][val].abs().mean())
+    mid = sum(cfg.split_band) / 2
+    mean5 = {q: sum(s[0] for s in split[str(q)]) / len(cfg.pilot_seeds) for q in cfg.q_grid}
+    far_ok = [q for q in cfg.q_grid if all(s[1] < cfg.far_max for s in split[str(q)])]
+    q = min(far_ok or cfg.q_grid, key=lambda v: abs(mean5[v] - mid))
     return dict(
         q=q,
+        split_by_q=split,
+        mean_share5_by_q={str(k): v for k, v in mean5.items()},
+        split_in_band=bool(far_ok) and _split_ok(mean5[q], 0.0, cfg),
+    )
+
+
+def run_pilot(cfg, dev) -> dict:
+    "Calibrate q at cfg's sizes on seeds 100-102, then pick each arm's lr on seed 100 (Chapter 07)."
+    cal = calibrate_q(cfg)
+    data = _polymer(cfg, cfg.pilot_seed, cal["q"])
+    lr_val = _lr_pilot(data, cfg, dev)
+    pick = {k: float(min(v, key=v.get)) for k, v in lr_val.items()}
+    val = slice(cfg.n_train - cfg.n_val, cfg.n_train)
+    ratio = lr_val["schnet"][str(pick["schnet"])] / float(data["forces"][val].abs().mean())
+    return dict(
+        cal,
         lr_dkmp=pick["dkmp"],
         lr_schnet=pick["schnet"],
-        split_by_q=split,
         val_force_mae_by_lr=lr_val,
         schnet_ratio=ratio,
-        split_in_band=bool(ok),
-        ratio_in_band=ci.ratio_band[0] <= ratio <= ci.ratio_band[1],
+        ratio_in_band=cfg.ratio_band[0] <= ratio <= cfg.ratio_band[1],
     )
 
 # %% ../../nbs/07_dkmp/06_experiments.ipynb #d6a611cc
@@ -379,33 +421,40 @@ def time_steps(kind, data, cfg, dev, n_steps: int = 20) -> float:
     return (time.process_time() - t) / n_steps
 
 # %% ../../nbs/07_dkmp/06_experiments.ipynb #44dff381
-def trivial_maes(data: dict, train_idx, test_idx) -> dict:
+def trivial_maes(data: dict, train_idx, test_idx, test: dict | None = None) -> dict:
     "Test MAEs of the mean-force and mean-energy predictors fitted on the training frames."
+    test = data if test is None else test  # test frames: from `test`, or from `data` itself
     n, f, e = data["pos"].shape[1], data["forces"], data["energy"]
     mean_force = f[train_idx].mean(0)  # (N, 3): each atom's mean training force
     return dict(
-        force_mae=float((f[test_idx] - mean_force).abs().mean()),
-        energy_mae=float((e[test_idx] - e[train_idx].mean()).abs().mean()) / n,
+        force_mae=float((test["forces"][test_idx] - mean_force).abs().mean()),
+        energy_mae=float((test["energy"][test_idx] - e[train_idx].mean()).abs().mean()) / n,
     )
 
 
 def run_seed(
-    data: dict,  # the toy field's frames, energies, forces, types
+    data: dict,  # the toy field's frames, energies, forces, types; "test": a second trajectory
     cfg,  # the experiment's config
     seed: int,  # seed of both arms
     dev,  # device to train on
     n_points: int = 6,  # learning-curve checkpoints
 ) -> dict:
-    """Train both arms on frames 0..n_train-1 and test on frames test_from..end (Chapter 07).
+    """Train both arms on frames 0..n_train-1; test on data["test"], else on frames test_from..end.
+
+    The test frames come from `data["test"]` (a separate trajectory) when it is there (Chapter 07).
 
     Args:
-        data: the toy field's frames, energies, forces, types
+        data: the toy field's frames, energies, forces, types; "test": a second trajectory
         cfg: the experiment's config
         seed: seed of both arms
         dev: device to train on
         n_points: learning-curve checkpoints (default: 6)
     """
-    train_idx, test_idx = torch.arange(cfg.n_train), torch.arange(cfg.test_from, cfg.n_frames)
+    train_idx = torch.arange(cfg.n_train)
+    test = data.get("test")
+    test_idx = torch.arange(cfg.test_from, cfg.n_frames) if test is None else None
+    test = data if test is None else test
+    test_idx = torch.arange(test["pos"].shape[0]) if test_idx is None else test_idx
     at = {max(1, round(cfg.steps * k / n_points)) for k in range(1, n_points + 1)}
     out = {}
     for kind, lr in (("dkmp", cfg.lr_dkmp), ("schnet", cfg.lr_schnet)):
@@ -413,12 +462,12 @@ def run_seed(
 
         def point(t, a):  # held-out force MAE at n_points checkpoints
             if t in at:
-                curve.append((t, evaluate(a, data, test_idx, dev)["force_mae"]))
+                curve.append((t, evaluate(a, test, test_idx, dev)["force_mae"]))
 
         train_arm(arm, data, cfg, seed, lr, cfg.steps, train_idx, dev, on_step=point)
-        out[kind] = dict(evaluate(arm, data, test_idx, dev), curve=curve)
-    out["zero_force_mae"] = float(data["forces"][test_idx].abs().mean())
-    out["mean"] = trivial_maes(data, train_idx, test_idx)
+        out[kind] = dict(evaluate(arm, test, test_idx, dev), curve=curve)
+    out["zero_force_mae"] = float(test["forces"][test_idx].abs().mean())
+    out["mean"] = trivial_maes(data, train_idx, test_idx, test)
     return out
 
 # %% ../../nbs/07_dkmp/06_experiments.ipynb #5e1d7a3c
@@ -432,3 +481,26 @@ def smoke_step(cfg) -> None:
         train_arm(arm, data, tiny, 0, lr, 1, torch.arange(2), dev)
         r = evaluate(arm, data, torch.arange(2, 3), dev)
         assert math.isfinite(r["force_mae"]) and math.isfinite(r["energy_mae"]), (kind, r)
+
+# %% ../../nbs/07_dkmp/06_experiments.ipynb #44b303a9
+def message_counts(
+    pos: torch.Tensor,  # (N, 3) one frame, A
+    n_levels: int = 3,  # star levels
+    r0: float = 5.0,  # local radius, A; level l spans [r0 2^(l-1) - 1, r0 2^l)
+) -> dict:
+    """Messages per atom of a 5 A cutoff, DKMP (local + star edges) and all pairs (Chapter 07).
+
+    Args:
+        pos: (N, 3) one frame, A
+        n_levels: star levels (default: 3)
+        r0: local radius, A; level l spans [r0 2^(l-1) - 1, r0 2^l) (default: 5.0)
+    """
+    pos = check_tensor(pos, "pos", shape=(None, 3)).double()
+    m = DKMP(n_levels=n_levels, r0=r0).freeze_regions(pos)
+    n, cut = pos.shape[0], radius_graph(pos, r0).shape[1] / pos.shape[0]
+    star = []
+    for level in range(1, m.n_levels + 1):
+        hub, _ = region_hubs(pos, m.labels[level - 1], m.n_regions[level - 1])
+        edges = star_edges(pos, hub, r0 * 2 ** (level - 1), r0 * 2**level, m.ramp)
+        star.append(edges.shape[1] / n)
+    return dict(cutoff=cut, star=star, dkmp=cut + sum(star), all_pairs=n - 1)

@@ -249,7 +249,10 @@ def star_message(
     ):
         raise ValueError(f"r_inner must lie in [0, r_outer), got {r_inner!r}")
     par = torch.tensor([gamma, r_inner, r_outer, width], dtype=pos.dtype, device=pos.device)
-    if resolve_backend(backend, pos, hub_feat) == "torch":
+    grad = torch.is_grad_enabled() and any(
+        t.requires_grad for t in (pos, hub_pos, hub_feat, weight)
+    )  # auto: a call that needs a gradient (forces, training) runs the reference under autograd
+    if resolve_backend(backend, pos, hub_feat) == "torch" or (backend == "auto" and grad):
         return star_message_reference(pos, hub_pos, hub_feat, edge_index, mu, weight, par)
     return StarMessageFunction.apply(pos, hub_pos, hub_feat, weight, edge_index, mu, par)
 

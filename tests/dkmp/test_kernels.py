@@ -89,3 +89,34 @@ def test_star_message_bad_input():
         star_message(*args, 1.0, 30.0, 20.0)
     with pytest.raises(ValueError, match="width"):
         star_message(*args, 1.0, 10.0, 20.0, width=0.0)
+
+
+def test_auto_keeps_every_gradient_on_the_reference(monkeypatch, fresh_seed):
+    # auto on a GPU: the Triton forward only where no gradient is needed; with one needed (forces,
+    # create_graph training) the reference runs under autograd, so no Triton backward is relied on
+    import icml26_lit.dkmp.kernels as K
+
+    calls = []
+
+    def fake_triton(pos, hub_pos, hub_feat, edge, mu, weight, par):  # the kernel's argument order
+        calls.append(1)
+        return star_message_reference(pos, hub_pos, hub_feat, edge, mu, weight, par)
+
+    monkeypatch.setattr(K, "resolve_backend", lambda backend, *t: "triton")  # as on CUDA
+    monkeypatch.setattr(K, "_star_message_triton", fake_triton)
+    g = torch.Generator().manual_seed(fresh_seed)
+    pos, hub_pos, hub_feat, edge, mu, weight, par = _inputs((9, 6, 40, 5, 4), torch.float64, g)
+    gm, lo, hi, w = (float(v) for v in par)
+    args = (edge, mu, weight, gm, lo, hi, w)
+    out = K.star_message(pos, hub_pos, hub_feat, *args)  # no gradient needed: the kernel
+    assert calls == [1] and out.grad_fn is None
+    p = pos.clone().requires_grad_()
+    out = K.star_message(p, hub_pos, hub_feat, *args)  # forces: the reference under autograd
+    assert calls == [1] and "StarMessageFunction" not in type(out.grad_fn).__name__
+    (gp,) = torch.autograd.grad(out.pow(2).sum(), p, create_graph=True)
+    assert gp.requires_grad  # twice differentiable, as force training needs
+    out = K.star_message(p, hub_pos, hub_feat, *args, backend="triton")  # explicit: the kernel
+    assert calls == [1, 1] and "StarMessageFunction" in type(out.grad_fn).__name__
+    with torch.no_grad():  # no gradient recorded: the kernel again
+        K.star_message(p, hub_pos, hub_feat, *args)
+    assert calls == [1, 1, 1]
