@@ -183,7 +183,7 @@ def lift(
     n_surface: int = 256,  # surface points, uniform in arc length
     n_walks: int = 100,  # walks per geometry
     n_base: int = 10,  # freshly drawn walks; the rest perturb them
-    step_max: float = 1.0,  # step lengths ~ U(0, step_max)
+    step_max: float = 0.4,  # step lengths ~ U(0, step_max), in chords
     sigma: float = 0.05,  # direction perturbation of the non-base walks
     seed: int = 0,  # seed of the points and walks
 ) -> Lifted:
@@ -195,7 +195,7 @@ def lift(
         n_surface: surface points, uniform in arc length (default: 256)
         n_walks: walks per geometry (default: 100)
         n_base: freshly drawn walks; the rest perturb them (default: 10)
-        step_max: step lengths ~ U(0, step_max) (default: 1.0)
+        step_max: step lengths ~ U(0, step_max), in chords (default: 0.4)
         sigma: direction perturbation of the non-base walks (default: 0.05)
         seed: seed of the points and walks (default: 0)
     """

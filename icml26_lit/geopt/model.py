@@ -44,6 +44,9 @@ class PhysicsAttention(nn.Module):
         backend: str = "auto",  # slice/de-slice: `auto`, `triton` or `torch`
     ):
         super().__init__()
+        for name, v in (("dim", dim), ("heads", heads), ("slices", slices)):
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"{name} must be a positive int, got {v!r}")
         if dim % heads:
             raise ValueError(f"dim ({dim}) must be a multiple of heads ({heads})")
         self.heads, self.dim_head, self.backend = heads, dim // heads, backend
@@ -126,9 +129,13 @@ class Transolver(nn.Module):
         generator: torch.Generator | None = None,  # initialisation
     ):
         super().__init__()
-        for name, v in (("in_dim", in_dim), ("out_dim", out_dim), ("layers", layers)):
-            if not isinstance(v, int) or v < 1:
+        sizes = dict(in_dim=in_dim, out_dim=out_dim, hidden=hidden, layers=layers, heads=heads)
+        for name, v in (sizes | dict(slices=slices, mlp_ratio=mlp_ratio)).items():
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name} must be a positive int, got {v!r}")
+        if hidden % heads:
+            raise ValueError(f"hidden ({hidden}) must be a multiple of heads ({heads})")
+        self.in_dim = in_dim
         g = generator if generator is not None else torch.Generator().manual_seed(0)
         with torch.random.fork_rng(devices=[]):  # default inits, redrawn from g: global RNG kept
             self.preprocess = nn.Sequential(
@@ -154,6 +161,9 @@ class Transolver(nn.Module):
         Returns:
             (B, N, out_dim)
         """
+        if not isinstance(x, torch.Tensor) or x.ndim != 3 or x.shape[-1] != self.in_dim:
+            got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
+            raise ValueError(f"x must be (batch, points, {self.in_dim}), got {got}")
         h = self.preprocess(x) + self.placeholder
         for blk in self.blocks:
             h = blk(h)

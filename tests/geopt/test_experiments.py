@@ -8,11 +8,19 @@ import pytest
 import torch
 
 from icml26_lit.geopt.experiments import (
+    ARMS,
     CONFIG,
     Normalized,
+    channel_mean_floor,
+    field_errors,
+    field_l2,
     label_one,
     label_pool,
+    labelled_data,
+    pretrain_data,
+    raw_condition,
     rel_l2,
+    run_arm,
     steps_to,
     trailing_edge_ok,
 )
@@ -42,9 +50,83 @@ def test_steps_to_and_rel_l2():
 
 
 def test_presets():
-    ci = CONFIG.get("ci")
-    assert ci.labels == [8, 16] and ci.n_seeds >= 3 and ci.margin > 0
-    assert CONFIG.get("cpu").labels == [8, 16, 32]
+    ci, cpu = CONFIG.get("ci"), CONFIG.get("cpu")
+    assert ci.labels == [8, 16] and cpu.labels == [8, 16, 32]
+    # the pilot's picks hold for every arm alike: one point count, one budget per preset
+    assert cpu.n_volume == cpu.n_surface == 64 and cpu.steps == 1000 and cpu.step_max == 0.4
+    for s in ("ci", "cpu", "colab", "full"):
+        c = CONFIG.get(s)
+        assert set(c.a_labels) <= set(c.labels) and c.pilot_seed == 0 and c.n_seeds >= 2
+
+
+def test_field_errors_by_hand():
+    y = torch.tensor([[[3.0, 4.0, 2.0], [0.0, 1.0, -4.0], [9.0, 9.0, 1.0]]])  # 2 volume, 1 surface
+    pred = torch.zeros_like(y)
+    # each field predicted as zero: relative L2 exactly 1; the surface (u, v) is not scored
+    torch.testing.assert_close(field_errors(pred, y, 2), torch.ones(1, 3))
+    pred = y.clone()
+    pred[0, 0, 0] = 0.0  # volume velocity off by 3 out of |(3, 4, 0, 1)| = sqrt(26)
+    pred[0, 2, :2] = 0.0  # surface velocity: not part of the metric
+    want = torch.tensor([[3 / math.sqrt(26), 0.0, 0.0]])
+    torch.testing.assert_close(field_errors(pred, y, 2), want)
+    torch.testing.assert_close(field_l2(2)(pred, y), want.mean(1))
+    for bad in (0, 3, 2.0):
+        with pytest.raises(ValueError, match="n_volume"):
+            field_errors(pred, y, bad)
+    with pytest.raises(ValueError, match="pred and y"):
+        field_errors(pred[..., :2], y[..., :2], 2)
+
+
+def test_channel_mean_floor_is_the_field_metric_of_the_means():
+    g = torch.Generator().manual_seed(0)
+    y_train, y = torch.randn(4, 10, 3, generator=g), torch.randn(5, 10, 3, generator=g)
+    mean = y_train.mean(dim=(0, 1)).expand_as(y)
+    want = float(field_l2(6)(mean, y).mean())
+    assert abs(channel_mean_floor(y_train, y, 6) - want) < 1e-6  # the same float32 ops
+
+
+def test_raw_condition_recovers_alpha_and_mach():
+    x, _ = label_one(naca4("2412", 41), -6.5, 0.45, 20, 5, torch.Generator().manual_seed(1))
+    r = raw_condition(x)
+    assert r.shape == (25, 7)
+    torch.testing.assert_close(r[:, :5], x[:, :5])
+    # atan2 of (sin a, cos a) and 3 x (M / 3) in float64: rounding ~1e-16
+    torch.testing.assert_close(r[:, 5], torch.full((25,), math.radians(-6.5)).double())
+    torch.testing.assert_close(r[:, 6], torch.full((25,), 0.45).double())
+
+
+def _tiny():
+    c = dict(CONFIG.get("ci"))
+    c.update(n_pre_airfoils=1, n_pre_shapes=1, n_walks=2, n_base=1, n_volume=16, n_surface=8)
+    c.update(labels=[2], a_labels=[2], n_val=2, n_test=2, steps=2, pre_steps=2)
+    return type(CONFIG.get("ci"))(c)
+
+
+def test_static_pretraining_masks_what_it_predicts():
+    cfg = _tiny()
+    xl, yl = pretrain_data(cfg, 0, "lifted")
+    xs, ys = pretrain_data(cfg, 0, "static")
+    assert xl.shape == (4, 24, 8) and yl.shape == (4, 24, 6)  # 2 geometries x 2 walks
+    assert xs.shape == (2, 24, 8) and ys.shape == (2, 24, 3)  # one sample per geometry
+    torch.testing.assert_close(xs[..., :2], xl[::2, :, :2])  # the same points
+    assert (xs[..., 2:] == 0).all()  # sdf, direction and condition hidden from the input
+    torch.testing.assert_close(ys, xl[::2, :, 2:5])  # and predicted
+    with pytest.raises(ValueError, match="kind"):
+        pretrain_data(cfg, 0, "dynamic")
+
+
+def test_run_arm_checks_its_arm_and_state():
+    cfg = _tiny()
+    data = labelled_data(cfg, 0, label_pool(6)[1])
+    assert ARMS == ("A", "B", "C", "D")
+    with pytest.raises(ValueError, match="arm must"):
+        run_arm(cfg, data, 2, 0, arm="E")
+    with pytest.raises(ValueError, match="arm C needs a state"):
+        run_arm(cfg, data, 2, 0, arm="C")
+    with pytest.raises(ValueError, match="arm A takes no state"):
+        run_arm(cfg, data, 2, 0, arm="A", state={})
+    r = run_arm(cfg, data, 2, 0, arm="A")
+    assert math.isfinite(r["test"]) and len(r["fields"]) == 3
 
 
 def test_trailing_edge_filter_removes_spurious_vortices():

@@ -83,3 +83,34 @@ def test_loader_skips_exactly_head():
         if k not in skipped:
             torch.testing.assert_close(v, pre.state_dict()[k], atol=0, rtol=0)
     torch.testing.assert_close(fine.blocks[2].mlp2.weight, head, atol=0, rtol=0)
+
+
+def test_transolver_checks_its_input():
+    m = Transolver(3, 2, hidden=8, layers=1, heads=2, slices=4)
+    with pytest.raises(ValueError, match=r"x must be \(batch, points, 3\), got \(10, 3\)"):
+        m(torch.randn(10, 3))  # no batch axis: it used to fail with "not enough values to unpack"
+    with pytest.raises(ValueError, match=r"x must be \(batch, points, 3\), got \(1, 10, 4\)"):
+        m(torch.randn(1, 10, 4))
+    with pytest.raises(ValueError, match="x must be"):
+        m([[0.0, 0.0, 0.0]])
+    assert m(torch.randn(1, 10, 3)).shape == (1, 10, 2)
+
+
+@pytest.mark.parametrize(
+    "kw, name",
+    [
+        (dict(heads=0), "heads"),  # used to raise ZeroDivisionError
+        (dict(hidden=0), "hidden"),
+        (dict(slices=0), "slices"),
+        (dict(mlp_ratio=1.5), "mlp_ratio"),
+        (dict(heads=True), "heads"),
+    ],
+)
+def test_transolver_names_a_bad_size(kw, name):
+    with pytest.raises(ValueError, match=f"{name} must be a positive int"):
+        Transolver(3, 2, **kw)
+
+
+def test_transolver_hidden_must_split_into_heads():
+    with pytest.raises(ValueError, match=r"hidden \(10\) must be a multiple of heads \(4\)"):
+        Transolver(3, 2, hidden=10, heads=4)
