@@ -394,13 +394,15 @@ def channel_mean_floor(y_train: torch.Tensor, y: torch.Tensor, n_volume: int) ->
     return float(field_l2(n_volume)(mean, y).mean())
 
 
-def run_seed(cfg, seed: int, states: dict, pool: list, keep: bool = False) -> dict:
-    "Every arm of one seed at its label counts; curves at the smallest (Experiments, *The run*)."
+def run_seed(cfg, seed, state, pool, static_state=None, keep: bool = False) -> dict:
+    "Every arm of one seed at its label counts (D only given `static_state`); curves at the fewest."
+    states = {"C": state, "D": static_state}
+    arms = [a for a in ARMS if a != "D" or static_state is not None]
     data = labelled_data(cfg, seed, pool)
     out, models = {"seed": seed}, {}
     n0, n_hi = min(cfg.labels), max(cfg.labels)
     for n in cfg.labels:
-        for arm in ARMS:
+        for arm in arms:
             if arm == "A" and n not in cfg.a_labels:
                 continue
             k = keep and n == n_hi
@@ -411,7 +413,7 @@ def run_seed(cfg, seed: int, states: dict, pool: list, keep: bool = False) -> di
             if k:
                 models[arm] = r["model"]
     target = sum(e for _, e in out[f"curve_B@{n0}"][-2:]) / 2
-    for arm in ("C", "D", "B"):
+    for arm in [a for a in arms if a != "A"]:
         out[f"steps_{arm}"] = steps_to(out[f"curve_{arm}@{n0}"], target, cfg.steps)
     # the trivial predictor: each channel's mean over the largest training set, on test and
     # validation (the curves' set)
@@ -460,5 +462,5 @@ def smoke_step(cfg) -> None:
     c = type(cfg)(c)
     states = {arm: pretrain(c, kind=kind)[0] for arm, kind in (("C", "lifted"), ("D", "static"))}
     _, pool = label_pool(6)
-    r = run_seed(c, 1, states, pool)
+    r = run_seed(c, 1, states["C"], pool, states["D"])
     assert all(math.isfinite(r[f"{arm}@2"]) for arm in ARMS)
