@@ -97,7 +97,7 @@ _FULL = dict(
 # recorded steps) measured R_g's autocorrelation time at 30 beads, 453 steps; md_steps is
 # 1.25 x MIN_MIXING x that, rounded up to a thousand (a test checks the rule). The run checks its
 # own mixing (the row's calibration).
-_CPU = dict(_CI, n_seeds=10, null_pairs=10, md_beads=30, md_replicas=1, md_burn=1000, md_steps=6000)
+_CPU = dict(_CI, n_seeds=10, null_pairs=10, md_beads=20, md_replicas=1, md_burn=1000, md_steps=6000)
 CONFIG = sizes(
     ci=_CI,
     cpu=_CPU,
@@ -838,7 +838,14 @@ def force_call_ladder(
     calls: int = 5,  # force calls per sample
     dst=None,  # default: results_dir()/flashschnet/full.json
 ) -> dict:
-    "Flash vs plain force call at 269 beads x 64 replicas: repeats, peak memory, the full rows."
+    """Flash vs plain force call at 269 beads x 64 replicas: repeats, peak memory, the full rows.
+
+    Args:
+        dry_run: tiny sizes on any device, written only to `dst` (default: False)
+        repeats: timing samples per side (default: 20)
+        calls: force calls per sample (default: 5)
+        dst: default: results_dir()/flashschnet/full.json (default: None)
+    """
     from icml26_lit.core.bench import _peak_mib
     from icml26_lit.flashschnet.model import _bench_force_call
 
