@@ -91,13 +91,15 @@ _FULL = dict(
     ladder_steps=1000,
     timing_repeats=10,
 )
-# cpu: ci's chain and widths with 10 seeds; the Langevin runs on a 30-bead chain, one replica a
-# group, 10 plain-vs-plain pairs, 1,000 steps of burn-in and 6,000 recorded steps: about 9
-# minutes of one thread. The pilot (results/flashschnet/pilot_cpu.json, its own seed, 4,000
-# recorded steps) measured R_g's autocorrelation time at 30 beads, 453 steps; md_steps is
-# 1.25 x MIN_MIXING x that, rounded up to a thousand (a test checks the rule). The run checks its
-# own mixing (the row's calibration).
-_CPU = dict(_CI, n_seeds=10, null_pairs=10, md_beads=20, md_replicas=1, md_burn=1000, md_steps=6000)
+# cpu: ci's chain and widths with 10 seeds; the Langevin runs on a 20-bead chain, one replica a
+# group, 10 plain-vs-plain pairs, 1,000 steps of burn-in and 20,000 recorded steps: about 10
+# minutes of one thread. The pilot (results/flashschnet/pilot_cpu.json, its own seed, 20,000
+# recorded steps) measured R_g's autocorrelation time at 20 beads, 1,585 steps; md_steps is
+# md_steps_for(tau) = 1.25 x MIN_MIXING x tau, rounded up to a thousand (a test checks it). The
+# run checks its own mixing (the row's calibration).
+_CPU = dict(
+    _CI, n_seeds=10, null_pairs=10, md_beads=20, md_replicas=1, md_burn=1000, md_steps=20000
+)
 CONFIG = sizes(
     ci=_CI,
     cpu=_CPU,
@@ -557,9 +559,7 @@ PILOT_SEED = 1000  # the pilot's chain, weights and noise; the evaluation seeds 
 PILOT_STEPS = 20_000  # the pilot's recorded steps: ten autocorrelation times of up to 2,000 steps
 
 
-def md_pilot(
-    cfg, seed: int = PILOT_SEED, n_replicas: int = 8, md_steps: int = PILOT_STEPS
-) -> dict:
+def md_pilot(cfg, seed: int = PILOT_SEED, n_replicas: int = 8, md_steps: int = PILOT_STEPS) -> dict:
     "One plain Langevin run of `md_steps` recorded steps at `cfg`'s chain: tau (steps), step cost."
     for name, v in (("n_replicas", n_replicas), ("md_steps", md_steps)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:

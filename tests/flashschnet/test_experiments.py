@@ -1,5 +1,7 @@
 """The experiment's building blocks on tiny sizes: memory measurement vs model, smoke step."""
 
+import math
+
 import pytest
 import torch
 
@@ -238,23 +240,41 @@ def test_overview_table_matches_the_presets():
 def test_cpu_preset_carries_the_committed_pilot_sizes():
     "The cpu preset's Langevin sizes are those the committed pilot measured, on its own seed."
     import json
-    import math
 
     from icml26_lit.core import results_dir
-    from icml26_lit.flashschnet.experiments import MIN_MIXING, PILOT_SEED
+    from icml26_lit.flashschnet.experiments import MIN_MIXING, PILOT_SEED, PILOT_STEPS
 
     pilot = json.loads((results_dir() / "flashschnet" / "pilot_cpu.json").read_text())["pilot"]
     cfg = CONFIG.get("cpu")
     assert {k: pilot["sizes"][k] for k in ("md_beads", "md_burn", "md_every")} == {
         k: cfg[k] for k in ("md_beads", "md_burn", "md_every")
     }
+    # the pilot ran its own length and held ten autocorrelation times of each observable, so
+    # its estimate of tau is not cut short by the run (a short run underestimates tau)
+    assert pilot["sizes"]["md_steps"] == PILOT_STEPS
+    assert pilot["mixed"] and min(pilot["mixing"].values()) >= MIN_MIXING
     # the recorded steps: 1.25 x MIN_MIXING autocorrelation times of the slower observable,
     # rounded up to a thousand steps
     tau = max(pilot["tau"].values())
-    assert cfg.md_steps == 1000 * math.ceil(1.25 * MIN_MIXING * tau / 1000)
+    assert cfg.md_steps == pilot["md_steps"] == 1000 * math.ceil(1.25 * MIN_MIXING * tau / 1000)
     # the pilot's chain, weights and noise are none of the evaluation seeds'
     assert pilot["seed"] == PILOT_SEED and PILOT_SEED not in range(cfg.n_seeds)
     assert set(pilot["tau"]) == {"rg", "bonds"} and MIN_MIXING == 10
+
+
+@pytest.mark.parametrize("tau", [0.0, -5.0, float("nan"), float("inf"), "600"])
+def test_md_steps_for_names_a_bad_tau(tau):
+    from icml26_lit.flashschnet.experiments import md_steps_for
+
+    with pytest.raises(ValueError, match="tau must be a positive number of steps"):
+        md_steps_for(tau)
+
+
+def test_md_steps_for_rounds_up_to_a_thousand():
+    from icml26_lit.flashschnet.experiments import md_steps_for
+
+    # 1.25 x 10 x tau: 453 -> 5,662.5 -> 6,000; 800 -> 10,000 exactly; 800.1 -> 11,000
+    assert [md_steps_for(t) for t in (453.0, 800.0, 800.1, 1)] == [6000, 10000, 11000, 1000]
 
 
 def _md_results(mixed: bool) -> dict:
@@ -285,3 +305,25 @@ def test_md_pilot_names_a_bad_replica_count():
 
     with pytest.raises(ValueError, match="n_replicas must be a positive integer"):
         md_pilot(CONFIG.get("ci"), n_replicas=0)
+    with pytest.raises(ValueError, match="md_steps must be a positive integer"):
+        md_pilot(CONFIG.get("ci"), md_steps=0)
+
+
+def test_sizes_table_follows_the_committed_pilots():
+    "The experiments page's table of pilots (beads, tau, holds) is the committed pilot files'."
+    import json
+    import pathlib
+
+    from icml26_lit.core import results_dir
+
+    nb = pathlib.Path(__file__).resolve().parents[2] / "nbs/06_flashschnet/07_experiments.ipynb"
+    cell = next(
+        "".join(c["source"])
+        for c in json.loads(nb.read_text())["cells"]
+        if "".join(c["source"]).startswith("## Sizes")
+    )
+    for name in ("pilot_cpu_40beads.json", "pilot_cpu_30beads.json", "pilot_cpu.json"):
+        pilot = json.loads((results_dir() / "flashschnet" / name).read_text())["pilot"]
+        rg, beads = pilot["tau"]["rg"], pilot["sizes"]["md_beads"]
+        row = f"| {beads} | {round(rg):,} | {pilot['mixing']['rg']:.1f} $\\tau$"
+        assert row in cell, row
