@@ -88,7 +88,7 @@ def _polymer_field(n_beads, q, charge_every, sigma_charged, epsilon_r):
     )
     return ff, types, charges
 
-
+# %% ../../nbs/07_dkmp/06_experiments.ipynb #8a84af5d
 def charged_polymer(
     n_beads: int,  # beads
     seed: int,  # redraws the chain's fold and the thermal noise
@@ -371,7 +371,7 @@ def _polymer(cfg, seed, q, trajectory=0):
         cfg.epsilon_r,
     )
 
-
+# %% ../../nbs/07_dkmp/06_experiments.ipynb #52186ff5
 def calibrate_q(cfg) -> dict:
     "Shares beyond 5 A and 39 A per q and pilot seed at cfg's sizes; q nearest the band's middle."
     split = {}
