@@ -7,7 +7,12 @@ import pytest
 import torch
 
 from icml26_lit.verbalized_persuasion.letters import LetterDraws, LetterSender, Prompt
-from icml26_lit.verbalized_persuasion.receiver import ReceiverLM, bayes_posterior, make_corpus
+from icml26_lit.verbalized_persuasion.receiver import (
+    ReceiverLM,
+    bayes_posterior,
+    lr_at,
+    make_corpus,
+)
 
 
 def _tiny(backend, seed=0):
@@ -82,6 +87,8 @@ def test_bayes_posterior_against_monte_carlo():
         (lambda: ReceiverLM(8, 1, 2, backend="gpu"), "backend"),
         (lambda: _tiny("torch").batch([], [], []), "non-empty"),
         (lambda: _tiny("torch").fit([], 1), "corpus"),
+        (lambda: _tiny("torch").fit(make_corpus(2, 0.5), 1, schedule="linear"), "schedule"),
+        (lambda: lr_at(0, 10, 1e-3, "step"), "schedule"),
         (lambda: make_corpus(0, 0.5), "n must"),
         (lambda: bayes_posterior(Prompt(), [1, 0], [1]), "one shape"),
     ],
@@ -89,3 +96,34 @@ def test_bayes_posterior_against_monte_carlo():
 def test_bad_input(call, msg):
     with pytest.raises(ValueError, match=msg):
         call()
+
+
+@pytest.mark.parametrize("steps", [1, 29, 30, 250, 3000])
+def test_cosine_schedule_warms_up_peaks_and_decays_to_zero(steps):
+    "Constant: lr at every step; cosine: linear warm-up over steps // 30, then a half cosine."
+    lr = 3e-3
+    assert all(lr_at(k, steps, lr) == lr for k in range(steps))
+    x = np.array([lr_at(k, steps, lr, "cosine") for k in range(steps)])
+    warm = max(1, steps // 30)
+    assert np.all(x > 0) and x.max() <= lr
+    assert np.all(np.diff(x[warm - 1 :]) <= 0)  # non-increasing after the warm-up
+    assert np.all(np.diff(x[:warm]) >= 0)  # non-decreasing during it
+    # the last step's rate: cos(pi (steps - 1) / steps) ~ -1, so lr (pi / steps)^2 / 4 at most
+    assert x[-1] <= lr * (math.pi / steps) ** 2 / 4 + 1e-15 or steps < warm + 2
+    if steps >= 30:  # the peak is the cosine at the end of the warm-up, within (pi / 30)^2 of lr
+        assert x.max() >= lr * 0.5 * (1 + math.cos(math.pi / 30))
+
+
+def test_fit_follows_the_schedule(monkeypatch):
+    "fit sets the optimiser's rate to lr_at at every step."
+    seen = []
+    step = torch.optim.AdamW.step
+
+    def spy(self, *a, **k):
+        seen.append(self.param_groups[0]["lr"])
+        return step(self, *a, **k)
+
+    monkeypatch.setattr(torch.optim.AdamW, "step", spy)
+    corpus = make_corpus(8, 0.5, torch.Generator().manual_seed(0))
+    _tiny("torch").fit(corpus, 12, 2, 1e-2, torch.Generator().manual_seed(1), schedule="cosine")
+    assert seen == [lr_at(k, 12, 1e-2, "cosine") for k in range(12)]
