@@ -128,6 +128,9 @@ def charged_polymer(
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     if isinstance(q, bool) or not isinstance(q, (int, float)) or not q >= 0:
         raise ValueError(f"q must be a non-negative number, got {q!r}")
+    for v, name in ((sigma_charged, "sigma_charged"), (epsilon_r, "epsilon_r")):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+            raise ValueError(f"{name} must be a positive number, got {v!r}")
     ff, types, charges = _polymer_field(n_beads, q, charge_every, sigma_charged, epsilon_r)
     _, pos, _ = bead_chain(n_beads, seed=seed, fold_steps=300, noise=0.0, dtype=torch.float64)
     g = torch.Generator().manual_seed(10007 * seed + 7919 * trajectory + 17)

@@ -40,6 +40,10 @@ def test_trajectories_share_the_field_but_not_the_noise():
         charged_polymer(24, 3, 2.0, trajectory=-1)
     with pytest.raises(ValueError, match="charge_every"):
         charged_polymer(24, 3, 2.0, charge_every=0)
+    with pytest.raises(ValueError, match="sigma_charged must be a positive number"):
+        charged_polymer(24, 3, 2.0, sigma_charged=-7.0)
+    with pytest.raises(ValueError, match="epsilon_r must be a positive number"):
+        charged_polymer(24, 3, 2.0, epsilon_r=0.0)
 
 
 def test_far_share_grows_with_q_and_vanishes_without_charges():
