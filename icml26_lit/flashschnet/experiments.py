@@ -91,14 +91,14 @@ _FULL = dict(
     ladder_steps=1000,
     timing_repeats=10,
 )
-# cpu: ci's chain and widths with 10 seeds; the Langevin runs on a 20-bead chain, one replica a
-# group, 10 plain-vs-plain pairs, 1,000 steps of burn-in and 20,000 recorded steps: about 10
+# cpu: ci's chain and widths with 10 seeds; the Langevin runs on a 40-bead chain, one replica a
+# group, 10 plain-vs-plain pairs, 1,000 steps of burn-in and 24,000 recorded steps: about 12
 # minutes of one thread. The pilot (results/flashschnet/pilot_cpu.json, its own seed, 20,000
-# recorded steps) measured R_g's autocorrelation time at 20 beads, 1,585 steps; md_steps is
+# recorded steps) measured R_g's autocorrelation time at 40 beads, 1,890 steps; md_steps is
 # md_steps_for(tau) = 1.25 x MIN_MIXING x tau, rounded up to a thousand (a test checks it). The
 # run checks its own mixing (the row's calibration).
 _CPU = dict(
-    _CI, n_seeds=10, null_pairs=10, md_beads=20, md_replicas=1, md_burn=1000, md_steps=20000
+    _CI, n_seeds=10, null_pairs=10, md_beads=40, md_replicas=1, md_burn=1000, md_steps=24000
 )
 CONFIG = sizes(
     ci=_CI,

@@ -322,7 +322,7 @@ def test_sizes_table_follows_the_committed_pilots():
         for c in json.loads(nb.read_text())["cells"]
         if "".join(c["source"]).startswith("## Sizes")
     )
-    for name in ("pilot_cpu_40beads.json", "pilot_cpu_30beads.json", "pilot_cpu.json"):
+    for name in ("pilot_cpu.json", "pilot_cpu_30beads.json", "pilot_cpu_20beads.json"):
         pilot = json.loads((results_dir() / "flashschnet" / name).read_text())["pilot"]
         rg, beads = pilot["tau"]["rg"], pilot["sizes"]["md_beads"]
         row = f"| {beads} | {round(rg):,} | {pilot['mixing']['rg']:.1f} $\\tau$"
