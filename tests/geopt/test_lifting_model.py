@@ -114,3 +114,12 @@ def test_transolver_names_a_bad_size(kw, name):
 def test_transolver_hidden_must_split_into_heads():
     with pytest.raises(ValueError, match=r"hidden \(10\) must be a multiple of heads \(4\)"):
         Transolver(3, 2, hidden=10, heads=4)
+
+
+def test_lift_follows_the_official_step_scale():
+    import inspect
+
+    # the official generator steps U(0, 2) around a shape of length 5: 0.4 lengths at most
+    assert inspect.signature(lift).parameters["step_max"].default == 2 / 5
+    rec = lift(naca4("0012", 21), n_volume=200, n_surface=8, n_walks=2, n_base=2, seed=3)
+    assert rec.condition[..., 2].max() <= 0.4 and rec.condition[:, :200, 2].max() > 0.3
