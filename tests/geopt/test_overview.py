@@ -16,7 +16,7 @@ def test_the_arms_and_counts_each_scale_names_run():
     t = scale_table("02_geopt")
     ci, cpu, colab, full = (CONFIG.get(s) for s in ("ci", "cpu", "colab", "full"))
     assert ci.labels == [8, 16] and ci.a_labels == [8] and "arm A at 8" in t["ci"][2]
-    assert cpu.labels == [8, 16, 32] and cpu.a_labels == [8] and "arm A at 8 only" in t["cpu"][2]
+    assert cpu.labels == cpu.a_labels == [8, 16, 32] and "all four arms" in t["cpu"][2]
     assert colab.a_labels == colab.labels == [8, 16, 32, 64] and "all four arms" in t["colab"][2]
     assert full.a_labels == full.labels and full.hidden == 256 and full.layers == 8
     assert f"{cpu.n_volume} volume + {cpu.n_surface} surface" in t["cpu"][2]
